@@ -1,0 +1,65 @@
+"""cdc-core: typed change events, the MySQL/TiDB type system and the codec contract."""
+
+from cdc_core.codec import Codec, Decoder, Encoder, OptionSpec, Options, decode_all
+from cdc_core.errors import (
+    CdcError,
+    ChecksumError,
+    CodecNotFoundError,
+    ConfigError,
+    DecodeError,
+    EncodeError,
+    HeldRowsLimitError,
+    LimitExceededError,
+    SchemaError,
+    StorageError,
+)
+from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, Op, RowChange, Source, Watermark
+from cdc_core.message import Message
+from cdc_core.registry import get_codec, installed_codecs
+from cdc_core.schema import Column, Index, TableSchema
+from cdc_core.types import DataType, LogicalType, MySQLType, parse_type_text
+from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Bootstrap",
+    "CdcError",
+    "ChecksumError",
+    "Codec",
+    "CodecNotFoundError",
+    "Column",
+    "ConfigError",
+    "DDLEvent",
+    "DDLType",
+    "DataType",
+    "DecodeError",
+    "Decoder",
+    "EncodeError",
+    "Encoder",
+    "EnumIndex",
+    "Event",
+    "HeldRowsLimitError",
+    "Index",
+    "LimitExceededError",
+    "LogicalType",
+    "Message",
+    "MySQLType",
+    "Op",
+    "OptionSpec",
+    "Options",
+    "RowChange",
+    "SchemaError",
+    "SetBits",
+    "Source",
+    "StorageError",
+    "TableSchema",
+    "Value",
+    "Watermark",
+    "ZeroTemporal",
+    "__version__",
+    "decode_all",
+    "get_codec",
+    "installed_codecs",
+    "parse_type_text",
+]

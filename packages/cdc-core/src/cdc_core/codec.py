@@ -1,0 +1,139 @@
+"""The codec contract: options, decoders, encoders, and the object an adapter registers.
+
+A decoder is stateful (Simple caches schemas, holds rows back, tracks watermarks) and turns one message
+into zero or more events. An encoder turns one event into zero or more messages, each with the partition
+TiCDC would choose. Option names are spelled exactly as in TiCDC's sink URI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from cdc_core.errors import ConfigError
+from cdc_core.events import Event
+from cdc_core.message import Message
+
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+
+
+def parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def _parse_value(kind: type, text: str) -> Any:
+    if kind is bool:
+        return parse_bool(text)
+    if kind is int:
+        return int(text.strip())
+    if kind is float:
+        return float(text.strip())
+    return text
+
+
+@attrs.frozen(kw_only=True)
+class OptionSpec:
+    """One codec option. ``kind`` is bool, int, float or str; ``choices`` restricts str options."""
+
+    name: str
+    kind: type
+    default: Any
+    help: str
+    choices: tuple[str, ...] | None = None
+    for_decoder: bool = True
+    for_encoder: bool = True
+
+    def parse(self, raw: object) -> Any:
+        if raw is None:
+            return self.default
+        if isinstance(raw, str):
+            try:
+                value = _parse_value(self.kind, raw)
+            except ValueError as exc:
+                raise ConfigError(f"option {self.name}: {exc}") from exc
+        elif self.kind is float and isinstance(raw, int) and not isinstance(raw, bool):
+            value = float(raw)
+        elif isinstance(raw, self.kind) and not (self.kind is int and isinstance(raw, bool)):
+            value = raw
+        else:
+            raise ConfigError(f"option {self.name}: expected {self.kind.__name__}, got {type(raw).__name__}")
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(f"option {self.name}: {value!r} is not one of {', '.join(self.choices)}")
+        return value
+
+
+class Options(Mapping[str, Any]):
+    """Parsed, typed options of one codec: every declared option present, with its default if not given."""
+
+    def __init__(self, specs: Sequence[OptionSpec], raw: Mapping[str, object] | None = None, *, protocol: str) -> None:
+        known = {spec.name: spec for spec in specs}
+        given = dict(raw or {})
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise ConfigError(
+                f"{protocol}: unknown option(s) {', '.join(unknown)}; valid options: {', '.join(sorted(known))}"
+            )
+        self._values = {name: spec.parse(given.get(name)) for name, spec in known.items()}
+        self.protocol = protocol
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Any:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Options({self.protocol}, {self._values!r})"
+
+
+@runtime_checkable
+class Decoder(Protocol):
+    def decode(self, message: Message) -> list[Event]:
+        """Events carried by ``message``, in order. Raises only `cdc_core.errors.CdcError` subclasses."""
+        ...
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    def encode(self, event: Event) -> list[Message]:
+        """Messages for ``event`` (with partitions set), in send order."""
+        ...
+
+
+@attrs.frozen(kw_only=True)
+class Codec:
+    """What an adapter registers under the ``cdc_core.codecs`` entry-point group."""
+
+    name: str
+    description: str
+    options: tuple[OptionSpec, ...]
+    make_decoder: Callable[[Options], Decoder]
+    make_encoder: Callable[[Options], Encoder]
+    package: str
+
+    def decoder(self, options: Mapping[str, object] | None = None) -> Decoder:
+        specs = [s for s in self.options if s.for_decoder]
+        return self.make_decoder(Options(specs, options, protocol=self.name))
+
+    def encoder(self, options: Mapping[str, object] | None = None) -> Encoder:
+        specs = [s for s in self.options if s.for_encoder]
+        return self.make_encoder(Options(specs, options, protocol=self.name))
+
+
+def decode_all(decoder: Decoder, messages: Iterable[Message]) -> list[Event]:
+    """Every event of ``messages`` through one decoder, in order."""
+    out: list[Event] = []
+    for message in messages:
+        out.extend(decoder.decode(message))
+    return out

@@ -1,0 +1,113 @@
+"""The error tree: everything a codec or pipeline raises on purpose derives from `CdcError`.
+
+Leaves also inherit the builtin a caller would naturally catch (`ValueError`, `LookupError`, ...), so code
+that predates this library keeps working. Decoders may raise nothing outside this tree; adapters wrap
+third-party exceptions with ``raise DecodeError(...) from exc``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cdc_core.message import Message
+
+
+class CdcError(Exception):
+    """Root of every error this project raises deliberately."""
+
+
+class ConfigError(CdcError, ValueError):
+    """An option, URI or argument is invalid; the message names it and what is accepted."""
+
+
+class CodecNotFoundError(CdcError, LookupError):
+    """No installed package provides the requested protocol."""
+
+
+class SchemaError(CdcError, ValueError):
+    """A table schema is inconsistent, unknown, or changed incompatibly."""
+
+
+class EncodeError(CdcError, ValueError):
+    """An event cannot be represented in the target protocol."""
+
+    def __init__(self, protocol: str, reason: str, *, table: str | None = None, field: str | None = None) -> None:
+        self.protocol = protocol
+        self.reason = reason
+        self.table = table
+        self.field = field
+        where = "".join(part for part in (f" table {table}" if table else "", f" field {field}" if field else ""))
+        super().__init__(f"{protocol}: cannot encode{where}: {reason}")
+
+
+class StorageError(CdcError, OSError):
+    """Claim-check or other external storage could not be read or written."""
+
+
+class LimitExceededError(CdcError, ValueError):
+    """A configured safety limit (message size, decompressed size, nesting, held rows) was exceeded."""
+
+
+class DecodeError(CdcError, ValueError):
+    """A message could not be decoded.
+
+    Carries the protocol, the message coordinates (topic/partition/offset) and a field path such as
+    ``payload.after.col_int`` so that an operator can find the exact record and the exact field.
+    """
+
+    def __init__(
+        self,
+        protocol: str,
+        reason: str,
+        *,
+        field: str | None = None,
+        topic: str | None = None,
+        partition: int | None = None,
+        offset: int | None = None,
+    ) -> None:
+        self.protocol = protocol
+        self.reason = reason
+        self.field = field
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        super().__init__(self._render())
+
+    @classmethod
+    def at(cls, message: Message | None, protocol: str, reason: str, *, field: str | None = None) -> DecodeError:
+        """Build an error positioned at ``message``'s coordinates."""
+        if message is None:
+            return cls(protocol, reason, field=field)
+        return cls(
+            protocol, reason, field=field, topic=message.topic, partition=message.partition, offset=message.offset
+        )
+
+    def located(self, message: Message) -> DecodeError:
+        """This error with coordinates filled in from ``message`` where it had none."""
+        self.topic = self.topic if self.topic is not None else message.topic
+        self.partition = self.partition if self.partition is not None else message.partition
+        self.offset = self.offset if self.offset is not None else message.offset
+        self.args = (self._render(),)
+        return self
+
+    @property
+    def coordinates(self) -> str:
+        if self.topic is None and self.partition is None and self.offset is None:
+            return "message"
+        return f"message {self.topic or '?'}[{'?' if self.partition is None else self.partition}]@{'?' if self.offset is None else self.offset}"
+
+    def _render(self) -> str:
+        field = f" field {self.field}" if self.field else ""
+        return f"{self.protocol}: {self.coordinates}{field}: {self.reason}"
+
+    def __str__(self) -> str:
+        return self._render()
+
+
+class ChecksumError(DecodeError):
+    """A row's checksum does not match its values (corruption in transit or a codec mismatch)."""
+
+
+class HeldRowsLimitError(LimitExceededError):
+    """A decoder holding rows back until their schema arrives has reached its configured bound."""

@@ -1,0 +1,37 @@
+"""The Kafka-shaped record every codec reads and writes."""
+
+from __future__ import annotations
+
+import attrs
+
+
+def _headers(value: object) -> tuple[tuple[str, bytes | None], ...]:
+    if value is None:
+        return ()
+    items = value.items() if isinstance(value, dict) else value
+    return tuple((str(k), v) for k, v in items)  # type: ignore[attr-defined]
+
+
+@attrs.frozen(kw_only=True)
+class Message:
+    """One Kafka record. Coordinates are None when unknown (e.g. a message an encoder has just built).
+
+    ``timestamp`` is the record timestamp in epoch milliseconds. Empty and null keys mean the same to
+    decoders (TiCDC's default producer turns a missing key into an empty one).
+    """
+
+    value: bytes | None
+    key: bytes | None = None
+    topic: str | None = None
+    partition: int | None = None
+    offset: int | None = None
+    timestamp: int | None = None
+    headers: tuple[tuple[str, bytes | None], ...] = attrs.field(default=(), converter=_headers)
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.value is None or len(self.value) == 0
+
+    @property
+    def coordinates(self) -> str:
+        return f"{self.topic or '?'}[{'?' if self.partition is None else self.partition}]@{'?' if self.offset is None else self.offset}"

@@ -1,0 +1,419 @@
+"""TiDB's textual value forms, both ways.
+
+String-based protocols (Simple JSON, Canal-JSON, Avro string fields) carry values in the exact text TiDB
+prints: DECIMAL padded to its scale, temporal fractions of exactly fsp digits, FLOAT in 32-bit shortest
+digits without exponent, JSON with ``": "`` and ``", "``. Encoders must reproduce these bytes; decoders
+turn them back into the typed values of `cdc_core.values`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import struct
+from decimal import Decimal, InvalidOperation
+from typing import Final
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from cdc_core.errors import ConfigError
+from cdc_core.types import DataType, LogicalType
+from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
+
+EPOCH_DATE: Final = dt.date(1970, 1, 1)
+EPOCH_NAIVE: Final = dt.datetime(1970, 1, 1)
+UTC: Final = dt.UTC
+
+
+class TextFormError(ValueError):
+    """A textual value does not match its column type; codecs turn it into a positioned DecodeError."""
+
+
+# ---------------------------------------------------------------------------------------------- floats
+
+
+def to_float32(value: float) -> float:
+    """Round a float to the nearest IEEE-754 single, as a Python float."""
+    result: float = struct.unpack("<f", struct.pack("<f", value))[0]
+    return result
+
+
+def shortest_float32(value: float) -> str:
+    """Shortest decimal digits (``%g`` style) that read back as the same float32."""
+    f32 = to_float32(value)
+    for precision in range(1, 10):
+        text = f"{f32:.{precision}g}"
+        if to_float32(float(text)) == f32:
+            return text
+    return f"{f32:.9g}"
+
+
+def _positional(text: str) -> str:
+    if text in ("inf", "-inf", "nan"):
+        raise TextFormError(f"non-finite float {text}")
+    out = format(Decimal(text), "f")
+    if "." in out:
+        out = out.rstrip("0").rstrip(".")
+    return out
+
+
+def format_float32(value: float) -> str:
+    """Go ``strconv.FormatFloat(v, 'f', -1, 32)``: shortest float32 digits, never an exponent."""
+    return _positional(shortest_float32(value))
+
+
+def format_float64(value: float) -> str:
+    """Go ``strconv.FormatFloat(v, 'f', -1, 64)``."""
+    return _positional(repr(float(value)))
+
+
+def format_float_es6(value: float, *, bits: int = 64) -> str:
+    """ECMAScript-style number text as Go's JSON writers print floats.
+
+    Plain digits for 1e-6 <= |v| < 1e21, otherwise shortest digits with an exponent like ``1e-7``/``1e+21``.
+    """
+    if value != value or value in (float("inf"), float("-inf")):
+        raise TextFormError(f"non-finite float {value}")
+    digits = shortest_float32(value) if bits == 32 else repr(float(value))
+    magnitude = abs(float(digits))
+    if magnitude == 0 or 1e-6 <= magnitude < 1e21:
+        return _positional(digits)
+    mantissa, _, exponent = f"{Decimal(digits):e}".partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    exp = int(exponent)
+    return f"{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp)}"
+
+
+# --------------------------------------------------------------------------------------------- decimal
+
+
+def format_decimal(value: Decimal, scale: int) -> str:
+    """TiDB's MyDecimal text: exactly ``scale`` fractional digits."""
+    quantum = Decimal(1).scaleb(-scale)
+    try:
+        return format(value.quantize(quantum), "f")
+    except InvalidOperation as exc:
+        raise TextFormError(f"decimal {value} does not fit scale {scale}") from exc
+
+
+def parse_decimal(text: str) -> Decimal:
+    try:
+        result = Decimal(text.strip())
+    except InvalidOperation as exc:
+        raise TextFormError(f"not a decimal: {text!r}") from exc
+    if not result.is_finite():
+        raise TextFormError(f"not a finite decimal: {text!r}")
+    return result
+
+
+# -------------------------------------------------------------------------------------------- temporal
+
+_DATE_RE: Final = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DATETIME_RE: Final = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$")
+_TIME_RE: Final = re.compile(r"^(-)?(\d{1,3}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$")
+
+
+def _fraction(digits: str | None) -> int:
+    """Microseconds from up to 9 fractional digits (beyond 6 truncated, as TiDB never sends them)."""
+    if not digits:
+        return 0
+    return int((digits + "000000")[:6])
+
+
+def _fraction_text(microsecond: int, fsp: int) -> str:
+    return "" if fsp <= 0 else "." + f"{microsecond:06d}"[:fsp]
+
+
+def parse_date(text: str) -> dt.date | ZeroTemporal:
+    match = _DATE_RE.match(text)
+    if match is None:
+        raise TextFormError(f"not a DATE: {text!r}")
+    year, month, day = (int(g) for g in match.groups())
+    if month == 0 or day == 0 or year == 0:
+        return ZeroTemporal(text)
+    try:
+        return dt.date(year, month, day)
+    except ValueError as exc:
+        raise TextFormError(f"not a valid DATE: {text!r}") from exc
+
+
+def format_date(value: dt.date | ZeroTemporal) -> str:
+    if isinstance(value, ZeroTemporal):
+        return value.text
+    return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+
+
+def parse_datetime(text: str) -> dt.datetime | ZeroTemporal:
+    """A naive DATETIME, or `ZeroTemporal` for zero and partial-zero values."""
+    match = _DATETIME_RE.match(text)
+    if match is None:
+        raise TextFormError(f"not a DATETIME: {text!r}")
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    if month == 0 or day == 0 or year == 0:
+        return ZeroTemporal(text)
+    try:
+        return dt.datetime(year, month, day, hour, minute, second, _fraction(match[7]))
+    except ValueError as exc:
+        raise TextFormError(f"not a valid DATETIME: {text!r}") from exc
+
+
+def format_datetime(value: dt.datetime | ZeroTemporal, fsp: int) -> str:
+    if isinstance(value, ZeroTemporal):
+        return _zero_with_fsp(value.text, fsp)
+    return (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
+        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}{_fraction_text(value.microsecond, fsp)}"
+    )
+
+
+def _zero_with_fsp(text: str, fsp: int) -> str:
+    if " " not in text:
+        text += " 00:00:00"
+    if fsp > 0 and "." not in text:
+        text += "." + "0" * fsp
+    return text
+
+
+def parse_timestamp(text: str, zone: dt.tzinfo) -> dt.datetime | ZeroTemporal:
+    """A TIMESTAMP printed as local time in ``zone`` (the TiCDC server zone), as an aware datetime."""
+    naive = parse_datetime(text)
+    if isinstance(naive, ZeroTemporal):
+        return naive
+    return naive.replace(tzinfo=zone)
+
+
+def format_timestamp(value: dt.datetime | ZeroTemporal, fsp: int, zone: dt.tzinfo) -> str:
+    if isinstance(value, ZeroTemporal):
+        return _zero_with_fsp(value.text, fsp)
+    if value.tzinfo is None:
+        raise TextFormError(f"TIMESTAMP value {value!r} has no time zone")
+    return format_datetime(value.astimezone(zone).replace(tzinfo=None), fsp)
+
+
+def parse_time(text: str) -> dt.timedelta:
+    """MySQL TIME ``[-]hhh:mm:ss[.ffffff]`` as a signed timedelta (hours up to 838)."""
+    match = _TIME_RE.match(text.strip())
+    if match is None:
+        raise TextFormError(f"not a TIME: {text!r}")
+    sign, hours, minutes, seconds, fraction = match.groups()
+    magnitude = dt.timedelta(
+        hours=int(hours), minutes=int(minutes), seconds=int(seconds), microseconds=_fraction(fraction)
+    )
+    return -magnitude if sign else magnitude
+
+
+def format_time(value: dt.timedelta, fsp: int) -> str:
+    micros = value // dt.timedelta(microseconds=1)
+    sign = "-" if micros < 0 else ""
+    micros = abs(micros)
+    seconds, micro = divmod(micros, 1_000_000)
+    minutes, second = divmod(seconds, 60)
+    hours, minute = divmod(minutes, 60)
+    return f"{sign}{hours:02d}:{minute:02d}:{second:02d}{_fraction_text(micro, fsp)}"
+
+
+def resolve_zone(name: str | None) -> dt.tzinfo:
+    """The TiCDC ``--tz`` rules: empty, ``system`` or ``local`` mean this host's zone; else an IANA name.
+
+    Fixed offsets such as ``+08:00`` are accepted too.
+    """
+    if name is None or name.strip().lower() in ("", "system", "local"):
+        local = dt.datetime.now().astimezone().tzinfo
+        return local if local is not None else UTC
+    if name.upper() in ("UTC", "Z"):
+        return UTC
+    offset = re.fullmatch(r"([+-])(\d{2}):?(\d{2})", name.strip())
+    if offset:
+        sign = -1 if offset[1] == "-" else 1
+        return dt.timezone(sign * dt.timedelta(hours=int(offset[2]), minutes=int(offset[3])))
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"unknown time zone {name!r}") from exc
+
+
+def zone_name(zone: dt.tzinfo) -> str:
+    """An IANA-style name for a zone, as Simple's ``location`` field carries it."""
+    if isinstance(zone, ZoneInfo):
+        return zone.key
+    if zone is UTC:
+        return "UTC"
+    return str(zone)
+
+
+# ---------------------------------------------------------------------------------------- enum and set
+
+
+def enum_name(index: int, data_type: DataType) -> str | EnumIndex:
+    """ENUM 1-based index to member name; 0 is MySQL's invalid value ``""``; unknown members keep the index."""
+    if index == 0:
+        return ""
+    elements = data_type.elements
+    if elements and 1 <= index <= len(elements):
+        return elements[index - 1]
+    return EnumIndex(index)
+
+
+def enum_index(value: str | EnumIndex, data_type: DataType) -> int:
+    if isinstance(value, EnumIndex):
+        return value.index
+    if value == "":
+        return 0
+    elements = data_type.elements or ()
+    try:
+        return elements.index(value) + 1
+    except ValueError as exc:
+        raise TextFormError(f"{value!r} is not a member of enum{elements}") from exc
+
+
+def set_names(bits: int, data_type: DataType) -> tuple[str, ...] | SetBits:
+    elements = data_type.elements
+    if elements is None or (bits >> len(elements)) != 0:
+        return SetBits(bits)
+    return tuple(e for i, e in enumerate(elements) if bits & (1 << i))
+
+
+def set_bits(value: tuple[str, ...] | list[str] | SetBits, data_type: DataType) -> int:
+    if isinstance(value, SetBits):
+        return value.bits
+    elements = data_type.elements or ()
+    bits = 0
+    for name in value:
+        try:
+            bits |= 1 << elements.index(name)
+        except ValueError as exc:
+            raise TextFormError(f"{name!r} is not a member of set{elements}") from exc
+    return bits
+
+
+def parse_set_text(text: str, data_type: DataType) -> tuple[str, ...] | SetBits:
+    """A comma-joined SET (as Debezium and Avro print it) back to member names, in declaration order."""
+    if text == "":
+        return ()
+    names = text.split(",")
+    elements = data_type.elements
+    if elements is None:
+        return tuple(names)
+    return set_names(set_bits(names, data_type), data_type)
+
+
+# ------------------------------------------------------------------------------------------ json, vector
+
+
+def format_json(document: object) -> str:
+    """TiDB's JSON text: ``": "`` after keys and ``", "`` between items, raw UTF-8."""
+    return json.dumps(document, separators=(", ", ": "), ensure_ascii=False)
+
+
+def parse_json(text: str) -> Value:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise TextFormError(f"not a JSON document: {exc}") from exc
+
+
+def format_vector(value: list[float]) -> str:
+    return "[" + ",".join(format_float32(v) for v in value) + "]"
+
+
+def parse_vector(text: str) -> list[float]:
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]")):
+        raise TextFormError(f"not a VECTOR: {text!r}")
+    inner = body[1:-1].strip()
+    try:
+        return [] if not inner else [to_float32(float(part)) for part in inner.split(",")]
+    except ValueError as exc:
+        raise TextFormError(f"not a VECTOR: {text!r}") from exc
+
+
+# ----------------------------------------------------------------------------------------- dispatchers
+
+
+def parse_int(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError as exc:
+        raise TextFormError(f"not an integer: {text!r}") from exc
+
+
+def parse_float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError as exc:
+        raise TextFormError(f"not a number: {text!r}") from exc
+
+
+def format_text(value: Value, data_type: DataType, zone: dt.tzinfo = UTC) -> str:
+    """The TiDB text of a non-binary value (binary columns are protocol-specific: base64 or latin-1).
+
+    ENUM prints its index, SET its bitmask and BIT its unsigned value, as the mounter hands them to codecs.
+    """
+    logical = data_type.logical
+    try:
+        if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
+            return str(int(value))
+        if logical is LogicalType.FLOAT:
+            return format_float32(value)
+        if logical is LogicalType.DOUBLE:
+            return format_float64(value)
+        if logical is LogicalType.DECIMAL:
+            return format_decimal(Decimal(value), data_type.scale)
+        if logical is LogicalType.DATE:
+            return format_date(value)
+        if logical is LogicalType.DATETIME:
+            return format_datetime(value, data_type.fsp)
+        if logical is LogicalType.TIMESTAMP:
+            return format_timestamp(value, data_type.fsp, zone)
+        if logical is LogicalType.TIME:
+            return format_time(value, data_type.fsp)
+        if logical is LogicalType.ENUM:
+            return str(enum_index(value, data_type))
+        if logical is LogicalType.SET:
+            return str(set_bits(value, data_type))
+        if logical is LogicalType.JSON:
+            return format_json(value)
+        if logical is LogicalType.VECTOR:
+            return format_vector(value)
+        if logical is LogicalType.STRING:
+            if not isinstance(value, str):
+                raise TextFormError(f"expected text, got {type(value).__name__}")
+            return value
+    except (TypeError, AttributeError, ValueError) as exc:
+        if isinstance(exc, TextFormError):
+            raise
+        raise TextFormError(f"{type(value).__name__} value {value!r} does not fit {data_type.type_text()}") from exc
+    raise TextFormError(f"{data_type.type_text()} has no plain text form (binary)")
+
+
+def parse_text(text: str, data_type: DataType, zone: dt.tzinfo = UTC) -> Value:
+    """Inverse of `format_text`: TiDB text to the typed value (binary columns excluded)."""
+    logical = data_type.logical
+    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
+        return parse_int(text)
+    if logical is LogicalType.FLOAT:
+        return to_float32(parse_float(text))
+    if logical is LogicalType.DOUBLE:
+        return parse_float(text)
+    if logical is LogicalType.DECIMAL:
+        return parse_decimal(text)
+    if logical is LogicalType.DATE:
+        return parse_date(text)
+    if logical is LogicalType.DATETIME:
+        return parse_datetime(text)
+    if logical is LogicalType.TIMESTAMP:
+        return parse_timestamp(text, zone)
+    if logical is LogicalType.TIME:
+        return parse_time(text)
+    if logical is LogicalType.ENUM:
+        return enum_name(parse_int(text), data_type)
+    if logical is LogicalType.SET:
+        return set_names(parse_int(text), data_type)
+    if logical is LogicalType.JSON:
+        return parse_json(text)
+    if logical is LogicalType.VECTOR:
+        return parse_vector(text)
+    if logical is LogicalType.STRING:
+        return text
+    raise TextFormError(f"{data_type.type_text()} has no plain text form (binary)")

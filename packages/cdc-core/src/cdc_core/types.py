@@ -1,0 +1,368 @@
+"""The MySQL/TiDB type system: type names, their logical types, and column data types.
+
+`MYSQL_TO_LOGICAL` is the one inbound table every adapter relies on; `LogicalType` is what values are typed
+by. Type names are TiDB's lower-case names, where a binary charset turns ``char`` into ``binary``,
+``varchar`` into ``varbinary`` and ``*text`` into ``*blob`` (as TiDB reports them in its schemas).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Final
+
+import attrs
+
+from cdc_core.errors import SchemaError
+
+
+class MySQLType(StrEnum):
+    TINYINT = "tinyint"
+    SMALLINT = "smallint"
+    MEDIUMINT = "mediumint"
+    INT = "int"
+    BIGINT = "bigint"
+    FLOAT = "float"
+    DOUBLE = "double"
+    DECIMAL = "decimal"
+    DATE = "date"
+    DATETIME = "datetime"
+    TIMESTAMP = "timestamp"
+    TIME = "time"
+    YEAR = "year"
+    CHAR = "char"
+    VARCHAR = "varchar"
+    TINYTEXT = "tinytext"
+    TEXT = "text"
+    MEDIUMTEXT = "mediumtext"
+    LONGTEXT = "longtext"
+    BINARY = "binary"
+    VARBINARY = "varbinary"
+    TINYBLOB = "tinyblob"
+    BLOB = "blob"
+    MEDIUMBLOB = "mediumblob"
+    LONGBLOB = "longblob"
+    ENUM = "enum"
+    SET = "set"
+    BIT = "bit"
+    JSON = "json"
+    VECTOR = "vector"
+
+
+class LogicalType(StrEnum):
+    """How a value is typed in Python (see `cdc_core.values`)."""
+
+    INT = "int"
+    FLOAT = "float"  # 32-bit on the wire; Python float
+    DOUBLE = "double"
+    DECIMAL = "decimal"
+    DATE = "date"
+    DATETIME = "datetime"
+    TIMESTAMP = "timestamp"
+    TIME = "time"
+    YEAR = "year"
+    STRING = "string"
+    BYTES = "bytes"
+    ENUM = "enum"
+    SET = "set"
+    BIT = "bit"
+    JSON = "json"
+    VECTOR = "vector"
+
+
+MYSQL_TO_LOGICAL: Final[Mapping[MySQLType, LogicalType]] = {
+    MySQLType.TINYINT: LogicalType.INT,
+    MySQLType.SMALLINT: LogicalType.INT,
+    MySQLType.MEDIUMINT: LogicalType.INT,
+    MySQLType.INT: LogicalType.INT,
+    MySQLType.BIGINT: LogicalType.INT,
+    MySQLType.FLOAT: LogicalType.FLOAT,
+    MySQLType.DOUBLE: LogicalType.DOUBLE,
+    MySQLType.DECIMAL: LogicalType.DECIMAL,
+    MySQLType.DATE: LogicalType.DATE,
+    MySQLType.DATETIME: LogicalType.DATETIME,
+    MySQLType.TIMESTAMP: LogicalType.TIMESTAMP,
+    MySQLType.TIME: LogicalType.TIME,
+    MySQLType.YEAR: LogicalType.YEAR,
+    MySQLType.CHAR: LogicalType.STRING,
+    MySQLType.VARCHAR: LogicalType.STRING,
+    MySQLType.TINYTEXT: LogicalType.STRING,
+    MySQLType.TEXT: LogicalType.STRING,
+    MySQLType.MEDIUMTEXT: LogicalType.STRING,
+    MySQLType.LONGTEXT: LogicalType.STRING,
+    MySQLType.BINARY: LogicalType.BYTES,
+    MySQLType.VARBINARY: LogicalType.BYTES,
+    MySQLType.TINYBLOB: LogicalType.BYTES,
+    MySQLType.BLOB: LogicalType.BYTES,
+    MySQLType.MEDIUMBLOB: LogicalType.BYTES,
+    MySQLType.LONGBLOB: LogicalType.BYTES,
+    MySQLType.ENUM: LogicalType.ENUM,
+    MySQLType.SET: LogicalType.SET,
+    MySQLType.BIT: LogicalType.BIT,
+    MySQLType.JSON: LogicalType.JSON,
+    MySQLType.VECTOR: LogicalType.VECTOR,
+}
+
+# Spellings MySQL accepts in DDL (and Canal/Debezium print) for the canonical names above.
+TYPE_ALIASES: Final[Mapping[str, MySQLType]] = {
+    "integer": MySQLType.INT,
+    "int4": MySQLType.INT,
+    "int8": MySQLType.BIGINT,
+    "middleint": MySQLType.MEDIUMINT,
+    "bool": MySQLType.TINYINT,
+    "boolean": MySQLType.TINYINT,
+    "numeric": MySQLType.DECIMAL,
+    "dec": MySQLType.DECIMAL,
+    "fixed": MySQLType.DECIMAL,
+    "real": MySQLType.DOUBLE,
+    "double precision": MySQLType.DOUBLE,
+    "float4": MySQLType.FLOAT,
+    "float8": MySQLType.DOUBLE,
+    "character": MySQLType.CHAR,
+    "character varying": MySQLType.VARCHAR,
+    "vector<float32>": MySQLType.VECTOR,
+    "tidbvectorfloat32": MySQLType.VECTOR,
+}
+
+# Unsigned ranges, used by encoders that reinterpret unsigned values and by decoders that re-widen them.
+INTEGER_BITS: Final[Mapping[MySQLType, int]] = {
+    MySQLType.TINYINT: 8,
+    MySQLType.SMALLINT: 16,
+    MySQLType.MEDIUMINT: 24,
+    MySQLType.INT: 32,
+    MySQLType.BIGINT: 64,
+}
+
+# Display lengths TiDB reports when a column declares none (Simple `length`, Canal content-compatible text).
+DEFAULT_LENGTHS: Final[Mapping[MySQLType, int]] = {
+    MySQLType.TINYINT: 4,
+    MySQLType.SMALLINT: 6,
+    MySQLType.MEDIUMINT: 9,
+    MySQLType.INT: 11,
+    MySQLType.BIGINT: 20,
+    MySQLType.FLOAT: 12,
+    MySQLType.DOUBLE: 22,
+    MySQLType.DECIMAL: 10,
+    MySQLType.DATE: 10,
+    MySQLType.DATETIME: 19,
+    MySQLType.TIMESTAMP: 19,
+    MySQLType.TIME: 10,
+    MySQLType.YEAR: 4,
+    MySQLType.BIT: 1,
+    MySQLType.JSON: 4294967295,
+    MySQLType.LONGTEXT: 4294967295,
+    MySQLType.LONGBLOB: 4294967295,
+    MySQLType.MEDIUMTEXT: 16777215,
+    MySQLType.MEDIUMBLOB: 16777215,
+    MySQLType.TEXT: 65535,
+    MySQLType.BLOB: 65535,
+    MySQLType.TINYTEXT: 255,
+    MySQLType.TINYBLOB: 255,
+    MySQLType.CHAR: 1,
+    MySQLType.BINARY: 1,
+}
+
+_TEXT_TO_BINARY: Final[Mapping[MySQLType, MySQLType]] = {
+    MySQLType.CHAR: MySQLType.BINARY,
+    MySQLType.VARCHAR: MySQLType.VARBINARY,
+    MySQLType.TINYTEXT: MySQLType.TINYBLOB,
+    MySQLType.TEXT: MySQLType.BLOB,
+    MySQLType.MEDIUMTEXT: MySQLType.MEDIUMBLOB,
+    MySQLType.LONGTEXT: MySQLType.LONGBLOB,
+}
+
+
+def _elements(value: tuple[str, ...] | list[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class DataType:
+    """A column's declared type, as complete as TiDB describes it.
+
+    ``decimal`` carries the DECIMAL scale or the fractional-seconds precision (fsp) of DATETIME, TIMESTAMP
+    and TIME; ``length`` the DECIMAL precision, the character length or the BIT width.
+    """
+
+    mysql_type: MySQLType = attrs.field(converter=MySQLType)
+    length: int | None = None
+    decimal: int | None = None
+    unsigned: bool = False
+    zerofill: bool = False
+    charset: str | None = None
+    collation: str | None = None
+    elements: tuple[str, ...] | None = attrs.field(default=None, converter=_elements)
+
+    @property
+    def logical(self) -> LogicalType:
+        return MYSQL_TO_LOGICAL[self.mysql_type]
+
+    @property
+    def fsp(self) -> int:
+        """Fractional-seconds precision of a temporal type (0 when not declared)."""
+        return (self.decimal or 0) if self.logical in _FSP_TYPES else 0
+
+    @property
+    def precision(self) -> int:
+        """DECIMAL precision (MySQL's default 10 when not declared)."""
+        return self.length if self.length else 10
+
+    @property
+    def scale(self) -> int:
+        return self.decimal or 0
+
+    @property
+    def bit_width(self) -> int:
+        return self.length if self.length else 1
+
+    @property
+    def is_binary(self) -> bool:
+        """Binary string types; decided by type name, never by charset (numbers have charset binary too)."""
+        return self.logical is LogicalType.BYTES
+
+    def type_text(self, *, with_params: bool = True) -> str:
+        """MySQL's column-definition text, e.g. ``decimal(10,4) unsigned`` or ``enum('a','b')``."""
+        name = self.mysql_type.value
+        params = ""
+        if with_params:
+            if self.elements is not None:
+                params = "(" + ",".join(_quote_element(e) for e in self.elements) + ")"
+            elif self.mysql_type is MySQLType.DECIMAL or (
+                self.mysql_type in (MySQLType.FLOAT, MySQLType.DOUBLE) and self.decimal is not None
+            ):
+                params = f"({self.length or DEFAULT_LENGTHS[self.mysql_type]},{self.decimal or 0})"
+            elif self.logical in _FSP_TYPES:
+                params = f"({self.decimal})" if self.decimal else ""
+            elif self.length is not None and self.mysql_type not in _UNSIZED:
+                params = f"({self.length})"
+        suffix = (" unsigned" if self.unsigned else "") + (" zerofill" if self.zerofill else "")
+        return name + params + suffix
+
+    def as_binary(self) -> DataType:
+        """The binary-charset spelling of a text type (``varchar`` -> ``varbinary``)."""
+        binary = _TEXT_TO_BINARY.get(self.mysql_type)
+        return self if binary is None else attrs.evolve(self, mysql_type=binary, charset="binary", collation="binary")
+
+
+_FSP_TYPES: Final = frozenset({LogicalType.DATETIME, LogicalType.TIMESTAMP, LogicalType.TIME})
+_UNSIZED: Final = frozenset(
+    {
+        MySQLType.JSON,
+        MySQLType.DATE,
+        MySQLType.TINYTEXT,
+        MySQLType.TEXT,
+        MySQLType.MEDIUMTEXT,
+        MySQLType.LONGTEXT,
+        MySQLType.TINYBLOB,
+        MySQLType.BLOB,
+        MySQLType.MEDIUMBLOB,
+        MySQLType.LONGBLOB,
+    }
+)
+
+
+def _quote_element(element: str) -> str:
+    return "'" + element.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+_TYPE_TEXT = re.compile(
+    r"""^\s*(?P<name>[a-z][a-z0-9 <>]*?)\s*(?:\((?P<params>.*)\))?(?P<mods>(?:\s+(?:unsigned|signed|zerofill|binary))*)\s*$""",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def parse_type_text(text: str) -> DataType:
+    """Parse a MySQL column type such as ``int(10) unsigned``, ``decimal(10,4)`` or ``enum('a','b')``.
+
+    Raises `SchemaError` for a type this library does not know.
+    """
+    match = _TYPE_TEXT.match(text)
+    if match is None:
+        raise SchemaError(f"unparsable column type {text!r}")
+    name = " ".join(match["name"].lower().split())
+    mysql_type = _lookup_type(name, text)
+    mods = match["mods"].lower().split()
+    params = match["params"]
+    length: int | None = None
+    decimal: int | None = None
+    elements: tuple[str, ...] | None = None
+    if params is not None and params.strip():
+        if mysql_type in (MySQLType.ENUM, MySQLType.SET):
+            elements = tuple(_split_elements(params, text))
+        else:
+            numbers = [p.strip() for p in params.split(",")]
+            if not all(n.isdigit() for n in numbers) or len(numbers) > 2:
+                raise SchemaError(f"column type {text!r}: parameters must be one or two integers")
+            if MYSQL_TO_LOGICAL[mysql_type] in _FSP_TYPES:
+                decimal = int(numbers[0])
+            else:
+                length = int(numbers[0])
+                if len(numbers) == 2:
+                    decimal = int(numbers[1])
+    elif mysql_type in (MySQLType.ENUM, MySQLType.SET):
+        elements = ()
+    zerofill = "zerofill" in mods
+    return DataType(
+        mysql_type=mysql_type,
+        length=length,
+        decimal=decimal,
+        unsigned="unsigned" in mods or zerofill,
+        zerofill=zerofill,
+        elements=elements,
+    )
+
+
+def _lookup_type(name: str, text: str) -> MySQLType:
+    try:
+        return MySQLType(name)
+    except ValueError:
+        pass
+    if name in TYPE_ALIASES:
+        return TYPE_ALIASES[name]
+    if name.startswith("vector"):
+        return MySQLType.VECTOR
+    raise SchemaError(f"unknown column type {name!r} in {text!r}")
+
+
+def _split_elements(params: str, text: str) -> list[str]:
+    """Split ``'a','b''c'`` into members, honouring SQL quote doubling and backslash escapes."""
+    out: list[str] = []
+    i, n = 0, len(params)
+    while i < n:
+        while i < n and params[i] in " ,":
+            i += 1
+        if i >= n:
+            break
+        quote = params[i]
+        if quote not in "'\"":
+            raise SchemaError(f"column type {text!r}: members must be quoted")
+        i += 1
+        buf: list[str] = []
+        while True:
+            if i >= n:
+                raise SchemaError(f"column type {text!r}: unterminated member")
+            ch = params[i]
+            if ch == "\\" and i + 1 < n:
+                buf.append(params[i + 1])
+                i += 2
+            elif ch == quote and i + 1 < n and params[i + 1] == quote:
+                buf.append(quote)
+                i += 2
+            elif ch == quote:
+                i += 1
+                break
+            else:
+                buf.append(ch)
+                i += 1
+        out.append("".join(buf))
+    return out
+
+
+def unsigned_max(mysql_type: MySQLType) -> int:
+    return (1 << INTEGER_BITS[mysql_type]) - 1
+
+
+def signed_range(mysql_type: MySQLType) -> tuple[int, int]:
+    bits = INTEGER_BITS[mysql_type]
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
