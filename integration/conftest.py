@@ -1,0 +1,1 @@
+"""Cross-package tests: real broker, real Spark, several codecs together."""

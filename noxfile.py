@@ -1,0 +1,144 @@
+"""The one entry point for checks, tests, the demo, benchmarks and docs.
+
+Sessions that need the whole stack share one environment (``.nox/workspace``) so that pyspark and the other
+heavy wheels are installed once; it is rebuilt when any pyproject changes. Dependencies are read from the
+packages' own pyproject files and the workspace ``[dependency-groups]``, never repeated here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+PACKAGES = ["cdc-core", "cdc-testing", "cdc-debezium", "cdc-simple", "cdc-avro", "cdc-canal", "cdc-spark"]
+# Extras installed in the workspace so that every optional path is tested.
+EXTRAS = {"cdc-core": "[snappy,lz4,fsspec,kafka]", "cdc-testing": "[kafka]"}
+WORKSPACE = ROOT / ".nox" / "workspace"
+
+nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.default_venv_backend = "venv"
+
+
+def _present_packages() -> list[str]:
+    return [name for name in PACKAGES if (ROOT / "packages" / name / "pyproject.toml").exists()]
+
+
+def _groups(*names: str) -> list[str]:
+    pyproject = nox.project.load_toml(ROOT / "pyproject.toml")
+    requirements: list[str] = []
+    for name in names:
+        requirements += nox.project.dependency_groups(pyproject, name)
+    return requirements
+
+
+def _fingerprint() -> str:
+    digest = hashlib.sha256()
+    for path in sorted([ROOT / "pyproject.toml", *ROOT.glob("packages/*/pyproject.toml")]):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def workspace(session: nox.Session) -> Path:
+    """The shared environment with every package (editable) and the test/typecheck tools; returns its bin."""
+    bindir = WORKSPACE / ("Scripts" if os.name == "nt" else "bin")
+    stamp = WORKSPACE / ".fingerprint"
+    if stamp.exists() and stamp.read_text() == _fingerprint():
+        return bindir
+    if not bindir.exists():
+        session.run(sys.executable, "-m", "venv", str(WORKSPACE), external=True)
+    python = str(bindir / "python")
+    session.run(python, "-m", "pip", "install", "-q", "-U", "pip", external=True)
+    editable: list[str] = []
+    for name in _present_packages():
+        editable += ["-e", f"packages/{name}{EXTRAS.get(name, '')}"]
+    session.run(python, "-m", "pip", "install", "-q", *editable, *_groups("test", "typecheck"), external=True)
+    stamp.write_text(_fingerprint())
+    return bindir
+
+
+def _env(bindir: Path) -> dict[str, str]:
+    """Spark's Python workers must run the workspace interpreter."""
+    python = str(bindir / "python")
+    return {"PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check and format check over the whole repository."""
+    session.install(*_groups("lint"))
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(venv_backend="none")
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over every package's sources."""
+    bindir = workspace(session)
+    sources = [f"packages/{name}/src" for name in _present_packages()]
+    session.run(str(bindir / "mypy"), *sources, external=True, env=_env(bindir))
+
+
+@nox.session(venv_backend="none")
+def tests(session: nox.Session) -> None:
+    """Every package's unit tests, then the cross-package tests in integration/ (real broker, real Spark)."""
+    bindir = workspace(session)
+    paths = [f"packages/{name}/tests" for name in _present_packages() if (ROOT / "packages" / name / "tests").exists()]
+    if (ROOT / "integration").exists():
+        paths.append("integration")
+    args = session.posargs or ["-q", "-p", "no:cacheprovider", "--benchmark-disable", *paths]
+    session.run(str(bindir / "python"), "-m", "pytest", *args, external=True, env=_env(bindir))
+
+
+@nox.session(venv_backend="none")
+def demo(session: nox.Session) -> None:
+    """The main job on an embedded default (see README)."""
+    bindir = workspace(session)
+    demo_module = ROOT / "packages" / "cdc-spark" / "src" / "cdc_spark" / "demo.py"
+    if demo_module.exists():
+        session.run(str(bindir / "python"), "-m", "cdc_spark.demo", *session.posargs, external=True, env=_env(bindir))
+        return
+    corpus = ROOT.parent / "shared" / "corpus" / "ticdc"
+    for path in sorted(corpus.rglob("*.value.*.json")):
+        session.run(str(bindir / "cdc"), "decode", "--protocol", "debezium", str(path), external=True, env=_env(bindir))
+
+
+@nox.session(venv_backend="none")
+def bench(session: nox.Session) -> None:
+    """Benchmarks: every codec against its raw-library baseline, measured in the same run, printed as ratios."""
+    bindir = workspace(session)
+    session.run(
+        str(bindir / "python"),
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--benchmark-only",
+        "--benchmark-columns=min,median,ops,rounds",
+        "benchmarks",
+        *session.posargs,
+        external=True,
+        env=_env(bindir),
+    )
+
+
+@nox.session(venv_backend="none", default=False)
+def fuzz(session: nox.Session) -> None:
+    """Long coverage-guided fuzzing with atheris (not in CI)."""
+    bindir = workspace(session)
+    session.run(str(bindir / "python"), "-m", "pip", "install", "-q", "atheris", external=True)
+    session.run(str(bindir / "python"), "fuzz/run.py", *session.posargs, external=True, env=_env(bindir))
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site into site/."""
+    session.install(*_groups("docs"))
+    for name in _present_packages():
+        session.install("-e", f"packages/{name}")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site")
