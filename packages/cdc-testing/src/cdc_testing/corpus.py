@@ -1,0 +1,36 @@
+"""Locating the shared protocol documents and golden corpus that sit beside the repository."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+def shared_dir() -> Path:
+    """The ``shared/`` folder beside the repository root (``CDC_SHARED_DIR`` overrides)."""
+    override = os.environ.get("CDC_SHARED_DIR")
+    if override:
+        return Path(override)
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "shared" / "corpus"
+        if candidate.is_dir():
+            return candidate.parent
+    raise FileNotFoundError("no shared/ folder with corpus/ found above the repository; set CDC_SHARED_DIR")
+
+
+def corpus_dir() -> Path:
+    return shared_dir() / "corpus" / "ticdc"
+
+
+def corpus_files(pattern: str) -> list[Path]:
+    """Golden files under shared/corpus/ticdc matching a glob such as ``*/pkg/sink/codec/debezium/**/*.json``.
+
+    Fails the test (never skips) when the corpus is missing: a green run without the corpus proves nothing.
+    """
+    files = sorted(corpus_dir().glob(pattern))
+    if not files:
+        pytest.fail(f"no corpus files match {pattern!r} under {corpus_dir()}")
+    return files
