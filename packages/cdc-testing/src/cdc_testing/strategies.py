@@ -174,7 +174,9 @@ def row_images(schema: TableSchema, *, zero_dates: bool = False) -> st.SearchStr
     for column in schema.stored_columns:
         values = values_for(column.data_type, zero_dates=zero_dates)
         fields[column.name] = st.none() | values if column.nullable else values
-    return st.fixed_dictionaries(fields)
+    order = [column.name for column in schema.stored_columns]
+    # fixed_dictionaries does not keep insertion order; row images are in column order.
+    return st.fixed_dictionaries(fields).map(lambda row: {name: row[name] for name in order})
 
 
 @st.composite
