@@ -64,7 +64,8 @@ def workspace(session: nox.Session) -> Path:
 def _env(bindir: Path) -> dict[str, str]:
     """Spark's Python workers must run the workspace interpreter."""
     python = str(bindir / "python")
-    return {"PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    path = f"{bindir}{os.pathsep}{os.environ['PATH']}"
+    return {"PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python, "PATH": path}
 
 
 @nox.session

@@ -1,6 +1,6 @@
 """cdc-core: typed change events, the MySQL/TiDB type system and the codec contract."""
 
-from cdc_core.codec import Codec, Decoder, Encoder, OptionSpec, Options, decode_all
+from cdc_core.codec import Codec, Decoder, Encoder, Options, OptionSpec, decode_all
 from cdc_core.errors import (
     CdcError,
     ChecksumError,

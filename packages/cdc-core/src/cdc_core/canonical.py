@@ -96,7 +96,7 @@ def value_to_json(value: Value) -> Any:
 def value_from_json(document: Any, data_type: DataType | None) -> Value:
     """Inverse of `value_to_json`, typed by the column when known."""
     if isinstance(document, dict) and len(document) == 1:
-        (tag, inner), = document.items()
+        ((tag, inner),) = document.items()
         if tag == "$bytes":
             return base64.b64decode(inner, validate=True)
         if tag == "$enum_index":
@@ -160,7 +160,12 @@ def image_from_json(document: Any, schema: TableSchema | None, field: str) -> Ro
 def _source_json(source: Source | None) -> dict[str, Any] | None:
     if source is None:
         return None
-    return {"topic": source.topic, "partition": source.partition, "offset": source.offset, "timestamp": source.timestamp}
+    return {
+        "topic": source.topic,
+        "partition": source.partition,
+        "offset": source.offset,
+        "timestamp": source.timestamp,
+    }
 
 
 def to_canonical(event: Event, *, include_schema: bool = True) -> dict[str, Any]:
@@ -237,7 +242,9 @@ def _source_from(doc: dict[str, Any]) -> Source | None:
         return None
     if not isinstance(raw, dict):
         raise CanonicalFormError("field 'source': expected an object")
-    return Source(topic=raw.get("topic"), partition=raw.get("partition"), offset=raw.get("offset"), timestamp=raw.get("timestamp"))
+    return Source(
+        topic=raw.get("topic"), partition=raw.get("partition"), offset=raw.get("offset"), timestamp=raw.get("timestamp")
+    )
 
 
 def _optional_schema(doc: dict[str, Any], key: str) -> TableSchema | None:

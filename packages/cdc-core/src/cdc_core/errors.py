@@ -95,7 +95,9 @@ class DecodeError(CdcError, ValueError):
     def coordinates(self) -> str:
         if self.topic is None and self.partition is None and self.offset is None:
             return "message"
-        return f"message {self.topic or '?'}[{'?' if self.partition is None else self.partition}]@{'?' if self.offset is None else self.offset}"
+        partition = "?" if self.partition is None else self.partition
+        offset = "?" if self.offset is None else self.offset
+        return f"message {self.topic or '?'}[{partition}]@{offset}"
 
     def _render(self) -> str:
         field = f" field {self.field}" if self.field else ""

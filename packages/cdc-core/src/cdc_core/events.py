@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, TypeAlias
 
@@ -50,8 +50,8 @@ def _meta(value: Mapping[str, Any] | None) -> dict[str, Any]:
     return {} if value is None else dict(value)
 
 
-def _names(value: object) -> tuple[str, ...] | None:
-    return None if value is None else tuple(value)  # type: ignore[call-overload]
+def _names(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
 
 
 @attrs.frozen(kw_only=True)

@@ -34,4 +34,6 @@ class Message:
 
     @property
     def coordinates(self) -> str:
-        return f"{self.topic or '?'}[{'?' if self.partition is None else self.partition}]@{'?' if self.offset is None else self.offset}"
+        partition = "?" if self.partition is None else self.partition
+        offset = "?" if self.offset is None else self.offset
+        return f"{self.topic or '?'}[{partition}]@{offset}"

@@ -22,10 +22,14 @@ class Column:
     comment: str | None = None
 
 
+def _column_names(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
 @attrs.frozen(kw_only=True)
 class Index:
     name: str
-    columns: tuple[str, ...] = attrs.field(converter=tuple)
+    columns: tuple[str, ...] = attrs.field(converter=_column_names)
     unique: bool = False
     primary: bool = False
     nullable: bool = False

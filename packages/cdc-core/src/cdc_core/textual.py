@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 import struct
 from decimal import Decimal, InvalidOperation
@@ -72,7 +73,7 @@ def format_float_es6(value: float, *, bits: int = 64) -> str:
 
     Plain digits for 1e-6 <= |v| < 1e21, otherwise shortest digits with an exponent like ``1e-7``/``1e+21``.
     """
-    if value != value or value in (float("inf"), float("-inf")):
+    if math.isnan(value) or math.isinf(value):
         raise TextFormError(f"non-finite float {value}")
     digits = shortest_float32(value) if bits == 32 else repr(float(value))
     magnitude = abs(float(digits))

@@ -267,7 +267,8 @@ def _quote_element(element: str) -> str:
 
 
 _TYPE_TEXT = re.compile(
-    r"""^\s*(?P<name>[a-z][a-z0-9 <>]*?)\s*(?:\((?P<params>.*)\))?(?P<mods>(?:\s+(?:unsigned|signed|zerofill|binary))*)\s*$""",
+    r"^\s*(?P<name>[a-z][a-z0-9 <>]*?)\s*(?:\((?P<params>.*)\))?"
+    r"(?P<mods>(?:\s+(?:unsigned|signed|zerofill|binary))*)\s*$",
     re.IGNORECASE | re.DOTALL,
 )
 

@@ -69,7 +69,7 @@ def kitchen_sink_schema(
     *, database: str = "test", table: str = "kitchen_sink", nullable: bool = True, version: int | None = 1
 ) -> TableSchema:
     """An ``id INT PRIMARY KEY`` plus one column of every type variant in `KITCHEN_SINK_TYPES`."""
-    columns = [Column(name="id", data_type=_dt("int", length=11), nullable=False)]
+    columns: list[Column] = [Column(name="id", data_type=_dt("int", length=11), nullable=False)]
     columns += [Column(name=name, data_type=t, nullable=nullable) for name, t in KITCHEN_SINK_TYPES.items()]
     return TableSchema(
         database=database,
@@ -87,12 +87,12 @@ _TIME_MAX_US = (838 * 3600 + 59 * 60 + 59) * 1_000_000
 
 
 def _truncate_micros(micros: int, fsp: int) -> int:
-    unit = 10 ** (6 - fsp)
+    unit: int = 10 ** (6 - fsp)
     return micros - micros % unit
 
 
 def _text(max_size: int) -> st.SearchStrategy[str]:
-    return st.text(st.characters(exclude_categories=("Cs",)), max_size=max_size)
+    return st.text(st.characters(exclude_categories=["Cs"]), max_size=max_size)
 
 
 def _json_docs() -> st.SearchStrategy[Any]:
@@ -126,7 +126,8 @@ def values_for(data_type: DataType, *, zero_dates: bool = False) -> st.SearchStr
         return dates | st.just(ZeroTemporal("0000-00-00")) if zero_dates else dates
     if logical is LogicalType.DATETIME:
         fsp = data_type.fsp
-        stamps: st.SearchStrategy[Value] = st.datetimes(dt.datetime(1000, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59)).map(
+        bounds = dt.datetime(1000, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59)
+        stamps: st.SearchStrategy[Value] = st.datetimes(*bounds).map(
             lambda d: d.replace(microsecond=_truncate_micros(d.microsecond, fsp))
         )
         return stamps | st.just(ZeroTemporal("0000-00-00 00:00:00")) if zero_dates else stamps
@@ -182,12 +183,12 @@ def row_images(schema: TableSchema, *, zero_dates: bool = False) -> st.SearchStr
 @st.composite
 def table_schemas(draw: st.DrawFn, *, min_columns: int = 1) -> TableSchema:
     """Random tables: an integer primary key plus a random subset of the kitchen-sink column types."""
-    names = draw(
-        st.lists(st.sampled_from(sorted(KITCHEN_SINK_TYPES)), min_size=min_columns, unique=True, max_size=12)
-    )
+    names = draw(st.lists(st.sampled_from(sorted(KITCHEN_SINK_TYPES)), min_size=min_columns, unique=True, max_size=12))
     nullable = draw(st.lists(st.booleans(), min_size=len(names), max_size=len(names)))
-    columns = [Column(name="id", data_type=_dt("bigint", length=20), nullable=False)]
-    columns += [Column(name=n, data_type=KITCHEN_SINK_TYPES[n], nullable=nl) for n, nl in zip(names, nullable, strict=True)]
+    columns: list[Column] = [Column(name="id", data_type=_dt("bigint", length=20), nullable=False)]
+    columns += [
+        Column(name=n, data_type=KITCHEN_SINK_TYPES[n], nullable=nl) for n, nl in zip(names, nullable, strict=True)
+    ]
     return TableSchema(
         database=draw(st.sampled_from(["test", "shop", "app_db"])),
         table=draw(st.sampled_from(["t", "orders", "users_2"])),
