@@ -1,0 +1,431 @@
+"""Debezium JSON messages (TiCDC, Debezium, dtle) to typed events.
+
+Kinds: rows (``op`` c/u/d, ``r`` snapshot reads as inserts), truncate (``op`` t), TiCDC watermarks
+(``op`` m), DDL (a payload with ``ddl``, dtle's bare SchemaChangeTopic value included). Tombstones,
+transaction-metadata and heartbeat messages carry no change and decode to no event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+import orjson
+
+from cdc_core.codec import Options
+from cdc_core.errors import DecodeError, SchemaError
+from cdc_core.events import DDLEvent, DDLType, Event, Op, RowChange, Source, Watermark
+from cdc_core.message import Message
+from cdc_core.schema import Column, Index, TableSchema
+from cdc_core.values import RowImage
+
+from cdc_debezium import ddl
+from cdc_debezium.inbound import (
+    CONVERSION_ERRORS,
+    UNTYPED,
+    BinaryMode,
+    ColumnReader,
+    Converter,
+    DecimalMode,
+    Modes,
+    TimePrecisionMode,
+    reader_from_column,
+    reader_from_field,
+)
+from cdc_debezium.jsonreader import JSONParseError, loads
+from cdc_debezium.names import PROTOCOL, WireOp
+
+_ROW_OPS: Final = {
+    WireOp.CREATE.value: Op.INSERT,
+    WireOp.READ.value: Op.INSERT,
+    WireOp.UPDATE.value: Op.UPDATE,
+    WireOp.DELETE.value: Op.DELETE,
+}
+# Source fields worth keeping for ordering and tracing (values copied as they are on the wire).
+_SOURCE_META: Final = (
+    "version",
+    "connector",
+    "name",
+    "ts_ms",
+    "ts_sec",
+    "ts_us",
+    "ts_ns",
+    "snapshot",
+    "server_id",
+    "gtid",
+    "file",
+    "pos",
+    "row",
+    "thread",
+    "query",
+    "sequence",
+    "cluster_id",
+    "start_ts",
+)
+_CACHE_LIMIT: Final = 1024
+
+
+class _Readers:
+    """Compiled readers of one before/after struct, and the table schema they describe."""
+
+    __slots__ = ("by_name", "schema")
+
+    def __init__(self, by_name: dict[str, Converter], schema: TableSchema | None) -> None:
+        self.by_name = by_name
+        self.schema = schema
+
+
+class DebeziumDecoder:
+    """Stateless apart from a cache of compiled field schemas. ``schemas`` types schemaless streams."""
+
+    def __init__(self, options: Options, *, schemas: Iterable[TableSchema] = ()) -> None:
+        from cdc_core.textual import resolve_zone
+
+        self.modes = Modes(
+            decimal=DecimalMode(options["decimal.handling.mode"]),
+            binary=BinaryMode(options["binary.handling.mode"]),
+            time_precision=TimePrecisionMode(options["time.precision.mode"]),
+            zone=resolve_zone(options["time-zone"]),
+        )
+        self.user_schemas: dict[tuple[str, str], TableSchema] = {(s.database, s.table): s for s in schemas}
+        path = options["table-schema"]
+        if path:
+            from cdc_debezium.schemafile import load_schemas
+
+            for schema in load_schemas(path):
+                self.user_schemas[(schema.database, schema.table)] = schema
+        self._cache: dict[bytes, _Readers] = {}
+        self._user_readers: dict[tuple[str, str], _Readers] = {}
+
+    # ------------------------------------------------------------------------------------------ entry
+
+    def decode(self, message: Message) -> list[Event]:
+        if message.is_tombstone:
+            return []  # Debezium's tombstone after a delete: log compaction only, no change
+        try:
+            doc = loads(message.value or b"")
+        except JSONParseError as exc:
+            raise DecodeError.at(message, PROTOCOL, f"not valid JSON: {exc}", field="value") from exc
+        if not isinstance(doc, dict):
+            raise DecodeError.at(message, PROTOCOL, f"expected a JSON object, got {_kind(doc)}", field="value")
+        schema_doc: Any = None
+        if "payload" in doc and (len(doc) == 1 or "schema" in doc):
+            payload = doc["payload"]
+            schema_doc = doc.get("schema")
+            prefix = "payload"
+        else:
+            payload = doc  # schemas.enable=false, and dtle's schema-change value
+            prefix = "value"
+        if payload is None:
+            return []  # JsonConverter's tombstone with schemas: {"schema": null, "payload": null}
+        if not isinstance(payload, dict):
+            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(payload)}", field=prefix)
+        if schema_doc is not None and not isinstance(schema_doc, dict):
+            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(schema_doc)}", field="schema")
+        try:
+            return self._dispatch(message, payload, schema_doc, prefix)
+        except DecodeError as exc:
+            raise exc.located(message) from None
+        except SchemaError as exc:
+            raise DecodeError.at(message, PROTOCOL, str(exc), field="schema") from exc
+
+    def _dispatch(
+        self, message: Message, payload: dict[str, Any], schema: dict[str, Any] | None, at: str
+    ) -> list[Event]:
+        op = payload.get("op")
+        if op is not None:
+            if not isinstance(op, str):
+                raise DecodeError.at(message, PROTOCOL, f"expected a string, got {_kind(op)}", field=f"{at}.op")
+            row_op = _ROW_OPS.get(op)
+            if row_op is not None:
+                return [self._row(message, op, row_op, payload, schema, at)]
+            if op == WireOp.MESSAGE:
+                return [self._watermark(message, payload, at)]
+            if op == WireOp.TRUNCATE:
+                return [self._truncate(message, payload, at)]
+            raise DecodeError.at(
+                message, PROTOCOL, f"unknown op {op!r} (expected c, u, d, r, t or m)", field=f"{at}.op"
+            )
+        if "ddl" in payload:
+            return [self._ddl(message, payload, at)]
+        if payload.get("status") in ("BEGIN", "END") and "id" in payload:
+            return []  # transaction metadata (provide.transaction.metadata): boundaries, no change
+        schema_name = schema.get("name") if schema else None
+        if schema_name == "io.debezium.connector.common.Heartbeat" or set(payload) == {"ts_ms"}:
+            return []  # heartbeat: keeps offsets moving, no change
+        if isinstance(schema_name, str) and schema_name.endswith(("Key", "SchemaChangeKey")):
+            reason = f"this is a key document ({schema_name}); pass it as the message key"
+        elif set(payload) == {"databaseName"}:
+            reason = "this is a schema-change key document; pass it as the message key"
+        else:
+            reason = "no 'op' and no 'ddl': not a Debezium change, DDL or watermark message (a key document? pass it as the key)"
+        raise DecodeError.at(message, PROTOCOL, reason, field=f"{at}.op")
+
+    # ------------------------------------------------------------------------------------------- rows
+
+    def _row(
+        self, message: Message, op: str, row_op: Op, payload: dict[str, Any], schema: dict[str, Any] | None, at: str
+    ) -> RowChange:
+        source = _source(message, payload, at)
+        database = _str_field(message, source, "db", f"{at}.source")
+        table = _str_field(message, source, "table", f"{at}.source")
+        key_columns = self._key_columns(message) if message.key else ()
+        readers = self._readers(message, schema, database, table, key_columns)
+        before_raw = payload.get("before")
+        after_raw = payload.get("after")
+        before = self._image(message, readers, before_raw, f"{at}.before") if before_raw is not None else None
+        after = self._image(message, readers, after_raw, f"{at}.after") if after_raw is not None else None
+        if row_op is Op.DELETE and before is None:
+            raise DecodeError.at(message, PROTOCOL, "a delete needs the deleted row", field=f"{at}.before")
+        if row_op is not Op.DELETE and after is None:
+            raise DecodeError.at(message, PROTOCOL, f"op {op!r} needs the new row", field=f"{at}.after")
+        meta = _meta(source, payload)
+        if op == WireOp.READ:
+            meta["snapshot_read"] = True
+        return RowChange(
+            op=row_op,
+            database=database,
+            table=table,
+            before=before,
+            after=after,
+            commit_ts=_commit_ts(message, source, at),
+            schema=readers.schema,
+            source=Source.of(message),
+            meta=meta,
+        )
+
+    def _image(self, message: Message, readers: _Readers, raw: Any, at: str) -> RowImage:
+        if not isinstance(raw, dict):
+            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(raw)}", field=at)
+        by_name = readers.by_name
+        image: RowImage = {}
+        name = ""
+        try:
+            for name, value in raw.items():
+                image[name] = None if value is None else by_name.get(name, UNTYPED)(value)
+        except CONVERSION_ERRORS as exc:
+            reason = f"{exc}" if str(exc) else type(exc).__name__
+            raise DecodeError.at(message, PROTOCOL, reason, field=f"{at}.{name}") from exc
+        return image
+
+    def _key_columns(self, message: Message) -> tuple[str, ...]:
+        try:
+            doc = orjson.loads(message.key or b"")
+        except orjson.JSONDecodeError as exc:
+            raise DecodeError.at(message, PROTOCOL, f"key is not valid JSON: {exc}", field="key") from exc
+        payload = doc.get("payload", doc) if isinstance(doc, dict) else None
+        if not isinstance(payload, dict):
+            raise DecodeError.at(message, PROTOCOL, f"key is not an object, got {_kind(payload)}", field="key.payload")
+        return tuple(payload)
+
+    def _readers(
+        self,
+        message: Message,
+        schema: dict[str, Any] | None,
+        database: str,
+        table: str,
+        key_columns: tuple[str, ...],
+    ) -> _Readers:
+        user = self.user_schemas.get((database, table))
+        fields = _row_fields(message, schema) if schema is not None else None
+        if fields is None:
+            if user is None:
+                return _NO_READERS
+            cached = self._user_readers.get((database, table))
+            if cached is None:
+                converters = {c.name: reader_from_column(c, self.modes).convert for c in user.columns}
+                cached = self._user_readers[(database, table)] = _Readers(converters, user)
+            return cached
+        cache_key = orjson.dumps(fields) + b"|" + "\x00".join((database, table, *key_columns)).encode()
+        cached = self._cache.get(cache_key)
+        if cached is None:
+            cached = self._compile(message, fields, user, database, table, key_columns)
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[cache_key] = cached
+        return cached
+
+    def _compile(
+        self,
+        message: Message,
+        fields: list[Any],
+        user: TableSchema | None,
+        database: str,
+        table: str,
+        key_columns: tuple[str, ...],
+    ) -> _Readers:
+        readers: list[ColumnReader] = []
+        for i, field in enumerate(fields):
+            where = f"schema.fields.after.fields[{i}]"
+            if not isinstance(field, dict):
+                raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(field)}", field=where)
+            user_column = user.find_column(str(field.get("field"))) if user is not None else None
+            try:
+                readers.append(reader_from_field(field, user_column, self.modes))
+            except SchemaError as exc:
+                raise DecodeError.at(message, PROTOCOL, str(exc), field=where) from exc
+        columns = [r.column for r in readers if r.column is not None]
+        names = {c.name for c in columns}
+        if user is not None:
+            schema: TableSchema | None = user
+        else:
+            keys = [k for k in key_columns if k in names]
+            indexes = [Index(name="PRIMARY", columns=keys, unique=True, primary=True)] if keys else []
+            try:
+                schema = TableSchema(database=database, table=table, columns=_unique(columns), indexes=indexes)
+            except SchemaError as exc:
+                raise DecodeError.at(message, PROTOCOL, str(exc), field="schema.fields.after") from exc
+        by_name = {r.column.name: r.convert for r in readers if r.column is not None}
+        return _Readers(by_name, schema)
+
+    # -------------------------------------------------------------------------------- other kinds
+
+    def _watermark(self, message: Message, payload: dict[str, Any], at: str) -> Watermark:
+        source = _source(message, payload, at)
+        ts = _commit_ts(message, source, at)
+        if ts is None:
+            raise DecodeError.at(message, PROTOCOL, "a watermark needs commit_ts", field=f"{at}.source.commit_ts")
+        return Watermark(ts=ts, source=Source.of(message))
+
+    def _truncate(self, message: Message, payload: dict[str, Any], at: str) -> DDLEvent:
+        source = _source(message, payload, at)
+        return DDLEvent(
+            ddl_type=DDLType.TRUNCATE,
+            sql=None,
+            database=_str_field(message, source, "db", f"{at}.source"),
+            table=_str_field(message, source, "table", f"{at}.source"),
+            commit_ts=_commit_ts(message, source, at),
+            source=Source.of(message),
+            meta=_meta(source, payload),
+        )
+
+    def _ddl(self, message: Message, payload: dict[str, Any], at: str) -> DDLEvent:
+        sql = payload.get("ddl")
+        if not isinstance(sql, str):
+            raise DecodeError.at(message, PROTOCOL, f"expected a string, got {_kind(sql)}", field=f"{at}.ddl")
+        raw_source = payload.get("source")
+        source: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
+        position = payload.get("position")  # dtle: binlog coordinates live here, not in source
+        meta = _meta(source, payload)
+        if isinstance(position, dict):
+            meta.update({k: v for k, v in position.items() if v is not None})
+        if "server" in source:
+            meta["name"] = source["server"]
+        database_name = payload.get("databaseName")
+        database = source.get("db") or (database_name if isinstance(database_name, str) else None) or None
+        table = source.get("table") or None
+        changes = payload.get("tableChanges")
+        if changes is None:
+            changes = []
+        if not isinstance(changes, list):
+            raise DecodeError.at(
+                message, PROTOCOL, f"expected an array, got {_kind(changes)}", field=f"{at}.tableChanges"
+            )
+        change_type: str | None = None
+        table_schema: TableSchema | None = None
+        if changes:
+            first = changes[0]
+            if not isinstance(first, dict):
+                raise DecodeError.at(message, PROTOCOL, "expected an object", field=f"{at}.tableChanges[0]")
+            raw_type = first.get("type")
+            change_type = raw_type if isinstance(raw_type, str) else None
+            ids = ddl.parse_ids(str(first.get("id") or ""))
+            if ids:
+                meta["table_ids"] = [f"{d}.{t}" for d, t in ids]
+                if table is None:
+                    database, table = ids[0]
+            table_doc = first.get("table")
+            if isinstance(table_doc, dict) and database is not None and table is not None:
+                try:
+                    table_schema = ddl.schema_from_table(database, table, table_doc)
+                except SchemaError:
+                    table_schema = None  # e.g. spatial types: the DDL still applies, its typed schema is unknown
+        commit_ts = source.get("commit_ts")
+        return DDLEvent(
+            ddl_type=ddl.ddl_type_of(change_type, sql),
+            sql=sql,
+            database=database if isinstance(database, str) else None,
+            table=table if isinstance(table, str) else None,
+            commit_ts=commit_ts if type(commit_ts) is int else None,
+            table_schema=table_schema,
+            source=Source.of(message),
+            meta=meta,
+        )
+
+
+_NO_READERS: Final = _Readers({}, None)
+
+
+def _unique(columns: list[Column]) -> list[Column]:
+    seen: set[str] = set()
+    out = []
+    for column in columns:
+        if column.name not in seen:
+            seen.add(column.name)
+            out.append(column)
+    return out
+
+
+def _row_fields(message: Message, schema: dict[str, Any]) -> list[Any] | None:
+    fields = schema.get("fields")
+    if not isinstance(fields, list):
+        raise DecodeError.at(message, PROTOCOL, f"expected an array, got {_kind(fields)}", field="schema.fields")
+    for candidate in ("after", "before"):
+        for entry in fields:
+            if isinstance(entry, dict) and entry.get("field") == candidate:
+                inner = entry.get("fields")
+                if not isinstance(inner, list):
+                    raise DecodeError.at(
+                        message,
+                        PROTOCOL,
+                        f"expected an array, got {_kind(inner)}",
+                        field=f"schema.fields.{candidate}.fields",
+                    )
+                return inner
+    return None
+
+
+def _source(message: Message, payload: Mapping[str, Any], at: str) -> Mapping[str, Any]:
+    source = payload.get("source")
+    if not isinstance(source, dict):
+        raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(source)}", field=f"{at}.source")
+    return source
+
+
+def _str_field(message: Message, obj: Mapping[str, Any], key: str, at: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str):
+        raise DecodeError.at(message, PROTOCOL, f"expected a string, got {_kind(value)}", field=f"{at}.{key}")
+    return value
+
+
+def _commit_ts(message: Message, source: Mapping[str, Any], at: str) -> int | None:
+    value = source.get("commit_ts")
+    if value is None:
+        return None
+    if type(value) is not int or value < 0:
+        raise DecodeError.at(
+            message, PROTOCOL, f"expected a TSO integer, got {value!r}", field=f"{at}.source.commit_ts"
+        )
+    return value
+
+
+def _meta(source: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[str, Any]:
+    meta = {key: source[key] for key in _SOURCE_META if source.get(key) is not None}
+    if "ts_ms" in meta:
+        meta["source_ts_ms"] = meta.pop("ts_ms")
+    ts_ms = payload.get("ts_ms")
+    if ts_ms is not None:
+        meta["ts_ms"] = ts_ms
+    if "name" in meta:
+        meta["cluster"] = meta.pop("name")
+    transaction = payload.get("transaction")
+    if transaction is not None:
+        meta["transaction"] = transaction
+    return meta
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(value), type(value).__name__)

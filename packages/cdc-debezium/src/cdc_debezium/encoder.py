@@ -1,0 +1,236 @@
+"""Typed events to Debezium JSON messages, byte for byte as TiCDC writes them (reference section 2)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+from cdc_core.codec import Options
+from cdc_core.errors import EncodeError
+from cdc_core.events import DDLEvent, DDLType, Event, Op, RowChange, Watermark
+from cdc_core.message import Message
+from cdc_core.schema import Column, TableSchema
+from cdc_core.textual import TextFormError, resolve_zone
+from cdc_core.tso import physical_ms
+from cdc_core.values import RowImage
+
+from cdc_debezium import ddl, jsonwriter
+from cdc_debezium.envelope import (
+    SCHEMA_CHANGE_KEY_SCHEMA,
+    SCHEMA_CHANGE_VALUE_SCHEMA,
+    SOURCE_SCHEMA,
+    TRANSACTION_SCHEMA,
+)
+from cdc_debezium.names import DEBEZIUM_VERSION, PROTOCOL, TICDC_CONNECTOR, record_prefix, sanitize_name
+from cdc_debezium.outbound import field_schema, null_value, wire_value
+
+_OPS: Final = {Op.INSERT: "c", Op.UPDATE: "u", Op.DELETE: "d"}
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class DebeziumEncoder:
+    """``clock`` gives the payload ``ts_ms`` (TiCDC's encode time); tests fix it to compare bytes."""
+
+    def __init__(self, options: Options, *, clock: Callable[[], int] = _wall_clock_ms) -> None:
+        self.cluster: str = options["cluster-id"]
+        self.tidb_extension: bool = options["enable-tidb-extension"]
+        self.with_schema: bool = not options["debezium-disable-schema"]
+        self.old_value: bool = options["output-old-value"]
+        self.zone = resolve_zone(options["time-zone"])
+        self.clock = clock
+
+    def encode(self, event: Event) -> list[Message]:
+        if isinstance(event, RowChange):
+            return [self._row(event)]
+        if isinstance(event, DDLEvent):
+            return [self._ddl(event)]
+        if isinstance(event, Watermark):
+            # TiCDC writes watermarks only with the TiDB extension on; plain Debezium consumers know no op "m".
+            return [self._watermark(event)] if self.tidb_extension else []
+        return []  # Bootstrap: Debezium has no such message
+
+    # ------------------------------------------------------------------------------------------ source
+
+    def _source(self, database: str, table: str, commit_ts: int) -> dict[str, Any]:
+        return {
+            "version": DEBEZIUM_VERSION,
+            "connector": TICDC_CONNECTOR,
+            "name": self.cluster,
+            "ts_ms": physical_ms(commit_ts),
+            "snapshot": "false",
+            "db": database,
+            "table": table,
+            "server_id": 0,
+            "gtid": None,
+            "file": "",
+            "pos": 0,
+            "row": 0,
+            "thread": 0,
+            "query": None,
+            "commit_ts": commit_ts,
+            "cluster_id": self.cluster,
+        }
+
+    def _message(self, key: dict[str, Any], value: dict[str, Any]) -> Message:
+        return Message(key=jsonwriter.dumps(key), value=jsonwriter.dumps(value))
+
+    # -------------------------------------------------------------------------------------------- rows
+
+    def _row(self, event: RowChange) -> Message:
+        schema = event.schema
+        if schema is None:
+            raise EncodeError(PROTOCOL, "row events need their TableSchema", table=f"{event.database}.{event.table}")
+        stored = [c for c in schema.columns if not c.generated]
+        payload: dict[str, Any] = {
+            "source": self._source(event.database, event.table, event.commit_ts or 0),
+            "ts_ms": self.clock(),
+            "transaction": None,
+            "op": _OPS[event.op],
+        }
+        if event.op is Op.INSERT:
+            payload["before"] = None
+            payload["after"] = self._image(event, stored, event.after)
+        elif event.op is Op.DELETE:
+            payload["after"] = None
+            payload["before"] = self._image(event, stored, event.before)
+        else:
+            if self.old_value:
+                payload["before"] = self._image(event, stored, event.before)
+            payload["after"] = self._image(event, stored, event.after)
+        prefix = record_prefix(self.cluster, event.database, event.table)
+        value: dict[str, Any] = {"payload": payload}
+        if self.with_schema:
+            value["schema"] = self._envelope_schema(prefix, schema)
+        return self._message(self._key(event, schema, prefix), value)
+
+    def _image(self, event: RowChange, columns: list[Column], image: RowImage | None) -> dict[str, Any]:
+        if image is None:
+            raise EncodeError(PROTOCOL, f"{event.op.value} without its row image", table=_name(event))
+        out: dict[str, Any] = {}
+        for column in columns:
+            if column.name not in image:
+                continue  # column-selectors may blank columns out; TiCDC then skips them
+            value = image[column.name]
+            try:
+                out[column.name] = (
+                    null_value(column, self.zone) if value is None else wire_value(value, column, self.zone)
+                )
+            except (TypeError, ValueError, TextFormError, OverflowError) as exc:
+                if isinstance(exc, EncodeError):
+                    raise
+                raise EncodeError(PROTOCOL, str(exc), table=_name(event), field=column.name) from exc
+        return out
+
+    def _key(self, event: RowChange, schema: TableSchema, prefix: str) -> dict[str, Any]:
+        names = schema.handle_key
+        columns = [schema.column(n) for n in names]
+        image = event.before if event.op is Op.DELETE else event.after
+        payload = self._image(event, columns, image) if columns else {}
+        key: dict[str, Any] = {"payload": payload}
+        if self.with_schema:
+            key["schema"] = {
+                "type": "struct",
+                "name": f"{prefix}.Key",
+                "optional": False,
+                "fields": [self._field(c) for c in columns],
+            }
+        return key
+
+    def _field(self, column: Column) -> dict[str, Any]:
+        try:
+            return field_schema(column, tidb_extension=self.tidb_extension, zone=self.zone)
+        except (ValueError, TextFormError) as exc:
+            if isinstance(exc, EncodeError):
+                raise
+            raise EncodeError(PROTOCOL, str(exc), field=column.name) from exc
+
+    def _envelope_schema(self, prefix: str, schema: TableSchema) -> dict[str, Any]:
+        ordered = [c for c in schema.columns if not c.generated] + [c for c in schema.columns if c.generated]
+        fields = [self._field(c) for c in ordered]
+
+        def image(which: str) -> dict[str, Any]:
+            return {"type": "struct", "optional": True, "name": f"{prefix}.Value", "field": which, "fields": fields}
+
+        return {
+            "type": "struct",
+            "optional": False,
+            "name": f"{prefix}.Envelope",
+            "version": 1,
+            "fields": [
+                image("before"),
+                image("after"),
+                SOURCE_SCHEMA,
+                {"type": "string", "optional": False, "field": "op"},
+                {"type": "int64", "optional": True, "field": "ts_ms"},
+                TRANSACTION_SCHEMA,
+            ],
+        }
+
+    # ----------------------------------------------------------------------------------- other kinds
+
+    def _watermark(self, event: Watermark) -> Message:
+        cluster = sanitize_name(self.cluster)
+        payload = {
+            "source": self._source("", "", event.ts),
+            "ts_ms": self.clock(),
+            "transaction": None,
+            "op": "m",
+        }
+        value: dict[str, Any] = {"payload": payload}
+        key: dict[str, Any] = {"payload": {}}
+        if self.with_schema:
+            key["schema"] = {"type": "struct", "name": f"{cluster}.watermark.Key", "optional": False, "fields": []}
+            value["schema"] = {
+                "type": "struct",
+                "optional": False,
+                "name": f"{cluster}.watermark.Envelope",
+                "version": 1,
+                "fields": [
+                    SOURCE_SCHEMA,
+                    {"type": "string", "optional": False, "field": "op"},
+                    {"type": "int64", "optional": True, "field": "ts_ms"},
+                    TRANSACTION_SCHEMA,
+                ],
+            }
+        return self._message(key, value)
+
+    def _ddl(self, event: DDLEvent) -> Message:
+        database = event.database or ""
+        table = event.table or ""
+        change = ddl.change_type(event)
+        changes: list[dict[str, Any]] = []
+        if change is not None:
+            table_doc: dict[str, Any] | None = None
+            if not (change == "DROP" and event.ddl_type is DDLType.ERASE) and event.table_schema is not None:
+                charset = event.meta.get("default_charset", "")
+                table_doc = ddl.table_object(event.table_schema, charset if isinstance(charset, str) else "")
+            table_id = ddl.table_id(database, table)
+            if event.ddl_type is DDLType.RENAME and event.pre_table_schema is not None:
+                old = event.pre_table_schema
+                table_id = f"{table_id},{ddl.table_id(old.database, old.table)}"
+            changes.append({"type": change, "id": table_id, "table": table_doc})
+        source_table = table
+        if event.ddl_type is DDLType.RENAME and event.pre_table_schema is not None:
+            source_table = event.pre_table_schema.table
+        payload = {
+            "source": self._source(database, source_table, event.commit_ts or 0),
+            "ts_ms": self.clock(),
+            "databaseName": database,
+            "schemaName": None,
+            "ddl": event.sql or "",
+            "tableChanges": changes,
+        }
+        key: dict[str, Any] = {"payload": {"databaseName": database}}
+        value: dict[str, Any] = {"payload": payload}
+        if self.with_schema:
+            key["schema"] = SCHEMA_CHANGE_KEY_SCHEMA
+            value["schema"] = SCHEMA_CHANGE_VALUE_SCHEMA
+        return self._message(key, value)
+
+
+def _name(event: RowChange) -> str:
+    return f"{event.database}.{event.table}"

@@ -1,0 +1,63 @@
+"""Wire constants shared by the encoder and decoder: logical type names, versions, name sanitizing."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Final
+
+PROTOCOL: Final = "debezium"
+DEBEZIUM_VERSION: Final = "2.4.0.Final"
+TICDC_CONNECTOR: Final = "TiCDC"
+
+
+class Logical(StrEnum):
+    """Kafka Connect logical type names Debezium puts in field schemas."""
+
+    DATE = "io.debezium.time.Date"
+    TIMESTAMP = "io.debezium.time.Timestamp"
+    MICRO_TIMESTAMP = "io.debezium.time.MicroTimestamp"
+    NANO_TIMESTAMP = "io.debezium.time.NanoTimestamp"
+    ZONED_TIMESTAMP = "io.debezium.time.ZonedTimestamp"
+    TIME = "io.debezium.time.Time"
+    MICRO_TIME = "io.debezium.time.MicroTime"
+    NANO_TIME = "io.debezium.time.NanoTime"
+    YEAR = "io.debezium.time.Year"
+    BITS = "io.debezium.data.Bits"
+    ENUM = "io.debezium.data.Enum"
+    ENUM_SET = "io.debezium.data.EnumSet"
+    JSON = "io.debezium.data.Json"
+    VECTOR = "io.debezium.data.TiDBVectorFloat32"
+    VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+    CONNECT_DECIMAL = "org.apache.kafka.connect.data.Decimal"
+    CONNECT_DATE = "org.apache.kafka.connect.data.Date"
+    CONNECT_TIME = "org.apache.kafka.connect.data.Time"
+    CONNECT_TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
+
+
+class WireOp(StrEnum):
+    CREATE = "c"
+    UPDATE = "u"
+    DELETE = "d"
+    READ = "r"
+    TRUNCATE = "t"
+    MESSAGE = "m"  # TiCDC watermark
+
+
+_NOT_NAME: Final = re.compile(r"[^A-Za-z0-9_]")
+_NOT_TOPIC: Final = re.compile(r"[^A-Za-z0-9_.]")
+
+
+def sanitize_name(name: str) -> str:
+    """Avro-style name: runes outside ``[A-Za-z0-9_]`` become ``_``; a leading digit gets a ``_`` prefix."""
+    cleaned = _NOT_NAME.sub("_", name)
+    return "_" + cleaned if cleaned[:1].isdigit() else cleaned
+
+
+def sanitize_topic(name: str) -> str:
+    return _NOT_TOPIC.sub("_", name)
+
+
+def record_prefix(cluster: str, database: str, table: str) -> str:
+    """``<cluster>.<db>.<table>`` as TiCDC names the Envelope, Value and Key schemas."""
+    return f"{sanitize_name(cluster)}.{sanitize_name(database)}.{sanitize_topic(table)}"

@@ -1,0 +1,280 @@
+"""Column types and values as TiCDC writes them into Debezium messages (reference table 2.4)."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from decimal import Decimal
+from typing import Any, Final
+
+from cdc_core.errors import EncodeError
+from cdc_core.schema import Column
+from cdc_core.textual import (
+    EPOCH_DATE,
+    EPOCH_NAIVE,
+    TextFormError,
+    enum_name,
+    format_json,
+    format_vector,
+    parse_text,
+    set_names,
+)
+from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
+
+from cdc_debezium.jsonwriter import Float32
+from cdc_debezium.names import PROTOCOL, Logical
+
+_US: Final = dt.timedelta(microseconds=1)
+_MS: Final = dt.timedelta(milliseconds=1)
+_UTC: Final = dt.UTC
+_TWO_64: Final = 1 << 64
+_NO_UNSIGNED_SUFFIX: Final = frozenset(
+    {MySQLType.YEAR, MySQLType.BIT, MySQLType.VARCHAR, MySQLType.CHAR, MySQLType.DECIMAL}
+)
+_INT_TYPES: Final = {
+    (MySQLType.TINYINT, False): "int16",
+    (MySQLType.TINYINT, True): "int16",
+    (MySQLType.SMALLINT, False): "int16",
+    (MySQLType.SMALLINT, True): "int32",
+    (MySQLType.MEDIUMINT, False): "int32",
+    (MySQLType.MEDIUMINT, True): "int32",
+    (MySQLType.INT, False): "int32",
+    (MySQLType.INT, True): "int64",
+    (MySQLType.BIGINT, False): "int64",
+    (MySQLType.BIGINT, True): "int64",
+}
+
+
+def tidb_type(data_type: DataType) -> str:
+    """The ``tidb_type`` TiCDC adds with ``enable-tidb-extension``: type name plus `` unsigned``."""
+    name = data_type.mysql_type.value
+    if data_type.unsigned and data_type.mysql_type not in _NO_UNSIGNED_SUFFIX:
+        return name + " unsigned"
+    return name
+
+
+def _enum_allowed(elements: tuple[str, ...]) -> str:
+    return ",".join(e.replace(",", "\\,") for e in elements)
+
+
+def connect_type(data_type: DataType) -> tuple[str, str | None, dict[str, str] | None]:
+    """Kafka Connect (type, logical name, parameters) of a column type."""
+    logical = data_type.logical
+    t = data_type.mysql_type
+    if logical is LogicalType.INT:
+        return _INT_TYPES[(t, data_type.unsigned)], None, None
+    if logical is LogicalType.BIT:
+        if data_type.bit_width == 1:
+            return "boolean", None, None
+        return "bytes", Logical.BITS, {"length": str(data_type.bit_width)}
+    if logical in (LogicalType.STRING, LogicalType.BYTES):
+        return "string", None, None
+    if logical is LogicalType.ENUM:
+        return "string", Logical.ENUM, {"allowed": _enum_allowed(data_type.elements or ())}
+    if logical is LogicalType.SET:
+        return "string", Logical.ENUM_SET, {"allowed": ",".join(data_type.elements or ())}
+    if logical is LogicalType.DATE:
+        return "int32", Logical.DATE, None
+    if logical is LogicalType.DATETIME:
+        return "int64", Logical.TIMESTAMP if data_type.fsp <= 3 else Logical.MICRO_TIMESTAMP, None
+    if logical is LogicalType.TIMESTAMP:
+        return "string", Logical.ZONED_TIMESTAMP, None
+    if logical is LogicalType.TIME:
+        return "int64", Logical.MICRO_TIME, None
+    if logical is LogicalType.YEAR:
+        return "int32", Logical.YEAR, None
+    if logical is LogicalType.FLOAT:
+        return ("float" if data_type.decimal is None else "double"), None, None
+    if logical in (LogicalType.DOUBLE, LogicalType.DECIMAL):
+        return "double", None, None
+    if logical is LogicalType.JSON:
+        return "string", Logical.JSON, None
+    if logical is LogicalType.VECTOR:
+        return "string", Logical.VECTOR, None
+    raise AssertionError(f"unmapped logical type {logical}")  # every LogicalType is handled above
+
+
+def field_schema(column: Column, *, tidb_extension: bool, zone: dt.tzinfo) -> dict[str, Any]:
+    """One column's field schema, keys in TiCDC's order."""
+    kind, name, parameters = connect_type(column.data_type)
+    entry: dict[str, Any] = {}
+    if tidb_extension:
+        entry["tidb_type"] = tidb_type(column.data_type)
+    entry["type"] = kind
+    entry["optional"] = column.nullable
+    if name is not None:
+        entry["name"] = name.value
+        if name is not Logical.VECTOR:
+            entry["version"] = 1
+        if parameters is not None:
+            entry["parameters"] = parameters
+    entry["field"] = column.name
+    if column.default is not None:
+        entry["default"] = schema_default(column, zone)
+    return entry
+
+
+def _is_now(text: str) -> bool:
+    return text.strip().upper().startswith(("CURRENT_TIMESTAMP", "NOW("))
+
+
+def schema_default(column: Column, zone: dt.tzinfo) -> Any:
+    """The ``default`` of a field schema: numbers via float64, temporals in their wire unit."""
+    text = column.default
+    data_type = column.data_type
+    logical = data_type.logical
+    if text is None:
+        return None
+    if logical in (LogicalType.TIMESTAMP, LogicalType.DATETIME) and _is_now(text):
+        return default_now(column)
+    if logical in (LogicalType.STRING, LogicalType.BYTES, LogicalType.ENUM, LogicalType.SET):
+        return text
+    try:
+        value = parse_text(text, data_type, _UTC)
+    except (TextFormError, ValueError) as exc:
+        raise EncodeError(PROTOCOL, f"default {text!r}: {exc}", field=column.name) from exc
+    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.FLOAT, LogicalType.DOUBLE, LogicalType.DECIMAL):
+        return float(value)
+    return wire_value(value, column, zone)
+
+
+def default_now(column: Column) -> Any:
+    if column.data_type.logical is LogicalType.TIMESTAMP:
+        return None if column.nullable else "1970-01-01T00:00:00Z"
+    return 0
+
+
+def _shift_two_digit_year(year: int) -> int:
+    """Debezium's rule: two-digit years 0..69 mean 20xx, 70..99 mean 19xx."""
+    if year < 70:
+        return year + 2000
+    if year < 100:
+        return year + 1900
+    return year
+
+
+def _date_days(value: dt.date) -> int:
+    year = _shift_two_digit_year(value.year)
+    if year != value.year:
+        value = value.replace(year=year)
+    return (value - EPOCH_DATE).days
+
+
+def _datetime_units(value: dt.datetime, unit: dt.timedelta) -> int:
+    year = _shift_two_digit_year(value.year)
+    if year != value.year:
+        value = value.replace(year=year)
+    return (value.replace(tzinfo=None) - EPOCH_NAIVE) // unit
+
+
+def zoned_text(value: dt.datetime, fsp: int, zone: dt.tzinfo) -> str:
+    """``YYYY-MM-DDTHH:MM:SS[.fff]Z`` in UTC with exactly fsp digits of the microsecond field."""
+    moment = value.replace(tzinfo=zone) if value.tzinfo is None else value
+    utc = moment.astimezone(_UTC)
+    text = f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}"
+    if fsp > 0:
+        text += "." + f"{utc.microsecond:06d}"[:fsp]
+    return text + "Z"
+
+
+def _bits(value: int, width: int) -> str:
+    size = (width + 7) // 8
+    return base64.b64encode(value.to_bytes(8, "little")[:size]).decode("ascii")
+
+
+def wire_value(value: Value, column: Column, zone: dt.tzinfo) -> Any:
+    """The payload form of one non-NULL typed value (raises TypeError/ValueError on a mistyped value)."""
+    data_type = column.data_type
+    logical = data_type.logical
+    if logical is LogicalType.INT:
+        number = _as_int(value)
+        if data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned and number >= 1 << 63:
+            return number - _TWO_64
+        return number
+    if logical is LogicalType.STRING:
+        if not isinstance(value, str):
+            raise TypeError(f"expected str, got {type(value).__name__}")
+        return value
+    if logical is LogicalType.BYTES:
+        if not isinstance(value, bytes | bytearray | memoryview):
+            raise TypeError(f"expected bytes, got {type(value).__name__}")
+        return base64.b64encode(value).decode("ascii")
+    if logical is LogicalType.DOUBLE:
+        return float(value)
+    if logical is LogicalType.FLOAT:
+        return Float32(value) if data_type.decimal is None else float(Float32(value))
+    if logical is LogicalType.DECIMAL:
+        return float(Decimal(value))
+    if logical is LogicalType.YEAR:
+        return _as_int(value)
+    if logical is LogicalType.DATE:
+        if isinstance(value, ZeroTemporal):
+            return None if column.nullable else 0
+        if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
+            raise TypeError(f"expected date, got {type(value).__name__}")
+        return _date_days(value)
+    if logical is LogicalType.DATETIME:
+        if isinstance(value, ZeroTemporal):
+            return None if column.nullable else 0
+        if not isinstance(value, dt.datetime):
+            raise TypeError(f"expected datetime, got {type(value).__name__}")
+        return _datetime_units(value, _MS if data_type.fsp <= 3 else _US)
+    if logical is LogicalType.TIMESTAMP:
+        if isinstance(value, ZeroTemporal):
+            return "1970-01-01T00:00:00Z"
+        if not isinstance(value, dt.datetime):
+            raise TypeError(f"expected datetime, got {type(value).__name__}")
+        return zoned_text(value, data_type.fsp, zone)
+    if logical is LogicalType.TIME:
+        if not isinstance(value, dt.timedelta):
+            raise TypeError(f"expected timedelta, got {type(value).__name__}")
+        return value // _US
+    if logical is LogicalType.ENUM:
+        if isinstance(value, EnumIndex):
+            named = enum_name(value.index, data_type)
+            return named if isinstance(named, str) else ""
+        if not isinstance(value, str):
+            raise TypeError(f"expected str, got {type(value).__name__}")
+        return value
+    if logical is LogicalType.SET:
+        if isinstance(value, SetBits):
+            names = set_names(value.bits, data_type)
+            return "" if isinstance(names, SetBits) else ",".join(names)
+        if not isinstance(value, tuple | list):
+            raise TypeError(f"expected tuple of names, got {type(value).__name__}")
+        return ",".join(value)
+    if logical is LogicalType.BIT:
+        number = _as_int(value)
+        if data_type.bit_width == 1:
+            return number != 0
+        return _bits(number, data_type.bit_width)
+    if logical is LogicalType.JSON:
+        return format_json(value)
+    if logical is LogicalType.VECTOR:
+        return format_vector(value)
+    raise AssertionError(f"unmapped logical type {logical}")
+
+
+def _as_int(value: Value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected int, got {type(value).__name__}")
+    return value
+
+
+def null_value(column: Column, zone: dt.tzinfo) -> Any:
+    """What TiCDC writes for SQL NULL: the column default when it has one (Kafka Connect's null replacement)."""
+    text = column.default
+    if text is None:
+        return None
+    logical = column.data_type.logical
+    if logical in (LogicalType.TIMESTAMP, LogicalType.DATETIME) and _is_now(text):
+        return default_now(column)
+    if logical in (LogicalType.STRING, LogicalType.ENUM, LogicalType.SET):
+        return text
+    if logical is LogicalType.BYTES:
+        return base64.b64encode(text.encode("utf-8")).decode("ascii")
+    try:
+        return wire_value(parse_text(text, column.data_type, zone), column, zone)
+    except (TextFormError, ValueError, TypeError) as exc:
+        raise EncodeError(PROTOCOL, f"default {text!r}: {exc}", field=column.name) from exc
