@@ -56,7 +56,7 @@ def workspace(session: nox.Session) -> Path:
     editable: list[str] = []
     for name in _present_packages():
         editable += ["-e", f"packages/{name}{EXTRAS.get(name, '')}"]
-    session.run(python, "-m", "pip", "install", "-q", *editable, *_groups("test", "typecheck"), external=True)
+    session.run(python, "-m", "pip", "install", "-q", *editable, *_groups("test", "typecheck", "docs"), external=True)
     stamp.write_text(_fingerprint())
     return bindir
 
@@ -136,10 +136,10 @@ def fuzz(session: nox.Session) -> None:
     session.run(str(bindir / "python"), "fuzz/run.py", *session.posargs, external=True, env=_env(bindir))
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def docs(session: nox.Session) -> None:
-    """Build the documentation site into site/."""
-    session.install(*_groups("docs"))
-    for name in _present_packages():
-        session.install("-e", f"packages/{name}")
-    session.run("mkdocs", "build", "--strict", "--site-dir", "site")
+    """Build the documentation site into site/ (the type tables are rendered from the code first)."""
+    bindir = workspace(session)
+    if (ROOT / "docs" / "gen_types.py").exists():
+        session.run(str(bindir / "python"), "docs/gen_types.py", external=True, env=_env(bindir))
+    session.run(str(bindir / "mkdocs"), "build", "--strict", "--site-dir", "site", external=True, env=_env(bindir))
