@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from cdc_core.codec import Codec, OptionSpec, Options
-
+from cdc_core.codec import Codec, Options, OptionSpec
 from cdc_debezium.decoder import DebeziumDecoder
 from cdc_debezium.encoder import DebeziumEncoder
 from cdc_debezium.inbound import BinaryMode, DecimalMode, TimePrecisionMode

@@ -18,7 +18,6 @@ from cdc_core.events import DDLEvent, DDLType, Event, Op, RowChange, Source, Wat
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.values import RowImage
-
 from cdc_debezium import ddl
 from cdc_debezium.inbound import (
     CONVERSION_ERRORS,
@@ -138,7 +137,7 @@ class DebeziumDecoder:
                 raise DecodeError.at(message, PROTOCOL, f"expected a string, got {_kind(op)}", field=f"{at}.op")
             row_op = _ROW_OPS.get(op)
             if row_op is not None:
-                return [self._row(message, op, row_op, payload, schema, at)]
+                return [self._row(message, op, row_op, payload=payload, schema=schema, at=at)]
             if op == WireOp.MESSAGE:
                 return [self._watermark(message, payload, at)]
             if op == WireOp.TRUNCATE:
@@ -158,13 +157,13 @@ class DebeziumDecoder:
         elif set(payload) == {"databaseName"}:
             reason = "this is a schema-change key document; pass it as the message key"
         else:
-            reason = "no 'op' and no 'ddl': not a Debezium change, DDL or watermark message (a key document? pass it as the key)"
+            reason = "no 'op' and no 'ddl': not a change, DDL or watermark (a key document? pass it as the key)"
         raise DecodeError.at(message, PROTOCOL, reason, field=f"{at}.op")
 
     # ------------------------------------------------------------------------------------------- rows
 
     def _row(
-        self, message: Message, op: str, row_op: Op, payload: dict[str, Any], schema: dict[str, Any] | None, at: str
+        self, message: Message, op: str, row_op: Op, *, payload: dict[str, Any], schema: dict[str, Any] | None, at: str
     ) -> RowChange:
         source = _source(message, payload, at)
         database = _str_field(message, source, "db", f"{at}.source")
@@ -239,7 +238,7 @@ class DebeziumDecoder:
         cache_key = orjson.dumps(fields) + b"|" + "\x00".join((database, table, *key_columns)).encode()
         cached = self._cache.get(cache_key)
         if cached is None:
-            cached = self._compile(message, fields, user, database, table, key_columns)
+            cached = self._compile(message, fields, user=user, database=database, table=table, key_columns=key_columns)
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
             self._cache[cache_key] = cached
@@ -249,6 +248,7 @@ class DebeziumDecoder:
         self,
         message: Message,
         fields: list[Any],
+        *,
         user: TableSchema | None,
         database: str,
         table: str,

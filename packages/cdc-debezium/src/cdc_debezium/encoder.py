@@ -14,7 +14,6 @@ from cdc_core.schema import Column, TableSchema
 from cdc_core.textual import TextFormError, resolve_zone
 from cdc_core.tso import physical_ms
 from cdc_core.values import RowImage
-
 from cdc_debezium import ddl, jsonwriter
 from cdc_debezium.envelope import (
     SCHEMA_CHANGE_KEY_SCHEMA,

@@ -30,7 +30,6 @@ from cdc_core.textual import (
 )
 from cdc_core.types import DataType, LogicalType, MySQLType, parse_type_text
 from cdc_core.values import Value
-
 from cdc_debezium.names import Logical
 
 Converter = Callable[[Any], Value]

@@ -21,7 +21,6 @@ from cdc_core.textual import (
 )
 from cdc_core.types import DataType, LogicalType, MySQLType
 from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
-
 from cdc_debezium.jsonwriter import Float32
 from cdc_debezium.names import PROTOCOL, Logical
 
@@ -58,7 +57,7 @@ def _enum_allowed(elements: tuple[str, ...]) -> str:
     return ",".join(e.replace(",", "\\,") for e in elements)
 
 
-def connect_type(data_type: DataType) -> tuple[str, str | None, dict[str, str] | None]:
+def connect_type(data_type: DataType) -> tuple[str, Logical | None, dict[str, str] | None]:
     """Kafka Connect (type, logical name, parameters) of a column type."""
     logical = data_type.logical
     t = data_type.mysql_type

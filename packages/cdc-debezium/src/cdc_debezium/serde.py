@@ -15,11 +15,10 @@ from confluent_kafka.serialization import Deserializer, SerializationContext, Se
 
 from cdc_core.events import Event
 from cdc_core.message import Message
-
 from cdc_debezium.codec import CODEC
 
 
-class _EventSerializer(Serializer):  # type: ignore[misc]
+class _EventSerializer(Serializer):
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         self._encoder = CODEC.encoder(options)
 
@@ -43,7 +42,7 @@ class DebeziumSerializer(_EventSerializer):
         return messages[0].value if messages else None
 
 
-class DebeziumDeserializer(Deserializer):  # type: ignore[misc]
+class DebeziumDeserializer(Deserializer):
     """Debezium value bytes -> the events they carry."""
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
