@@ -1,0 +1,302 @@
+"""Canal-JSON messages (TiCDC's and official Canal's flat messages) to typed events."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from cdc_canal.inbound import Parser, TypeCache, TypeResolutionError
+from cdc_canal.names import DDL_TYPES, DML_TYPES, INIT_TYPE, PROTOCOL, ROWLESS_TYPES, WATERMARK_TYPE
+from cdc_core.codec import Options
+from cdc_core.errors import DecodeError
+from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
+from cdc_core.message import Message
+from cdc_core.schema import Column, Index, TableSchema
+from cdc_core.textual import TextFormError, resolve_zone
+from cdc_core.types import DataType
+from cdc_core.values import Value
+
+_OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, INIT_TYPE: Op.INSERT}
+_MAX_TS = (1 << 64) - 1
+
+
+def _fail(reason: str, field: str | None = None) -> DecodeError:
+    return DecodeError(PROTOCOL, reason, field=field)
+
+
+def _compile(pattern: str, option: str) -> re.Pattern[str] | None:
+    if not pattern:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        from cdc_core.errors import ConfigError
+
+        raise ConfigError(f"{PROTOCOL}: option {option}: invalid regular expression: {exc}") from exc
+
+
+class CanalDecoder:
+    """Stateless apart from the type cache: every Canal-JSON message carries its own column types.
+
+    TIMESTAMP strings carry no zone; they are read as local time in option ``time-zone`` (the changefeed's
+    ``--tz`` for TiCDC, the MySQL server zone for Canal).
+    """
+
+    def __init__(self, options: Options) -> None:
+        self.zone = resolve_zone(options["time-zone"])
+        self.types = TypeCache(self.zone)
+        self.database_filter = _compile(options["database.include"], "database.include")
+        self.table_filter = _compile(options["table.include"], "table.include")
+
+    def decode(self, message: Message) -> list[Event]:
+        if message.is_tombstone:
+            return []
+        try:
+            return self._decode(message)
+        except DecodeError as exc:
+            raise exc.located(message) from exc.__cause__
+        except RecursionError as exc:
+            raise DecodeError.at(message, PROTOCOL, "value nested too deeply") from exc
+
+    # ------------------------------------------------------------------------------------------- shape
+
+    def _decode(self, message: Message) -> list[Event]:
+        assert message.value is not None
+        try:
+            document = orjson.loads(message.value)
+        except orjson.JSONDecodeError as exc:
+            raise _fail(f"not a JSON document: {exc}") from exc
+        if not isinstance(document, dict):
+            raise _fail(f"expected a JSON object, got {type(document).__name__}")
+        return self.decode_document(document, Source.of(message))
+
+    def decode_document(self, doc: dict[str, Any], source: Source | None = None) -> list[Event]:
+        """Events of one already-parsed flat message."""
+        kind = doc.get("type")
+        if not isinstance(kind, str):
+            raise _fail("missing or non-string type", "type")
+        is_ddl = doc.get("isDdl", False)
+        if not isinstance(is_ddl, bool):
+            raise _fail(f"isDdl must be a boolean, got {type(is_ddl).__name__}", "isDdl")
+        tidb = doc.get("_tidb")
+        if tidb is not None and not isinstance(tidb, dict):
+            raise _fail("_tidb must be an object", "_tidb")
+        if is_ddl:
+            return self._ddl(doc, kind, tidb, source)
+        if kind == WATERMARK_TYPE:
+            return [Watermark(ts=_ts(tidb, "watermarkTs", required=True), source=source)]  # type: ignore[arg-type]
+        if kind in DML_TYPES or kind == INIT_TYPE:
+            return self._rows(doc, kind, tidb, source)
+        if kind in ROWLESS_TYPES:
+            return []
+        if kind in DDL_TYPES:
+            raise _fail(f"type {kind} is a DDL type but isDdl is false", "isDdl")
+        raise _fail(f"unknown event type {kind!r}", "type")
+
+    def _names(self, doc: Mapping[str, Any], *, allow_empty_table: bool) -> tuple[str, str]:
+        database = doc.get("database")
+        table = doc.get("table")
+        if not isinstance(database, str):
+            raise _fail("missing or non-string database", "database")
+        if not isinstance(table, str) or (not table and not allow_empty_table):
+            raise _fail("missing or empty table", "table")
+        return database, table
+
+    def _wanted(self, database: str, table: str) -> bool:
+        if self.database_filter is not None and not self.database_filter.fullmatch(database):
+            return False
+        return self.table_filter is None or not table or bool(self.table_filter.fullmatch(table))
+
+    # --------------------------------------------------------------------------------------------- ddl
+
+    def _ddl(
+        self, doc: Mapping[str, Any], kind: str, tidb: Mapping[str, Any] | None, source: Source | None
+    ) -> list[Event]:
+        ddl_type = DDL_TYPES.get(kind)
+        if ddl_type is None:
+            raise _fail(f"unknown DDL type {kind!r}", "type")
+        database, table = self._names(doc, allow_empty_table=True)
+        if not self._wanted(database, table):
+            return []
+        sql = doc.get("sql")
+        if not isinstance(sql, str):
+            raise _fail("DDL without sql text", "sql")
+        return [
+            DDLEvent(
+                ddl_type=ddl_type,
+                sql=sql,
+                database=database or None,
+                table=table or None,
+                commit_ts=_ts(tidb, "commitTs"),
+                source=source,
+                meta=_times(doc),
+            )
+        ]
+
+    # -------------------------------------------------------------------------------------------- rows
+
+    def _rows(
+        self, doc: Mapping[str, Any], kind: str, tidb: Mapping[str, Any] | None, source: Source | None
+    ) -> list[Event]:
+        database, table = self._names(doc, allow_empty_table=False)
+        if not self._wanted(database, table):
+            return []
+        op = _OPS[kind]
+        if "pkNames" not in doc:
+            raise _fail("missing pkNames", "pkNames")
+        pk_names = doc["pkNames"]
+        if pk_names is None:
+            pk_names = []
+        if not isinstance(pk_names, list) or not all(isinstance(n, str) for n in pk_names):
+            raise _fail("pkNames must be a list of column names", "pkNames")
+        data = doc.get("data")
+        if not isinstance(data, list) or not data:
+            raise _fail("data must be a non-empty list of rows", "data")
+        old = doc.get("old")
+        if op is Op.UPDATE and (not isinstance(old, list) or len(old) != len(data)):
+            raise _fail(f"UPDATE needs old as a list of {len(data)} row(s)", "old")
+        mysql_types = _object_or_empty(doc, "mysqlType")
+        sql_types = _object_or_empty(doc, "sqlType")
+        commit_ts = _ts(tidb, "commitTs")
+        handle_key_only = False
+        claim_check: str | None = None
+        if tidb is not None:
+            only = tidb.get("onlyHandleKey", False)
+            if not isinstance(only, bool):
+                raise _fail("onlyHandleKey must be a boolean", "_tidb.onlyHandleKey")
+            location = tidb.get("claimCheckLocation")
+            if location is not None and not isinstance(location, str):
+                raise _fail("claimCheckLocation must be a string", "_tidb.claimCheckLocation")
+            claim_check = location
+            handle_key_only = only or location is not None
+        meta = _times(doc)
+        events: list[Event] = []
+        schema: TableSchema | None = None
+        for i, row in enumerate(data):
+            if not isinstance(row, dict):
+                raise _fail("row must be an object", f"data[{i}]")
+            columns = self._columns(row, mysql_types, sql_types, f"data[{i}]")
+            if schema is None or schema.column_names != tuple(columns):
+                schema = _schema(database, table, columns, pk_names)
+            image = _parse_row(row, columns, f"data[{i}]")
+            before: dict[str, Value] | None = None
+            after: dict[str, Value] | None = None
+            changed: tuple[str, ...] | None = None
+            if op is Op.UPDATE:
+                old_row = old[i]  # type: ignore[index]
+                if not isinstance(old_row, dict):
+                    raise _fail("old row must be an object", f"old[{i}]")
+                before, changed = _before(old_row, image, columns, f"old[{i}]")
+                after = image
+            elif op is Op.DELETE:
+                before = image
+            else:
+                after = image
+            events.append(
+                RowChange(
+                    op=op,
+                    database=database,
+                    table=table,
+                    before=before,
+                    after=after,
+                    commit_ts=commit_ts,
+                    schema=schema,
+                    changed_columns=changed,
+                    handle_key_only=handle_key_only,
+                    claim_check_location=claim_check,
+                    source=source,
+                    meta=meta if kind != INIT_TYPE else {**meta, "canal_type": INIT_TYPE},
+                )
+            )
+        return events
+
+    def _columns(
+        self, row: Mapping[str, Any], mysql_types: Mapping[str, Any], sql_types: Mapping[str, Any], where: str
+    ) -> dict[str, tuple[DataType, Parser]]:
+        columns: dict[str, tuple[DataType, Parser]] = {}
+        for name in row:
+            try:
+                columns[name] = self.types.lookup(mysql_types.get(name), sql_types.get(name))
+            except TypeResolutionError as exc:
+                raise _fail(str(exc), f"mysqlType.{name}") from exc
+        return columns
+
+
+def _before(
+    old_row: Mapping[str, Any], after: Mapping[str, Value], columns: Mapping[str, tuple[DataType, Parser]], where: str
+) -> tuple[dict[str, Value], tuple[str, ...] | None]:
+    unknown = [name for name in old_row if name not in columns]
+    if unknown:
+        raise _fail(f"old names columns missing from data: {unknown}", where)
+    parsed = _parse_row(old_row, {name: columns[name] for name in old_row}, where)
+    before = {name: parsed[name] if name in parsed else after[name] for name in columns}
+    if len(old_row) == len(columns):
+        return before, None  # TiCDC's full old image: the protocol does not say what changed
+    # Partial old (official Canal, only-output-updated-columns): exactly these columns changed.
+    return before, tuple(name for name in columns if name in old_row)
+
+
+def _parse_row(row: Mapping[str, Any], columns: Mapping[str, tuple[DataType, Parser]], where: str) -> dict[str, Value]:
+    image: dict[str, Value] = {}
+    for name, (data_type, parse) in columns.items():
+        text = row[name]
+        if text is None:
+            image[name] = None
+            continue
+        if not isinstance(text, str):
+            raise _fail(f"value must be a string or null, got {type(text).__name__}", f"{where}.{name}")
+        try:
+            image[name] = parse(text)
+        except TextFormError as exc:
+            raise _fail(f"{data_type.type_text()}: {exc}", f"{where}.{name}") from exc
+    return image
+
+
+def _schema(
+    database: str, table: str, columns: Mapping[str, tuple[DataType, Parser]], pk_names: list[str]
+) -> TableSchema:
+    indexes = []
+    if pk_names and all(name in columns for name in pk_names):
+        indexes.append(Index(name="PRIMARY", columns=pk_names, unique=True, primary=True))
+    return TableSchema(
+        database=database,
+        table=table,
+        columns=[
+            Column(name=name, data_type=data_type, nullable=name not in pk_names)
+            for name, (data_type, _) in columns.items()
+        ],
+        indexes=indexes,
+    )
+
+
+def _object_or_empty(doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = doc.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _fail(f"{key} must be an object or null", key)
+    return value
+
+
+def _ts(tidb: Mapping[str, Any] | None, key: str, *, required: bool = False) -> int | None:
+    value = None if tidb is None else tidb.get(key)
+    if value is None:
+        if required:
+            raise _fail(f"missing _tidb.{key}", f"_tidb.{key}")
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _MAX_TS:
+        raise _fail(f"{key} must be an unsigned 64-bit integer, got {value!r}", f"_tidb.{key}")
+    return value
+
+
+def _times(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """``es`` (event time) and ``ts`` (write time), epoch ms, kept as metadata when they are integers."""
+    meta: dict[str, Any] = {}
+    for key in ("es", "ts"):
+        value = doc.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            meta[key] = value
+    return meta

@@ -1,0 +1,161 @@
+"""Column types from ``mysqlType``/``sqlType`` and wire strings back to typed values.
+
+Both flavours meet here: TiCDC's plain type names (``int unsigned``, ``enum``) and official Canal's full
+definitions (``int(10) unsigned``, ``enum('a','b')``). Parsed types are cached per distinct type text, so
+the per-value work is one call of a parser chosen once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Final
+
+from cdc_canal.names import SQL_CODE_FALLBACK, SqlType
+from cdc_core.errors import SchemaError
+from cdc_core.textual import (
+    TextFormError,
+    enum_name,
+    parse_set_text,
+    parse_text,
+    set_names,
+)
+from cdc_core.types import DataType, LogicalType, parse_type_text
+from cdc_core.values import EnumIndex, SetBits, Value
+
+Parser = Callable[[str], Value]
+
+
+class TypeResolutionError(ValueError):
+    """A column's type cannot be determined; the decoder turns it into a positioned DecodeError."""
+
+
+_BINARY_CODES: Final = frozenset({SqlType.BLOB, -2, -3, -4})  # BLOB, BINARY, VARBINARY, LONGVARBINARY
+
+
+def resolve_type(mysql_type: object, sql_code: object) -> DataType:
+    """The column type: ``mysqlType`` text first, ``sqlType`` where it adds binary-ness or is all there is."""
+    if isinstance(mysql_type, str):
+        try:
+            data_type = _parse_canal_type_text(mysql_type)
+        except SchemaError as exc:
+            raise TypeResolutionError(str(exc)) from exc
+        if data_type.logical is LogicalType.STRING and sql_code in _BINARY_CODES:
+            return data_type.as_binary()
+        return data_type
+    if mysql_type is not None:
+        raise TypeResolutionError(f"mysqlType must be a string, got {type(mysql_type).__name__}")
+    if isinstance(sql_code, int) and not isinstance(sql_code, bool) and sql_code in SQL_CODE_FALLBACK:
+        return DataType(mysql_type=SQL_CODE_FALLBACK[sql_code])
+    raise TypeResolutionError(f"no mysqlType and no known sqlType code ({sql_code!r})")
+
+
+def _parse_canal_type_text(text: str) -> DataType:
+    # Canal prints ``tinyint(1)`` for BOOL and may add a charset clause after text types; the core parser
+    # knows the MySQL grammar up to modifiers, so cut a trailing "character set ..." / "collate ..." clause.
+    lowered = text.lower()
+    for marker in (" character set ", " charset ", " collate "):
+        cut = lowered.find(marker)
+        if cut > 0:
+            text = text[:cut]
+            lowered = lowered[:cut]
+    return parse_type_text(text)
+
+
+def make_parser(data_type: DataType, zone: dt.tzinfo) -> Parser:
+    """A function from the wire string of ``data_type`` to its typed value (raises TextFormError)."""
+    logical = data_type.logical
+    if logical is LogicalType.BYTES:
+        return _latin1
+    if logical is LogicalType.STRING:
+        return _identity
+    if logical is LogicalType.ENUM:
+        return _enum_parser(data_type)
+    if logical is LogicalType.SET:
+        return _set_parser(data_type)
+    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
+        return _int
+    return lambda text: parse_text(text, data_type, zone)
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _latin1(text: str) -> bytes:
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError as exc:
+        raise TextFormError(f"binary value has a character above U+00FF at {exc.start}") from exc
+
+
+def _int(text: str) -> int:
+    # int() accepts "1_000" and surrounding blanks; the wire never carries those.
+    if not text or not (text.isdigit() or (text[0] == "-" and text[1:].isdigit())) or not text.isascii():
+        raise TextFormError(f"not an integer: {text!r}")
+    return int(text)
+
+
+def _is_index(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _enum_parser(data_type: DataType) -> Parser:
+    elements = data_type.elements or ()
+
+    def parse(text: str) -> Value:
+        if _is_index(text):
+            index = int(text)
+            if not elements and index != 0:
+                return EnumIndex(index)
+            named = enum_name(index, data_type)
+            if isinstance(named, EnumIndex):
+                raise TextFormError(f"enum index {index} is out of range for {len(elements)} members")
+            return named
+        if text in elements or text == "":
+            return text  # official Canal may print the member name itself
+        raise TextFormError(f"{text!r} is neither an enum index nor a member of {elements}")
+
+    return parse
+
+
+def _set_parser(data_type: DataType) -> Parser:
+    elements = data_type.elements or ()
+
+    def parse(text: str) -> Value:
+        if _is_index(text):
+            bits = int(text)
+            if not elements:
+                return SetBits(bits)
+            names = set_names(bits, data_type)
+            if isinstance(names, SetBits):
+                raise TextFormError(f"set bits {bits} name more than {len(elements)} members")
+            return names
+        if elements:
+            return parse_set_text(text, data_type)  # member names, comma-joined
+        raise TextFormError(f"set value {text!r} is not a bitmask and the members are unknown")
+
+    return parse
+
+
+class TypeCache:
+    """Parsed column types and value parsers, keyed by the (mysqlType, sqlType) pair seen on the wire."""
+
+    def __init__(self, zone: dt.tzinfo) -> None:
+        self.zone = zone
+        self._entries: dict[tuple[object, object], tuple[DataType, Parser]] = {}
+
+    def lookup(self, mysql_type: object, sql_code: object) -> tuple[DataType, Parser]:
+        key = (mysql_type, sql_code)
+        try:
+            return self._entries[key]
+        except (KeyError, TypeError):
+            pass
+        data_type = resolve_type(mysql_type, sql_code)
+        entry = (data_type, make_parser(data_type, self.zone))
+        if isinstance(mysql_type, str) and len(self._entries) < 4096:
+            self._entries[key] = entry
+        return entry
+
+
+__all__ = ["Parser", "TypeCache", "TypeResolutionError", "make_parser", "resolve_type"]

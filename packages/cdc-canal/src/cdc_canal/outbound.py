@@ -1,0 +1,121 @@
+"""Typed values and column types to Canal-JSON's strings: values, ``mysqlType`` and ``sqlType``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Final
+
+from cdc_core.textual import TextFormError, enum_index, format_text, set_bits
+from cdc_core.types import DEFAULT_LENGTHS, DataType, LogicalType, MySQLType
+from cdc_core.values import EnumIndex, SetBits, Value
+
+Formatter = Callable[[Value], str]
+
+_NO_UNSIGNED: Final = frozenset({MySQLType.BIT, MySQLType.YEAR})
+_DISPLAY_WIDTH: Final = frozenset(
+    {
+        MySQLType.TINYINT,
+        MySQLType.SMALLINT,
+        MySQLType.MEDIUMINT,
+        MySQLType.INT,
+        MySQLType.BIGINT,
+        MySQLType.YEAR,
+        MySQLType.BIT,
+        MySQLType.CHAR,
+        MySQLType.BINARY,
+    }
+)
+
+
+def mysql_type_text(data_type: DataType, *, full: bool) -> str:
+    """TiCDC's ``mysqlType``: the bare name (+ unsigned/zerofill), or with ``full`` the column definition."""
+    t = data_type.mysql_type
+    if full:
+        suffix = (" unsigned" if data_type.unsigned else "") + (" zerofill" if data_type.zerofill else "")
+        if t is MySQLType.YEAR:
+            return f"year({data_type.length or 4})"
+        if t in (MySQLType.FLOAT, MySQLType.DOUBLE) and data_type.decimal is None:
+            return t.value + suffix
+        if t in _DISPLAY_WIDTH and data_type.length is None:
+            length = 10 if t is MySQLType.INT and data_type.unsigned else DEFAULT_LENGTHS[t]
+            return data_type.type_text().replace(t.value, f"{t.value}({length})", 1)
+        return data_type.type_text()
+    text = t.value
+    if data_type.unsigned and t not in _NO_UNSIGNED:
+        text += " unsigned"
+    if data_type.zerofill and t is not MySQLType.YEAR:
+        text += " zerofill"
+    return text
+
+
+def make_formatter(data_type: DataType, zone: dt.tzinfo, *, member_names: bool) -> Formatter:
+    """A function from a typed value to its wire string (raises TextFormError on a mismatch).
+
+    ``member_names`` writes ENUM/SET as member names (official Canal flavour); otherwise the index and
+    bitmask digits TiCDC writes.
+    """
+    logical = data_type.logical
+    if logical is LogicalType.BYTES:
+        return _latin1
+    if logical is LogicalType.STRING:
+        return _text
+    if logical is LogicalType.ENUM:
+        return _enum_names(data_type) if member_names else _enum_index(data_type)
+    if logical is LogicalType.SET:
+        return _set_names(data_type) if member_names else _set_bits(data_type)
+    return lambda value: format_text(value, data_type, zone)
+
+
+def _latin1(value: Value) -> str:
+    if not isinstance(value, bytes | bytearray | memoryview):
+        raise TextFormError(f"expected bytes, got {type(value).__name__}")
+    return bytes(value).decode("latin-1")
+
+
+def _text(value: Value) -> str:
+    if not isinstance(value, str):
+        raise TextFormError(f"expected text, got {type(value).__name__}")
+    return value
+
+
+def _enum_index(data_type: DataType) -> Formatter:
+    def fmt(value: Value) -> str:
+        if not isinstance(value, str | EnumIndex):
+            raise TextFormError(f"expected an enum member, got {type(value).__name__}")
+        return str(enum_index(value, data_type))
+
+    return fmt
+
+
+def _enum_names(data_type: DataType) -> Formatter:
+    def fmt(value: Value) -> str:
+        if isinstance(value, EnumIndex):
+            return str(value.index)
+        if not isinstance(value, str):
+            raise TextFormError(f"expected an enum member, got {type(value).__name__}")
+        enum_index(value, data_type)  # membership check
+        return value
+
+    return fmt
+
+
+def _set_bits(data_type: DataType) -> Formatter:
+    def fmt(value: Value) -> str:
+        if not isinstance(value, tuple | list | SetBits):
+            raise TextFormError(f"expected set members, got {type(value).__name__}")
+        return str(set_bits(value, data_type))
+
+    return fmt
+
+
+def _set_names(data_type: DataType) -> Formatter:
+    def fmt(value: Value) -> str:
+        if isinstance(value, SetBits):
+            return str(value.bits)
+        if not isinstance(value, tuple | list):
+            raise TextFormError(f"expected set members, got {type(value).__name__}")
+        set_bits(value, data_type)  # membership check
+        return ",".join(value)
+
+    return fmt
