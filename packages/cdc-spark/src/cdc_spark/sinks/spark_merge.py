@@ -63,11 +63,11 @@ def merge_sql(plan: MergePlan, target: str, source: str) -> str:
         )
     on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in (*spec.keys, START_SEQUENCE))
     columns = [c for c in plan.source.columns if c != DROP]
-    sets = ", ".join(f"t.{quote(c)} = s.{quote(c)}" for c in columns)
+    assignments = ", ".join(f"t.{quote(c)} = s.{quote(c)}" for c in columns)
     return (
         f"MERGE INTO {target} t USING {source} s ON {on}\n"
         f"WHEN MATCHED AND s.{quote(DROP)} THEN DELETE\n"
-        f"WHEN MATCHED THEN UPDATE SET {sets}\n"
+        f"WHEN MATCHED THEN UPDATE SET {assignments}\n"
         f"WHEN NOT MATCHED AND NOT s.{quote(DROP)} THEN INSERT ({', '.join(quote(c) for c in columns)}) "
         f"VALUES ({', '.join(f's.{quote(c)}' for c in columns)})"
     )
@@ -136,7 +136,7 @@ class SparkMergeSink:
         return live_filter(2 if START_SEQUENCE in stored.columns else 1)(stored)
 
     def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
-        from py4j.protocol import Py4JJavaError
+        from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
         from pyspark.errors import PySparkException
 
         target = self.target(plan.spec.table)
