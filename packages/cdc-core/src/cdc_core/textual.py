@@ -13,7 +13,7 @@ import json
 import math
 import re
 import struct
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -89,11 +89,15 @@ def format_float_es6(value: float, *, bits: int = 64) -> str:
 # --------------------------------------------------------------------------------------------- decimal
 
 
+_WIDE_DECIMAL: Final = Context(prec=100)
+
+
 def format_decimal(value: Decimal, scale: int) -> str:
     """TiDB's MyDecimal text: exactly ``scale`` fractional digits."""
     quantum = Decimal(1).scaleb(-scale)
     try:
-        return format(value.quantize(quantum), "f")
+        # MySQL DECIMAL has up to 65 digits; the default context (28 digits) would reject wide values.
+        return format(value.quantize(quantum, context=_WIDE_DECIMAL), "f")
     except InvalidOperation as exc:
         raise TextFormError(f"decimal {value} does not fit scale {scale}") from exc
 
