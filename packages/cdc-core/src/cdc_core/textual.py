@@ -35,7 +35,10 @@ class TextFormError(ValueError):
 
 def to_float32(value: float) -> float:
     """Round a float to the nearest IEEE-754 single, as a Python float."""
-    result: float = struct.unpack("<f", struct.pack("<f", value))[0]
+    try:
+        result: float = struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError as exc:  # beyond FLT_MAX: not a FLOAT value
+        raise TextFormError(f"{value!r} is out of the FLOAT range") from exc
     return result
 
 
@@ -44,8 +47,11 @@ def shortest_float32(value: float) -> str:
     f32 = to_float32(value)
     for precision in range(1, 10):
         text = f"{f32:.{precision}g}"
-        if to_float32(float(text)) == f32:
-            return text
+        try:
+            if to_float32(float(text)) == f32:
+                return text
+        except TextFormError:  # rounding near FLT_MAX can step over it; more digits will not
+            continue
     return f"{f32:.9g}"
 
 
