@@ -15,7 +15,7 @@ from cdc_core.errors import DecodeError
 from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
-from cdc_core.textual import TextFormError, resolve_zone
+from cdc_core.textual import resolve_zone
 from cdc_core.types import DataType
 from cdc_core.values import Value
 
@@ -250,7 +250,7 @@ def _parse_row(row: Mapping[str, Any], columns: Mapping[str, tuple[DataType, Par
             raise _fail(f"value must be a string or null, got {type(text).__name__}", f"{where}.{name}")
         try:
             image[name] = parse(text)
-        except TextFormError as exc:
+        except (ValueError, ArithmeticError) as exc:  # TextFormError, and anything a value parser lets through
             raise _fail(f"{data_type.type_text()}: {exc}", f"{where}.{name}") from exc
     return image
 

@@ -15,7 +15,7 @@ from cdc_core.errors import EncodeError
 from cdc_core.events import Bootstrap, DDLEvent, Event, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Column, TableSchema
-from cdc_core.textual import TextFormError, resolve_zone
+from cdc_core.textual import resolve_zone
 from cdc_core.tso import physical_ms
 from cdc_core.values import RowImage
 
@@ -129,7 +129,7 @@ class CanalEncoder:
             fmt, _ = self._column_codec(column)
             try:
                 row[column.name] = fmt(value)
-            except (TextFormError, TypeError, ValueError, AttributeError) as exc:
+            except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:  # TextFormError included
                 raise EncodeError(PROTOCOL, str(exc), table=name, field=column.name) from exc
         return row
 
