@@ -146,15 +146,18 @@ class TypeCache:
         self._entries: dict[tuple[object, object], tuple[DataType, Parser]] = {}
 
     def lookup(self, mysql_type: object, sql_code: object) -> tuple[DataType, Parser]:
-        key = (mysql_type, sql_code)
-        try:
-            return self._entries[key]
-        except (KeyError, TypeError):
-            pass
-        data_type = resolve_type(mysql_type, sql_code)
-        entry = (data_type, make_parser(data_type, self.zone))
-        if isinstance(mysql_type, str) and len(self._entries) < 4096:
-            self._entries[key] = entry
+        # A sqlType that is not an integer code says nothing; normalising it also keeps the key hashable.
+        code = sql_code if isinstance(sql_code, int) and not isinstance(sql_code, bool) else None
+        if not isinstance(mysql_type, str):
+            data_type = resolve_type(mysql_type, code)
+            return data_type, make_parser(data_type, self.zone)
+        key = (mysql_type, code)
+        entry = self._entries.get(key)
+        if entry is None:
+            data_type = resolve_type(mysql_type, code)
+            entry = (data_type, make_parser(data_type, self.zone))
+            if len(self._entries) < 4096:  # bounded: a hostile stream cannot grow it without limit
+                self._entries[key] = entry
         return entry
 
 

@@ -1,0 +1,151 @@
+"""Mutation fuzzing seeded from the corpus and the encoder's own output: only `CdcError` may escape.
+
+Mutations: truncation, bit flips, invalid UTF-8, deep nesting, huge numbers and every field replaced by a
+value of another JSON type (recursively, inside rows and type maps too).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cdc_core.errors import CdcError
+from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
+from cdc_core.message import Message
+from cdc_core.registry import get_codec
+from cdc_core.tso import compose
+from cdc_testing.corpus import corpus_files
+from cdc_testing.strategies import kitchen_sink_schema
+
+SCHEMA = kitchen_sink_schema()
+ROW = {
+    "id": 7,
+    "c_int_u": 4294967295,
+    "c_bigint_u": 18446744073709551615,
+    "c_float": 1.5,
+    "c_decimal": Decimal("12.3400"),
+    "c_date": dt.date(2024, 2, 29),
+    "c_timestamp_6": dt.datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=dt.UTC),
+    "c_time_3": dt.timedelta(hours=-838, seconds=-1),
+    "c_varchar": "héllo <b>",
+    "c_blob": bytes(range(20)),
+    "c_enum": "green",
+    "c_set": ("x", "z"),
+    "c_bit_64": (1 << 64) - 1,
+    "c_json": {"k": [1, "two", None]},
+}
+FULL_ROW = {c.name: ROW.get(c.name) for c in SCHEMA.columns}
+
+
+def _seeds() -> list[bytes]:
+    seeds = [p.read_bytes() for p in corpus_files("tiflow/pkg/sink/codec/canal/**/*.json")]
+    codec = get_codec("canal-json")
+    for options in ({"enable-tidb-extension": True}, {"flavour": "canal"}, {"content-compatible": True}):
+        encoder = codec.encoder(options)
+        ts = compose(1_700_000_000_000)
+        for event in (
+            RowChange(
+                op=Op.UPDATE,
+                database="test",
+                table="kitchen_sink",
+                before=FULL_ROW,
+                after={**FULL_ROW, "c_int_u": 1},
+                commit_ts=ts,
+                schema=SCHEMA,
+            ),  # fmt: skip
+            RowChange(
+                op=Op.DELETE, database="test", table="kitchen_sink", before=FULL_ROW, commit_ts=ts, schema=SCHEMA
+            ),  # fmt: skip
+            DDLEvent(ddl_type=DDLType.ALTER, sql="alter table t add c int", database="test", table="t", commit_ts=ts),
+            Watermark(ts=ts),
+        ):
+            seeds += [m.value for m in encoder.encode(event) if m.value is not None]
+    return seeds
+
+
+SEEDS = _seeds()
+ODD_VALUES = st.sampled_from(
+    [None, True, 0, -1, 1 << 64, -(1 << 63) - 1, 1e308, "", "x", "\u0100", "99999999999999999999999", [], {}, [[]],
+     {"a": None}, "0000-00-00", "-838:59:59.999999", "[1,2", "1e39"]
+)  # fmt: skip
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += _paths(value, (*prefix, i))
+    return out
+
+
+def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(node, dict):
+        return {**node, head: _replace(node[head], rest, value)}
+    copy = list(node)
+    copy[head] = _replace(copy[head], rest, value)
+    return copy
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> bytes:
+    seed = draw(st.sampled_from(SEEDS))
+    kind = draw(st.sampled_from(["truncate", "flip", "utf8", "nest", "replace", "drop", "replace"]))
+    if kind == "truncate":
+        return seed[: draw(st.integers(0, len(seed)))]
+    if kind == "flip":
+        data = bytearray(seed)
+        for _ in range(draw(st.integers(1, 4))):
+            i = draw(st.integers(0, len(data) - 1))
+            data[i] ^= 1 << draw(st.integers(0, 7))
+        return bytes(data)
+    if kind == "utf8":
+        i = draw(st.integers(0, len(seed)))
+        return seed[:i] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x00"])) + seed[i:]
+    if kind == "nest":
+        depth = draw(st.integers(100, 5000))
+        return b'{"type":"INSERT","database":"d","table":"t","pkNames":[],"data":' + b"[" * depth + b"]" * depth + b"}"
+    document = orjson.loads(seed)
+    path = draw(st.sampled_from(_paths(document)[1:]))
+    if kind == "drop":
+        parent, last = path[:-1], path[-1]
+        target = document
+        for step in parent:
+            target = target[step]
+        target.pop(last)  # dict key or list index
+        return orjson.dumps(document)
+    # stdlib json: orjson refuses integers beyond 64 bits, which are exactly what should be tried
+    return json.dumps(_replace(document, path, draw(ODD_VALUES)), ensure_ascii=False).encode()
+
+
+TRIED = {"inputs": 0}
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(value=mutated(), zone=st.sampled_from(["UTC", "Asia/Shanghai"]))
+def test_only_cdc_errors_escape(value: bytes, zone: str) -> None:
+    TRIED["inputs"] += 1
+    decoder = get_codec("canal-json").decoder({"time-zone": zone})
+    try:
+        events = decoder.decode(Message(value=value, topic="fuzz", partition=0, offset=TRIED["inputs"]))
+    except CdcError:
+        return
+    assert isinstance(events, list)
+
+
+def test_seeds_decode_cleanly() -> None:
+    decoder = get_codec("canal-json").decoder()
+    decoded = [decoder.decode(Message(value=seed)) for seed in SEEDS]
+    # 3 corpus messages; per option set update, delete, DDL (+ watermark with the extension)
+    assert len(decoded) == 3 + 4 + 3 + 3 and all(isinstance(events, list) for events in decoded)
