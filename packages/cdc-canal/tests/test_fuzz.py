@@ -58,10 +58,10 @@ def _seeds() -> list[bytes]:
                 after={**FULL_ROW, "c_int_u": 1},
                 commit_ts=ts,
                 schema=SCHEMA,
-            ),  # fmt: skip
+            ),
             RowChange(
                 op=Op.DELETE, database="test", table="kitchen_sink", before=FULL_ROW, commit_ts=ts, schema=SCHEMA
-            ),  # fmt: skip
+            ),
             DDLEvent(ddl_type=DDLType.ALTER, sql="alter table t add c int", database="test", table="t", commit_ts=ts),
             Watermark(ts=ts),
         ):
