@@ -21,6 +21,7 @@ from cdc_core.values import Value
 
 _OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, INIT_TYPE: Op.INSERT}
 _MAX_TS = (1 << 64) - 1
+_MAX_CACHED_TABLES = 1024  # distinct (table, column set, types) shapes kept; a hostile stream cannot grow it
 
 
 def _fail(reason: str, field: str | None = None) -> DecodeError:
@@ -48,6 +49,7 @@ class CanalDecoder:
     def __init__(self, options: Options) -> None:
         self.zone = resolve_zone(options["time-zone"])
         self.types = TypeCache(self.zone)
+        self._tables: dict[tuple[Any, ...], tuple[dict[str, tuple[DataType, Parser]], TableSchema]] = {}
         self.database_filter = _compile(options["database.include"], "database.include")
         self.table_filter = _compile(options["table.include"], "table.include")
 
@@ -178,9 +180,9 @@ class CanalDecoder:
         for i, row in enumerate(data):
             if not isinstance(row, dict):
                 raise _fail("row must be an object", f"data[{i}]")
-            columns = self._columns(row, mysql_types, sql_types, f"data[{i}]")
-            if schema is None or schema.column_names != tuple(columns):
-                schema = _schema(database, table, columns, pk_names)
+            columns, schema = self._table(
+                database, table, row, mysql_types=mysql_types, sql_types=sql_types, pk_names=pk_names
+            )
             image = _parse_row(row, columns, f"data[{i}]")
             before: dict[str, Value] | None = None
             after: dict[str, Value] | None = None
@@ -213,8 +215,41 @@ class CanalDecoder:
             )
         return events
 
+    def _table(
+        self,
+        database: str,
+        table: str,
+        row: Mapping[str, Any],
+        *,
+        mysql_types: Mapping[str, Any],
+        sql_types: Mapping[str, Any],
+        pk_names: list[str],
+    ) -> tuple[dict[str, tuple[DataType, Parser]], TableSchema]:
+        """Column parsers and the synthesized schema, cached per distinct (table, columns, types, keys)."""
+        try:
+            key = (
+                database,
+                table,
+                tuple(row),
+                tuple([mysql_types.get(name) for name in row]),
+                tuple([sql_types.get(name) for name in row]),
+                tuple(pk_names),
+            )
+            cached = self._tables.get(key)
+        except TypeError:  # a list or object where a type belongs: resolved (and rejected) below
+            key, cached = None, None
+        if cached is not None:
+            return cached
+        columns = self._columns(row, mysql_types, sql_types)
+        entry = (columns, _schema(database, table, columns, pk_names))
+        if key is not None:
+            if len(self._tables) >= _MAX_CACHED_TABLES:
+                self._tables.clear()
+            self._tables[key] = entry
+        return entry
+
     def _columns(
-        self, row: Mapping[str, Any], mysql_types: Mapping[str, Any], sql_types: Mapping[str, Any], where: str
+        self, row: Mapping[str, Any], mysql_types: Mapping[str, Any], sql_types: Mapping[str, Any]
     ) -> dict[str, tuple[DataType, Parser]]:
         columns: dict[str, tuple[DataType, Parser]] = {}
         for name in row:

@@ -43,7 +43,7 @@ class CanalEncoder:
             raise EncodeError(PROTOCOL, f"partition-count must be at least 1, got {self.partitions}")
         self.zone = resolve_zone(options["time-zone"])
         self.clock = clock
-        self._formatters: dict[tuple[str, str], tuple[Formatter, str]] = {}
+        self._formatters: dict[int, tuple[Column, Formatter, str]] = {}
 
     def encode(self, event: Event) -> list[Message]:
         if isinstance(event, RowChange):
@@ -134,13 +134,15 @@ class CanalEncoder:
         return row
 
     def _column_codec(self, column: Column) -> tuple[Formatter, str]:
-        key = (column.name, repr(column.data_type))
-        entry = self._formatters.get(key)
-        if entry is None:
+        # Keyed by the column object (kept alive in the entry, so its id cannot be reused while cached).
+        entry = self._formatters.get(id(column))
+        if entry is None or entry[0] is not column:
             fmt = make_formatter(column.data_type, self.zone, member_names=self.canal_flavour)
-            entry = (fmt, mysql_type_text(column.data_type, full=self.content_compatible))
-            self._formatters[key] = entry
-        return entry
+            entry = (column, fmt, mysql_type_text(column.data_type, full=self.content_compatible))
+            if len(self._formatters) >= 4096:
+                self._formatters.clear()
+            self._formatters[id(column)] = entry
+        return entry[1], entry[2]
 
     def _type_text(self, column: Column) -> str:
         return self._column_codec(column)[1]

@@ -16,8 +16,13 @@ from cdc_core.errors import SchemaError
 from cdc_core.textual import (
     TextFormError,
     enum_name,
+    parse_date,
+    parse_datetime,
+    parse_decimal,
+    parse_float,
     parse_set_text,
     parse_text,
+    parse_time,
     set_names,
 )
 from cdc_core.types import DataType, LogicalType, parse_type_text
@@ -75,7 +80,57 @@ def make_parser(data_type: DataType, zone: dt.tzinfo) -> Parser:
         return _set_parser(data_type)
     if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
         return _int
+    if logical is LogicalType.DATETIME:
+        return _datetime
+    if logical is LogicalType.TIMESTAMP:
+        return lambda text: _timestamp(text, zone)
+    if logical is LogicalType.DATE:
+        return _date
+    if logical is LogicalType.DOUBLE:
+        return parse_float
+    if logical is LogicalType.DECIMAL:
+        return parse_decimal
+    if logical is LogicalType.TIME:
+        return parse_time
     return lambda text: parse_text(text, data_type, zone)
+
+
+def _canonical_datetime(text: str) -> bool:
+    """``YYYY-MM-DD hh:mm:ss[.f{1,6}]``: the only shape the C parser may take (it accepts zones and more)."""
+    n = len(text)
+    return (
+        19 <= n <= 26
+        and text[4] == "-"
+        and text[7] == "-"
+        and text[10] == " "
+        and text[13] == ":"
+        and text[16] == ":"
+        and (n == 19 or (text[19] == "." and n > 20 and text[20:].isdigit()))
+        and text[:4].isdigit()
+    )
+
+
+def _datetime(text: str) -> Value:
+    if _canonical_datetime(text):
+        try:
+            return dt.datetime.fromisoformat(text)
+        except ValueError:
+            pass  # zero and partial-zero dates, out-of-range fields: the exact parser decides
+    return parse_datetime(text)
+
+
+def _timestamp(text: str, zone: dt.tzinfo) -> Value:
+    value = _datetime(text)
+    return value.replace(tzinfo=zone) if isinstance(value, dt.datetime) else value
+
+
+def _date(text: str) -> Value:
+    if len(text) == 10 and text[4] == "-" and text[7] == "-" and text[:4].isdigit():
+        try:
+            return dt.date.fromisoformat(text)
+        except ValueError:
+            pass
+    return parse_date(text)
 
 
 def _identity(text: str) -> str:
