@@ -335,6 +335,8 @@ class DebeziumDecoder:
                 if table is None:
                     database, table = ids[0]
             table_doc = first.get("table")
+            if isinstance(table_doc, dict) and isinstance(table_doc.get("defaultCharsetName"), str):
+                meta["default_charset"] = table_doc["defaultCharsetName"]
             if isinstance(table_doc, dict) and database is not None and table is not None:
                 try:
                     table_schema = ddl.schema_from_table(database, table, table_doc)
