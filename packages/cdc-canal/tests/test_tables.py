@@ -1,0 +1,36 @@
+"""Completeness of the wire tables and of the protocol page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cdc_canal import OPTIONS
+from cdc_canal.names import SQL_CODE_FALLBACK, SQL_TYPE_CODES, UNSIGNED_PROMOTION, sql_type_code
+from cdc_core.types import MySQLType
+
+DOC = Path(__file__).resolve().parents[3] / "docs" / "protocols" / "canal-json.md"
+
+
+def test_every_mysql_type_has_a_sql_type_code() -> None:
+    assert set(SQL_TYPE_CODES) == set(MySQLType)
+
+
+def test_fallback_codes_invert_to_types_with_that_code() -> None:
+    for code, mysql_type in SQL_CODE_FALLBACK.items():
+        assert SQL_TYPE_CODES[mysql_type] == code
+    assert set(SQL_CODE_FALLBACK) == set(SQL_TYPE_CODES.values())
+
+
+def test_promotion_only_for_unsigned_values_above_the_signed_maximum() -> None:
+    for mysql_type, (limit, code) in UNSIGNED_PROMOTION.items():
+        assert sql_type_code(mysql_type, True, limit) == SQL_TYPE_CODES[mysql_type]
+        assert sql_type_code(mysql_type, True, limit + 1) == code
+        assert sql_type_code(mysql_type, False, limit + 1) == SQL_TYPE_CODES[mysql_type]
+        assert sql_type_code(mysql_type, True, None) == SQL_TYPE_CODES[mysql_type]
+    assert sql_type_code(MySQLType.MEDIUMINT, True, 16777215) == 4
+
+
+def test_the_protocol_page_documents_every_option() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    for option in OPTIONS:
+        assert f"| `{option.name}` |" in text, option.name
