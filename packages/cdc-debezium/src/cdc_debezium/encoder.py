@@ -209,14 +209,12 @@ class DebeziumEncoder:
                 table_doc = ddl.table_object(event.table_schema, charset if isinstance(charset, str) else "")
             table_id = ddl.table_id(database, table)
             if event.ddl_type is DDLType.RENAME and event.pre_table_schema is not None:
+                # TiCDC names the old table first: "oldDb"."oldTable","newDb"."newTable"
                 old = event.pre_table_schema
-                table_id = f"{table_id},{ddl.table_id(old.database, old.table)}"
+                table_id = f"{ddl.table_id(old.database, old.table)},{table_id}"
             changes.append({"type": change, "id": table_id, "table": table_doc})
-        source_table = table
-        if event.ddl_type is DDLType.RENAME and event.pre_table_schema is not None:
-            source_table = event.pre_table_schema.table
         payload = {
-            "source": self._source(database, source_table, event.commit_ts or 0),
+            "source": self._source(database, table, event.commit_ts or 0),
             "ts_ms": self.clock(),
             "databaseName": database,
             "schemaName": None,
