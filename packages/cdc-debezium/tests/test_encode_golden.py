@@ -8,6 +8,7 @@ exact bytes against their compact re-serialization.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -190,6 +191,8 @@ def _after_bytes(event: RowChange, **options: object) -> bytes:
     return value[start:-2]
 
 
+STAMP = dt.datetime(2023, 11, 30, 12, 34, 56)
+CLOCK_TIME = dt.timedelta(hours=12, minutes=34, seconds=56)
 VARCHAR = DataType(mysql_type=MySQLType.VARCHAR, length=50)
 
 
@@ -212,7 +215,7 @@ VARCHAR = DataType(mysql_type=MySQLType.VARCHAR, length=50)
         # DECIMAL through float64
         (
             DataType(mysql_type=MySQLType.DECIMAL, length=10, decimal=5),
-            __import__("decimal").Decimal("12345.12345"),
+            Decimal("12345.12345"),
             b"12345.12345",
         ),
         # BIGINT UNSIGNED as two's complement
