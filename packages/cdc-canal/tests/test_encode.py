@@ -100,8 +100,20 @@ def test_update_and_delete_key_order_and_images() -> None:
     )
     full = orjson.loads(encoder().encode(update)[0].value)
     assert list(full) == [
-        "id", "database", "table", "pkNames", "isDdl", "type", "es", "ts", "sql", "sqlType", "mysqlType", "old", "data"
-    ]  # fmt: skip
+        "id",
+        "database",
+        "table",
+        "pkNames",
+        "isDdl",
+        "type",
+        "es",
+        "ts",
+        "sql",
+        "sqlType",
+        "mysqlType",
+        "old",
+        "data",
+    ]
     assert full["old"] == [{k: str(v) for k, v in ROW.items()}]
     assert full["data"][0]["c_int"] == "0"
     partial = orjson.loads(encoder(**{"only-output-updated-columns": True}).encode(update)[0].value)
@@ -206,8 +218,13 @@ def test_sql_type_unsigned_promotion_per_value(type_text: str, value: int | None
 
 
 def test_ddl_goes_to_partition_zero_with_struct_key_order() -> None:
-    ddl = DDLEvent(ddl_type=DDLType.CREATE, sql="create table a (id int primary key)", database="test", table="a",
-                   commit_ts=COMMIT_TS)  # fmt: skip
+    ddl = DDLEvent(
+        ddl_type=DDLType.CREATE,
+        sql="create table a (id int primary key)",
+        database="test",
+        table="a",
+        commit_ts=COMMIT_TS,
+    )
     (message,) = encoder(**{"enable-tidb-extension": True, "partition-count": 4}).encode(ddl)
     assert message.partition == 0
     assert message.value == (
@@ -278,8 +295,15 @@ def test_official_canal_flavour() -> None:
         indexes=[Index(name="PRIMARY", columns=["id"], unique=True, primary=True)],
     )
     before = {"id": 1, "e": "a", "s": ("x",)}
-    update = RowChange(op=Op.UPDATE, database="d", table="t", before=before, after={**before, "s": ("x", "y")},
-                       commit_ts=COMMIT_TS, schema=schema)  # fmt: skip
+    update = RowChange(
+        op=Op.UPDATE,
+        database="d",
+        table="t",
+        before=before,
+        after={**before, "s": ("x", "y")},
+        commit_ts=COMMIT_TS,
+        schema=schema,
+    )
     doc = orjson.loads(encoder(flavour="canal", **{"enable-tidb-extension": True}).encode(update)[0].value)
     assert "_tidb" not in doc
     assert doc["mysqlType"] == {"id": "int(11)", "e": "enum('a','b')", "s": "set('x','y')"}
@@ -295,10 +319,18 @@ def test_encode_errors_are_typed() -> None:
     with pytest.raises(EncodeError, match="c_int"):
         encoder().encode(bad)
     with pytest.raises(EncodeError, match="commitTs"):
-        encoder(**{"enable-tidb-extension": True}).encode(RowChange(op=Op.INSERT, database="test", table="tp_int",
-                                                                     after=ROW, schema=TP_INT))  # fmt: skip
-    key_only = RowChange(op=Op.INSERT, database="test", table="tp_int", after={"id": 2}, schema=TP_INT,
-                         handle_key_only=True, commit_ts=COMMIT_TS)  # fmt: skip
+        encoder(**{"enable-tidb-extension": True}).encode(
+            RowChange(op=Op.INSERT, database="test", table="tp_int", after=ROW, schema=TP_INT)
+        )
+    key_only = RowChange(
+        op=Op.INSERT,
+        database="test",
+        table="tp_int",
+        after={"id": 2},
+        schema=TP_INT,
+        handle_key_only=True,
+        commit_ts=COMMIT_TS,
+    )
     with pytest.raises(EncodeError, match="enable-tidb-extension"):
         encoder().encode(key_only)
     (message,) = encoder(**{"enable-tidb-extension": True}).encode(key_only)

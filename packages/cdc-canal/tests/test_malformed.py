@@ -106,8 +106,14 @@ def test_type_value_mismatches_per_type() -> None:
         ("set", "a,b"),
         ("bit", "-"),
     ]:
-        document = {**GOOD, "type": "INSERT", "old": None, "mysqlType": {"id": "int", "v": mysql_type},
-                    "sqlType": {}, "data": [{"id": "1", "v": value}]}  # fmt: skip
+        document = {
+            **GOOD,
+            "type": "INSERT",
+            "old": None,
+            "mysqlType": {"id": "int", "v": mysql_type},
+            "sqlType": {},
+            "data": [{"id": "1", "v": value}],
+        }
         assert _error(document).field == "data[0].v", mysql_type
 
 
