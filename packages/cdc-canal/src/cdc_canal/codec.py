@@ -67,6 +67,33 @@ OPTIONS: Final = (
         for_decoder=False,
     ),
     OptionSpec(
+        name="max-message-bytes",
+        kind=int,
+        default=10 * 1024 * 1024,
+        help="encoder: largest key + value + 36 bytes a message may have (TiCDC's limit)",
+        for_decoder=False,
+    ),
+    OptionSpec(
+        name="large-message-handle-option",
+        kind=str,
+        default="none",
+        choices=("none", "handle-key-only", "claim-check"),
+        help="encoder: what to do with rows over max-message-bytes (needs enable-tidb-extension)",
+        for_decoder=False,
+    ),
+    OptionSpec(
+        name="claim-check-storage-uri",
+        kind=str,
+        default="",
+        help="file:// directory of claim-check files (encoder writes them; decoder reads them by base name)",
+    ),
+    OptionSpec(
+        name="claim-check-raw-value",
+        kind=bool,
+        default=False,
+        help="claim-check files hold the raw message instead of {key, value} JSON with base64",
+    ),
+    OptionSpec(
         name="partition-count",
         kind=int,
         default=1,

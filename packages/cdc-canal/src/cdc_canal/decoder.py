@@ -6,9 +6,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 import orjson
 
 from cdc_canal.inbound import Parser, TypeCache, TypeResolutionError
+from cdc_canal.largemessage import read_claim, storage_root
 from cdc_canal.names import DDL_TYPES, DML_TYPES, INIT_TYPE, PROTOCOL, ROWLESS_TYPES, WATERMARK_TYPE
 from cdc_core.codec import Options
 from cdc_core.errors import DecodeError
@@ -52,6 +54,9 @@ class CanalDecoder:
         self._tables: dict[tuple[Any, ...], tuple[dict[str, tuple[DataType, Parser]], TableSchema]] = {}
         self.database_filter = _compile(options["database.include"], "database.include")
         self.table_filter = _compile(options["table.include"], "table.include")
+        uri = options["claim-check-storage-uri"]
+        self.claim_root = storage_root(uri) if uri else None
+        self.claim_raw: bool = options["claim-check-raw-value"]
 
     def decode(self, message: Message) -> list[Event]:
         if message.is_tombstone:
@@ -91,12 +96,31 @@ class CanalDecoder:
         if kind == WATERMARK_TYPE:
             return [Watermark(ts=_ts(tidb, "watermarkTs", required=True), source=source)]  # type: ignore[arg-type]
         if kind in DML_TYPES or kind == INIT_TYPE:
+            location = tidb.get("claimCheckLocation") if tidb is not None else None
+            if isinstance(location, str) and self.claim_root is not None:
+                return self._claimed(location, source)
             return self._rows(doc, kind, tidb, source)
         if kind in ROWLESS_TYPES:
             return []
         if kind in DDL_TYPES:
             raise _fail(f"type {kind} is a DDL type but isDdl is false", "isDdl")
         raise _fail(f"unknown event type {kind!r}", "type")
+
+    def _claimed(self, location: str, source: Source | None) -> list[Event]:
+        """The full row events of a claim-check message, read from the configured storage root."""
+        assert self.claim_root is not None
+        try:
+            value = read_claim(self.claim_root, location, raw=self.claim_raw)
+            full = orjson.loads(value)
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            raise _fail(str(exc), "_tidb.claimCheckLocation") from exc
+        if not isinstance(full, dict) or full.get("type") not in DML_TYPES:
+            raise _fail("claim-check file does not hold a row message", "_tidb.claimCheckLocation")
+        tidb = full.get("_tidb")
+        if isinstance(tidb, dict) and "claimCheckLocation" in tidb:
+            raise _fail("claim-check file refers to another claim-check file", "_tidb.claimCheckLocation")
+        events = self.decode_document(full, source)
+        return [attrs.evolve(e, claim_check_location=location) for e in events if isinstance(e, RowChange)]
 
     def _names(self, doc: Mapping[str, Any], *, allow_empty_table: bool) -> tuple[str, str]:
         database = doc.get("database")

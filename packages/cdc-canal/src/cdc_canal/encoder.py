@@ -5,19 +5,23 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from cdc_canal import jsonwriter
+from cdc_canal.largemessage import storage_root, write_claim
 from cdc_canal.names import PROTOCOL, WATERMARK_TYPE, sql_type_code
 from cdc_canal.outbound import Formatter, make_formatter, mysql_type_text
 from cdc_core.codec import Options
-from cdc_core.errors import EncodeError
+from cdc_core.errors import ConfigError, EncodeError, LimitExceededError
 from cdc_core.events import Bootstrap, DDLEvent, Event, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Column, TableSchema
 from cdc_core.textual import resolve_zone
 from cdc_core.tso import physical_ms
 from cdc_core.values import RowImage
+
+RECORD_OVERHEAD = 36  # sarama's per-record overhead TiCDC adds to key and value before comparing with the limit
 
 
 def _wall_clock_ms() -> int:
@@ -42,6 +46,17 @@ class CanalEncoder:
         if self.partitions < 1:
             raise EncodeError(PROTOCOL, f"partition-count must be at least 1, got {self.partitions}")
         self.zone = resolve_zone(options["time-zone"])
+        self.max_message_bytes: int = options["max-message-bytes"]
+        self.large_option: str = options["large-message-handle-option"]
+        self.claim_uri: str = options["claim-check-storage-uri"]
+        self.claim_raw: bool = options["claim-check-raw-value"]
+        self.claim_root: Path | None = None
+        if self.large_option != "none" and not self.extension:
+            raise ConfigError(f"{PROTOCOL}: large-message-handle-option needs enable-tidb-extension (flavour ticdc)")
+        if self.large_option == "claim-check":
+            if not self.claim_uri:
+                raise ConfigError(f"{PROTOCOL}: large-message-handle-option=claim-check needs claim-check-storage-uri")
+            self.claim_root = storage_root(self.claim_uri)
         self.clock = clock
         self._formatters: dict[int, tuple[Column, Formatter, str]] = {}
 
@@ -59,6 +74,22 @@ class CanalEncoder:
     # -------------------------------------------------------------------------------------------- rows
 
     def _row(self, event: RowChange) -> Message:
+        name = f"{event.database}.{event.table}"
+        location = event.claim_check_location
+        value = self._row_value(event, reduced=event.handle_key_only or location is not None, location=location)
+        if len(value) + RECORD_OVERHEAD > self.max_message_bytes and self.large_option != "none":
+            if self.large_option == "claim-check":
+                assert self.claim_root is not None
+                location = write_claim(self.claim_root, self.claim_uri, value, raw=self.claim_raw)
+            value = self._row_value(event, reduced=True, location=location)
+        if len(value) + RECORD_OVERHEAD > self.max_message_bytes:
+            raise LimitExceededError(
+                f"{PROTOCOL}: message for {name} has {len(value)} bytes, over max-message-bytes "
+                f"{self.max_message_bytes} (large-message-handle-option={self.large_option})"
+            )
+        return Message(value=value, key=None, partition=self._partition(event))
+
+    def _row_value(self, event: RowChange, *, reduced: bool, location: str | None) -> bytes:
         schema = event.schema
         name = f"{event.database}.{event.table}"
         if schema is None:
@@ -66,7 +97,6 @@ class CanalEncoder:
         image = event.before if event.op is Op.DELETE else event.after
         if image is None:
             raise EncodeError(PROTOCOL, f"{event.op.value} without its row image", table=name)
-        reduced = event.handle_key_only or event.claim_check_location is not None
         columns = self._columns(schema, image, reduced or (event.op is Op.DELETE and self.delete_handle_only), name)
         data_row = self._values(columns, image, name)
         old: list[dict[str, str | None]] | None = None
@@ -98,14 +128,14 @@ class CanalEncoder:
         }
         if self.extension:
             tidb: dict[str, Any] = {"commitTs": self._commit_ts(event.commit_ts, name)}
-            if event.claim_check_location is not None:
-                tidb["claimCheckLocation"] = event.claim_check_location
-            elif event.handle_key_only:
+            if location is not None:
+                tidb["claimCheckLocation"] = location
+            elif reduced:
                 tidb["onlyHandleKey"] = True
             document["_tidb"] = tidb
         elif reduced:
             raise EncodeError(PROTOCOL, "handle-key-only and claim-check need enable-tidb-extension", table=name)
-        return Message(value=jsonwriter.dumps(document), key=None, partition=self._partition(event))
+        return jsonwriter.dumps(document)
 
     def _columns(self, schema: TableSchema, image: RowImage, key_only: bool, name: str) -> list[Column]:
         columns = schema.stored_columns

@@ -1,0 +1,134 @@
+"""Large-message handling: handle-key-only, claim-check to file:// storage and back, size limits."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+import pytest
+
+from cdc_core.errors import ConfigError, DecodeError, LimitExceededError, StorageError
+from cdc_core.events import Op, RowChange
+from cdc_core.message import Message
+from cdc_core.registry import get_codec
+from cdc_core.schema import Column, Index, TableSchema
+from cdc_core.tso import compose
+from cdc_core.types import parse_type_text
+
+SCHEMA = TableSchema(
+    database="shop",
+    table="docs",
+    columns=[
+        Column(name="id", data_type=parse_type_text("bigint(20)"), nullable=False),
+        Column(name="body", data_type=parse_type_text("longtext")),
+    ],
+    indexes=[Index(name="PRIMARY", columns=["id"], unique=True, primary=True)],
+)
+BIG = RowChange(
+    op=Op.INSERT,
+    database="shop",
+    table="docs",
+    after={"id": 42, "body": "x" * 5000},
+    commit_ts=compose(1_700_000_000_000),
+    schema=SCHEMA,
+)
+
+
+def encode(event: RowChange, **options: Any) -> Message:
+    (message,) = get_codec("canal-json").encoder({"enable-tidb-extension": True, **options}).encode(event)
+    return message
+
+
+def decode(message: Message, **options: Any) -> list[Any]:
+    return get_codec("canal-json").decoder(options).decode(message)
+
+
+def test_small_rows_are_untouched() -> None:
+    message = encode(BIG, **{"max-message-bytes": 100_000, "large-message-handle-option": "handle-key-only"})
+    assert decode(message) == [BIG]
+
+
+def test_over_the_limit_without_handling_is_a_typed_error() -> None:
+    with pytest.raises(LimitExceededError, match="max-message-bytes 1000"):
+        encode(BIG, **{"max-message-bytes": 1000})
+
+
+def test_handle_key_only() -> None:
+    message = encode(BIG, **{"max-message-bytes": 1000, "large-message-handle-option": "handle-key-only"})
+    document = orjson.loads(message.value)
+    assert document["data"] == [{"id": "42"}] and document["sqlType"] == {"id": -5}
+    assert document["_tidb"] == {"commitTs": BIG.commit_ts, "onlyHandleKey": True}
+    (event,) = decode(message)
+    assert event == attrs.evolve(BIG, after={"id": 42}, handle_key_only=True)
+
+
+def test_handle_key_only_still_too_large() -> None:
+    with pytest.raises(LimitExceededError):
+        encode(BIG, **{"max-message-bytes": 50, "large-message-handle-option": "handle-key-only"})
+
+
+@pytest.mark.parametrize("raw", [False, True])
+def test_claim_check_round_trip(tmp_path: Path, raw: bool) -> None:
+    uri = (tmp_path / "claims").as_uri()
+    options = {"claim-check-storage-uri": uri, "claim-check-raw-value": raw}
+    message = encode(BIG, **{"max-message-bytes": 1000, "large-message-handle-option": "claim-check"}, **options)
+    document = orjson.loads(message.value)
+    location = document["_tidb"]["claimCheckLocation"]
+    assert document["data"] == [{"id": "42"}] and "onlyHandleKey" not in document["_tidb"]
+    (stored,) = (tmp_path / "claims").iterdir()
+    assert location == f"{uri}/{stored.name}" and stored.name.endswith(".json")
+    body = stored.read_bytes()
+    full = body if raw else base64.b64decode(orjson.loads(body)["value"])
+    assert orjson.loads(body).get("key", "absent") == ("absent" if raw else None)
+    assert orjson.loads(full)["data"] == [{"id": "42", "body": "x" * 5000}]
+    # with the storage: the full row; without it: the reduced row that says where the full one is
+    assert decode(message, **options) == [attrs.evolve(BIG, claim_check_location=location)]
+    (reduced,) = decode(message)
+    assert reduced.after == {"id": 42} and reduced.handle_key_only and reduced.claim_check_location == location
+
+
+def test_claim_check_reads_only_the_base_name_under_its_own_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secret.json").write_bytes(b'{"key":null,"value":""}')
+    options = {"claim-check-storage-uri": root.as_uri()}
+    reduced = orjson.loads(encode(attrs.evolve(BIG, after={"id": 42}, handle_key_only=True)).value)
+    for location, error in [
+        ("file:///" + str(tmp_path / "root" / ".." / "secret.json"), StorageError),  # base name only: not found
+        ("../secret.json", StorageError),
+        ("s3://bucket/..", DecodeError),
+        ("", DecodeError),
+    ]:
+        reduced["_tidb"] = {"commitTs": 1, "claimCheckLocation": location}
+        with pytest.raises(error):
+            decode(Message(value=orjson.dumps(reduced)), **options)
+
+
+def test_claim_check_file_problems_are_typed(tmp_path: Path) -> None:
+    options = {"claim-check-storage-uri": tmp_path.as_uri()}
+    reduced = orjson.loads(encode(attrs.evolve(BIG, after={"id": 42}, handle_key_only=True)).value)
+    for name, body in [
+        ("a.json", b"not json"),
+        ("b.json", b'{"key":null}'),
+        ("c.json", b'{"key":null,"value":"***"}'),
+        ("d.json", orjson.dumps({"key": None, "value": base64.b64encode(b'{"type":"QUERY"}').decode()})),
+    ]:
+        (tmp_path / name).write_bytes(body)
+        reduced["_tidb"] = {"commitTs": 1, "claimCheckLocation": f"file:///anywhere/{name}"}
+        with pytest.raises(DecodeError, match="claimCheckLocation"):
+            decode(Message(value=orjson.dumps(reduced), topic="t", partition=1, offset=2), **options)
+
+
+def test_configuration_errors(tmp_path: Path) -> None:
+    codec = get_codec("canal-json")
+    with pytest.raises(ConfigError, match="enable-tidb-extension"):
+        codec.encoder({"large-message-handle-option": "handle-key-only"})
+    with pytest.raises(ConfigError, match="claim-check-storage-uri"):
+        codec.encoder({"enable-tidb-extension": True, "large-message-handle-option": "claim-check"})
+    with pytest.raises(ConfigError, match="file://"):
+        codec.decoder({"claim-check-storage-uri": "s3://bucket/claims"})
+    with pytest.raises(ConfigError, match="not one of"):
+        codec.encoder({"large-message-handle-option": "drop"})
