@@ -380,3 +380,11 @@ def test_sql_type_adds_binaryness_when_mysql_type_does_not() -> None:
     }
     (event,) = decode(message)
     assert event.after == {"id": 1, "b": b"\xff\x00", "only_code": dt.date(2020, 2, 29)}
+
+
+def test_terminator_separated_batch_decodes_in_order() -> None:
+    # TestCanalJSONBatchDecoderWithTerminator: the storage sink joins messages with CRLF
+    value = b"\r\n".join(_corpus(kind).read_bytes().strip() for kind in ("insert", "update", "delete")) + b"\r\n"
+    events = decode(value)
+    assert [e.op for e in events] == [Op.INSERT, Op.UPDATE, Op.DELETE]
+    assert events[1].before == EMPLOYEE_2014 and events[2].before == EMPLOYEE_2015

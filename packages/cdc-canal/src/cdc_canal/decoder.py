@@ -72,13 +72,35 @@ class CanalDecoder:
 
     def _decode(self, message: Message) -> list[Event]:
         assert message.value is not None
+        source = Source.of(message)
         try:
             document = orjson.loads(message.value)
         except orjson.JSONDecodeError as exc:
-            raise _fail(f"not a JSON document: {exc}") from exc
+            if b"\n" not in message.value:
+                raise _fail(f"not a JSON document: {exc}") from exc
+            return self._batch(message.value, source)
         if not isinstance(document, dict):
             raise _fail(f"expected a JSON object, got {type(document).__name__}")
-        return self.decode_document(document, Source.of(message))
+        return self.decode_document(document, source)
+
+    def _batch(self, value: bytes, source: Source) -> list[Event]:
+        """Several messages joined by a line terminator (TiCDC's storage sink writes CRLF between them).
+
+        JSON strings never hold a raw newline, so splitting on it cannot cut a message in two.
+        """
+        events: list[Event] = []
+        for number, raw_line in enumerate(value.split(b"\n")):
+            line = raw_line.strip()
+            if not line:
+                continue
+            try:
+                document = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise _fail(f"line {number + 1} is not a JSON document: {exc}") from exc
+            if not isinstance(document, dict):
+                raise _fail(f"line {number + 1}: expected a JSON object, got {type(document).__name__}")
+            events.extend(self.decode_document(document, source))
+        return events
 
     def decode_document(self, doc: dict[str, Any], source: Source | None = None) -> list[Event]:
         """Events of one already-parsed flat message."""
