@@ -34,3 +34,9 @@ def test_the_protocol_page_documents_every_option() -> None:
     text = DOC.read_text(encoding="utf-8")
     for option in OPTIONS:
         assert f"| `{option.name}` |" in text, option.name
+
+
+def test_runtime_dependencies_are_core_and_orjson_only() -> None:
+    from importlib.metadata import requires
+
+    assert sorted(requires("cdc-canal") or []) == ["cdc-core==0.1.0", "orjson>=3.9"]
