@@ -411,6 +411,8 @@ def test_temporal_logical_names(name: str, kind: str, wire: Any, expected: Any) 
     doc = envelope([ID_FIELD, field(kind, "v", name=name, version=1)], {**_payload(), "after": {"id": 1, "v": wire}})
     (event,) = decode(doc)
     assert event.after["v"] == expected and type(event.after["v"]) is type(expected)
+    if isinstance(expected, dt.datetime) and expected.tzinfo is not None:
+        assert event.after["v"].utcoffset() == dt.timedelta(0)
 
 
 # ------------------------------------------------------------------------------------- exact big numbers

@@ -166,7 +166,7 @@ def _zoned(zone: dt.tzinfo) -> Converter:
         moment = dt.datetime.fromisoformat(_string(v))
         if moment.tzinfo is None:
             raise WireError(f"ZonedTimestamp without a zone: {v!r}")
-        return moment if zone is dt.UTC else moment.astimezone(zone)
+        return moment.astimezone(zone)  # in the decoder's zone whatever offset the producer wrote
 
     return convert
 
