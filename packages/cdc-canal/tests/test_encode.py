@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from cdc_canal import jsonwriter
 from cdc_canal.encoder import CanalEncoder
 from cdc_canal.outbound import mysql_type_text
 from cdc_core.errors import EncodeError
@@ -337,3 +341,13 @@ def test_encode_errors_are_typed() -> None:
     doc = orjson.loads(message.value)
     assert doc["data"] == [{"id": "2"}] and doc["_tidb"] == {"commitTs": COMMIT_TS, "onlyHandleKey": True}
     assert DataType  # imported for annotations in helpers above
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.characters(exclude_categories=["Cs"])) | st.text('\\bf\b\f<>&\u2028"n', max_size=12))
+def test_go_escaping_is_lossless(text: str) -> None:
+    out = jsonwriter.dumps({"s": text, "k": [text]})
+    assert orjson.loads(out) == {"s": text, "k": [text]}
+    assert not set(b"<>&") & set(out) and "\u2028".encode() not in out
+    # no short \b or \f escape survives (an escaped backslash is a pair and is skipped)
+    assert re.search(rb"(?<!\\)(?:\\\\)*\\[bf]", out) is None

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from cdc_canal import jsonwriter
 from cdc_canal.largemessage import storage_root, write_claim
 from cdc_canal.names import PROTOCOL, WATERMARK_TYPE, sql_type_code
@@ -16,10 +18,30 @@ from cdc_core.codec import Options
 from cdc_core.errors import ConfigError, EncodeError, LimitExceededError
 from cdc_core.events import Bootstrap, DDLEvent, Event, Op, RowChange, Watermark
 from cdc_core.message import Message
-from cdc_core.schema import Column, TableSchema
+from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone
 from cdc_core.tso import physical_ms
+from cdc_core.types import MySQLType
 from cdc_core.values import RowImage
+
+
+@attrs.frozen
+class _ColumnCodec:
+    name: str
+    format: Formatter
+    mysql_type: MySQLType
+    unsigned: bool
+
+
+@attrs.frozen
+class _Layout:
+    """How one table schema is written: column codecs, pkNames and the mysqlType object."""
+
+    schema: TableSchema
+    columns: tuple[_ColumnCodec, ...]
+    pk_names: list[str]
+    mysql_types: dict[str, str]
+
 
 RECORD_OVERHEAD = 36  # sarama's per-record overhead TiCDC adds to key and value before comparing with the limit
 
@@ -58,7 +80,7 @@ class CanalEncoder:
                 raise ConfigError(f"{PROTOCOL}: large-message-handle-option=claim-check needs claim-check-storage-uri")
             self.claim_root = storage_root(self.claim_uri)
         self.clock = clock
-        self._formatters: dict[int, tuple[Column, Formatter, str]] = {}
+        self._layouts: dict[tuple[int, bool], _Layout] = {}
 
     def encode(self, event: Event) -> list[Message]:
         if isinstance(event, RowChange):
@@ -97,32 +119,28 @@ class CanalEncoder:
         image = event.before if event.op is Op.DELETE else event.after
         if image is None:
             raise EncodeError(PROTOCOL, f"{event.op.value} without its row image", table=name)
-        columns = self._columns(schema, image, reduced or (event.op is Op.DELETE and self.delete_handle_only), name)
-        data_row = self._values(columns, image, name)
+        layout = self._layout(schema, reduced or (event.op is Op.DELETE and self.delete_handle_only), name)
+        data_row = self._values(layout, image, name)
         old: list[dict[str, str | None]] | None = None
         if event.op is Op.UPDATE:
             if event.before is None:
                 raise EncodeError(PROTOCOL, "update without its before image", table=name)
-            old_row = self._values(columns, event.before, name)
+            old_row = self._values(layout, event.before, name)
             if self.only_updated:
                 old_row = {k: v for k, v in old_row.items() if data_row[k] != v}
             old = [old_row]
-        pk_names = [c.name for c in schema.stored_columns if c.name in set(schema.primary_key)]
         document: dict[str, Any] = {
             "id": 0,
             "database": event.database,
             "table": event.table,
-            "pkNames": pk_names,
+            "pkNames": layout.pk_names,
             "isDdl": False,
             "type": event.op.name,
             "es": self._es(event.commit_ts, event.meta),
             "ts": self.clock(),
             "sql": "",
-            "sqlType": {
-                c.name: sql_type_code(c.data_type.mysql_type, c.data_type.unsigned, image[c.name]) for c in columns
-            }
-            or None,
-            "mysqlType": {c.name: self._type_text(c) for c in columns},
+            "sqlType": {c.name: sql_type_code(c.mysql_type, c.unsigned, image[c.name]) for c in layout.columns} or None,
+            "mysqlType": layout.mysql_types,
             "old": old,
             "data": [data_row],
         }
@@ -137,45 +155,55 @@ class CanalEncoder:
             raise EncodeError(PROTOCOL, "handle-key-only and claim-check need enable-tidb-extension", table=name)
         return jsonwriter.dumps(document)
 
-    def _columns(self, schema: TableSchema, image: RowImage, key_only: bool, name: str) -> list[Column]:
+    def _layout(self, schema: TableSchema, key_only: bool, name: str) -> _Layout:
+        """Per-schema formatters and type texts, built once (the schema is kept in the entry, so its id is stable)."""
+        key = (id(schema), key_only)
+        cached = self._layouts.get(key)
+        if cached is not None and cached.schema is schema:
+            return cached
         columns = schema.stored_columns
         if key_only:
             keys = set(schema.handle_key)
             if not keys:
                 raise EncodeError(PROTOCOL, "the table has no handle key to reduce the row to", table=name)
             columns = tuple(c for c in columns if c.name in keys)
-        missing = [c.name for c in columns if c.name not in image]
-        if missing:
-            raise EncodeError(PROTOCOL, f"row image lacks columns {missing}", table=name)
-        return list(columns)
+        primary = set(schema.primary_key)
+        codecs = tuple(
+            _ColumnCodec(
+                name=c.name,
+                format=make_formatter(c.data_type, self.zone, member_names=self.canal_flavour),
+                mysql_type=c.data_type.mysql_type,
+                unsigned=c.data_type.unsigned,
+            )
+            for c in columns
+        )
+        layout = _Layout(
+            schema=schema,
+            columns=codecs,
+            pk_names=[c.name for c in schema.stored_columns if c.name in primary],
+            mysql_types={c.name: mysql_type_text(c.data_type, full=self.content_compatible) for c in columns},
+        )
+        if len(self._layouts) >= 1024:
+            self._layouts.clear()
+        self._layouts[key] = layout
+        return layout
 
-    def _values(self, columns: list[Column], image: RowImage, name: str) -> dict[str, str | None]:
+    def _values(self, layout: _Layout, image: RowImage, name: str) -> dict[str, str | None]:
         row: dict[str, str | None] = {}
-        for column in columns:
-            value = image.get(column.name)
+        for column in layout.columns:
+            try:
+                value = image[column.name]
+            except KeyError:
+                missing = [c.name for c in layout.columns if c.name not in image]
+                raise EncodeError(PROTOCOL, f"row image lacks columns {missing}", table=name) from None
             if value is None:
                 row[column.name] = None
                 continue
-            fmt, _ = self._column_codec(column)
             try:
-                row[column.name] = fmt(value)
+                row[column.name] = column.format(value)
             except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:  # TextFormError included
                 raise EncodeError(PROTOCOL, str(exc), table=name, field=column.name) from exc
         return row
-
-    def _column_codec(self, column: Column) -> tuple[Formatter, str]:
-        # Keyed by the column object (kept alive in the entry, so its id cannot be reused while cached).
-        entry = self._formatters.get(id(column))
-        if entry is None or entry[0] is not column:
-            fmt = make_formatter(column.data_type, self.zone, member_names=self.canal_flavour)
-            entry = (column, fmt, mysql_type_text(column.data_type, full=self.content_compatible))
-            if len(self._formatters) >= 4096:
-                self._formatters.clear()
-            self._formatters[id(column)] = entry
-        return entry[1], entry[2]
-
-    def _type_text(self, column: Column) -> str:
-        return self._column_codec(column)[1]
 
     def _partition(self, event: RowChange) -> int:
         # TiCDC's default dispatcher: CRC-32 of schema and table names, modulo the partition count.

@@ -15,12 +15,14 @@ import orjson
 
 _HTML: Final = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"))
 _SEPARATORS: Final = (("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
-_ESCAPE: Final = re.compile(rb"\\(.)")
-_SHORT_TO_LONG: Final = {b"b": b"\\u0008", b"f": b"\\u000c"}
+# An escaped backslash is consumed as a pair, so the "b" of a literal backslash-b is never taken for \b;
+# other escapes (\n, \u0001, \") do not match and are skipped by the scan.
+_ESCAPE: Final = re.compile(rb"\\\\|\\[bf]")
+_SHORT_TO_LONG: Final = {b"\\b": b"\\u0008", b"\\f": b"\\u000c"}
 
 
 def _long_escape(match: re.Match[bytes]) -> bytes:
-    return _SHORT_TO_LONG.get(match[1], match[0])
+    return _SHORT_TO_LONG.get(match[0], match[0])
 
 
 def dumps(document: dict[str, Any]) -> bytes:

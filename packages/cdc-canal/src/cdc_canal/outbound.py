@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Final
 
-from cdc_core.textual import TextFormError, enum_index, format_text, set_bits
+from cdc_core.textual import (
+    TextFormError,
+    enum_index,
+    format_date,
+    format_datetime,
+    format_decimal,
+    format_float32,
+    format_float64,
+    format_text,
+    format_time,
+    format_timestamp,
+    set_bits,
+)
 from cdc_core.types import DEFAULT_LENGTHS, DataType, LogicalType, MySQLType
 from cdc_core.values import EnumIndex, SetBits, Value
 
@@ -64,7 +77,32 @@ def make_formatter(data_type: DataType, zone: dt.tzinfo, *, member_names: bool) 
         return _enum_names(data_type) if member_names else _enum_index(data_type)
     if logical is LogicalType.SET:
         return _set_names(data_type) if member_names else _set_bits(data_type)
-    return lambda value: format_text(value, data_type, zone)
+    direct = _direct_formatter(data_type, zone)
+    return direct if direct is not None else lambda value: format_text(value, data_type, zone)
+
+
+def _direct_formatter(data_type: DataType, zone: dt.tzinfo) -> Formatter | None:
+    """The core text form without `format_text`'s per-value dispatch (the encoder's hot path)."""
+    logical = data_type.logical
+    fsp = data_type.fsp
+    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
+        return lambda value: str(value) if type(value) is int else format_text(value, data_type, zone)
+    if logical is LogicalType.FLOAT:
+        return format_float32
+    if logical is LogicalType.DOUBLE:
+        return format_float64
+    if logical is LogicalType.DECIMAL:
+        scale = data_type.scale
+        return lambda value: format_decimal(value if isinstance(value, Decimal) else Decimal(value), scale)
+    if logical is LogicalType.DATE:
+        return format_date
+    if logical is LogicalType.DATETIME:
+        return lambda value: format_datetime(value, fsp)
+    if logical is LogicalType.TIMESTAMP:
+        return lambda value: format_timestamp(value, fsp, zone)
+    if logical is LogicalType.TIME:
+        return lambda value: format_time(value, fsp)
+    return None
 
 
 def _latin1(value: Value) -> str:
