@@ -132,3 +132,10 @@ def test_configuration_errors(tmp_path: Path) -> None:
         codec.decoder({"claim-check-storage-uri": "s3://bucket/claims"})
     with pytest.raises(ConfigError, match="not one of"):
         codec.encoder({"large-message-handle-option": "drop"})
+
+
+def test_decoder_refuses_messages_over_its_limit() -> None:
+    message = Message(value=encode(BIG).value, topic="big", partition=0, offset=9)
+    with pytest.raises(LimitExceededError, match=r"big\[0\]@9"):
+        decode(message, **{"max-message-bytes": 1000})
+    assert decode(message, **{"max-message-bytes": 100_000}) == [BIG]

@@ -70,8 +70,7 @@ OPTIONS: Final = (
         name="max-message-bytes",
         kind=int,
         default=10 * 1024 * 1024,
-        help="encoder: largest key + value + 36 bytes a message may have (TiCDC's limit)",
-        for_decoder=False,
+        help="largest key + value + 36 bytes a message may have (TiCDC's limit); the decoder refuses larger values",
     ),
     OptionSpec(
         name="large-message-handle-option",

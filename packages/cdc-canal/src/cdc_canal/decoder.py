@@ -13,7 +13,7 @@ from cdc_canal.inbound import Parser, TypeCache, TypeResolutionError
 from cdc_canal.largemessage import read_claim, storage_root
 from cdc_canal.names import DDL_TYPES, DML_TYPES, INIT_TYPE, PROTOCOL, ROWLESS_TYPES, WATERMARK_TYPE
 from cdc_core.codec import Options
-from cdc_core.errors import DecodeError
+from cdc_core.errors import DecodeError, LimitExceededError
 from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
@@ -54,6 +54,7 @@ class CanalDecoder:
         self._tables: dict[tuple[Any, ...], tuple[dict[str, tuple[DataType, Parser]], TableSchema]] = {}
         self.database_filter = _compile(options["database.include"], "database.include")
         self.table_filter = _compile(options["table.include"], "table.include")
+        self.max_bytes: int = options["max-message-bytes"]
         uri = options["claim-check-storage-uri"]
         self.claim_root = storage_root(uri) if uri else None
         self.claim_raw: bool = options["claim-check-raw-value"]
@@ -61,6 +62,12 @@ class CanalDecoder:
     def decode(self, message: Message) -> list[Event]:
         if message.is_tombstone:
             return []
+        assert message.value is not None
+        if len(message.value) > self.max_bytes:
+            raise LimitExceededError(
+                f"{PROTOCOL}: message {message.coordinates} has {len(message.value)} bytes, "
+                f"over max-message-bytes {self.max_bytes}"
+            )
         try:
             return self._decode(message)
         except DecodeError as exc:
