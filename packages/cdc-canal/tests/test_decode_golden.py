@@ -388,3 +388,15 @@ def test_terminator_separated_batch_decodes_in_order() -> None:
     events = decode(value)
     assert [e.op for e in events] == [Op.INSERT, Op.UPDATE, Op.DELETE]
     assert events[1].before == EMPLOYEE_2014 and events[2].before == EMPLOYEE_2015
+
+
+def test_json_values_keep_big_integers_exact() -> None:
+    message = {
+        **SPEC_INSERT,
+        "sqlType": {"id": 4, "j": 12},
+        "mysqlType": {"id": "int", "j": "json"},
+        "data": [{"id": "1", "j": '{"big": 18446744073709551616, "neg": -9223372036854775809, "f": 0.1, "s": "é"}'}],
+    }
+    (event,) = decode(message)
+    assert event.after["j"] == {"big": 18446744073709551616, "neg": -9223372036854775809, "f": 0.1, "s": "é"}
+    assert type(event.after["j"]["big"]) is int
