@@ -400,3 +400,45 @@ def test_json_values_keep_big_integers_exact() -> None:
     (event,) = decode(message)
     assert event.after["j"] == {"big": 18446744073709551616, "neg": -9223372036854775809, "f": 0.1, "s": "é"}
     assert type(event.after["j"]["big"]) is int
+
+
+def test_zero_dates_are_kept_verbatim() -> None:
+    from cdc_core.values import ZeroTemporal
+
+    message = {
+        **SPEC_INSERT,
+        "sqlType": {"id": 4, "d": 91, "dt": 93, "ts": 93},
+        "mysqlType": {"id": "int", "d": "date", "dt": "datetime", "ts": "timestamp"},
+        "data": [{"id": "1", "d": "0000-00-00", "dt": "2021-00-15 00:00:00", "ts": "0000-00-00 00:00:00"}],
+    }
+    (event,) = decode(message)
+    assert event.after == {
+        "id": 1,
+        "d": ZeroTemporal("0000-00-00"),
+        "dt": ZeroTemporal("2021-00-15 00:00:00"),
+        "ts": ZeroTemporal("0000-00-00 00:00:00"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("int(10) unsigned zerofill", ("int", 10, None, True, True)),
+        ("decimal(10, 4)", ("decimal", 10, 4, False, False)),
+        ("varchar(16) character set utf8mb4", ("varchar", 16, None, False, False)),
+        ("datetime(3)", ("datetime", None, 3, False, False)),
+        ("tinyint(1)", ("tinyint", 1, None, False, False)),
+        ("bigint unsigned", ("bigint", None, None, True, False)),
+    ],
+)
+def test_official_canal_type_definitions(text: str, expected: tuple[Any, ...]) -> None:
+    from cdc_canal.inbound import resolve_type
+
+    data_type = resolve_type(text, None)
+    assert (
+        data_type.mysql_type.value,
+        data_type.length,
+        data_type.decimal,
+        data_type.unsigned,
+        data_type.zerofill,
+    ) == (expected)

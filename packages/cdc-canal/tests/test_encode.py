@@ -351,3 +351,47 @@ def test_go_escaping_is_lossless(text: str) -> None:
     assert not set(b"<>&") & set(out) and "\u2028".encode() not in out
     # no short \b or \f escape survives (an escaped backslash is a pair and is skipped)
     assert re.search(rb"(?<!\\)(?:\\\\)*\\[bf]", out) is None
+
+
+def test_bootstrap_writes_nothing_and_unknown_events_are_refused() -> None:
+    from cdc_core.events import Bootstrap
+
+    assert encoder().encode(Bootstrap(table_schema=TP_INT)) == []
+    with pytest.raises(EncodeError, match="unsupported event"):
+        encoder().encode("not an event")  # type: ignore[arg-type]
+
+
+def test_reducing_a_table_without_handle_key_is_refused() -> None:
+    keyless = attrs_evolve(TP_INT, indexes=())
+    event = RowChange(op=Op.DELETE, database="test", table="tp_int", before=ROW, schema=keyless)
+    with pytest.raises(EncodeError, match="no handle key"):
+        encoder(**{"delete-only-output-handle-key-columns": True}).encode(event)
+    doc = orjson.loads(encoder().encode(event)[0].value)
+    assert doc["pkNames"] == []  # no primary key: an empty list, as TiCDC writes it
+
+
+def test_unknown_member_names_keep_their_index_or_bits_in_both_flavours() -> None:
+    from cdc_core.values import EnumIndex, SetBits
+
+    schema = TableSchema(
+        database="d",
+        table="t",
+        columns=[_col("id", "int", nullable=False), _col("e", "enum('a','b')"), _col("s", "set('x','y')")],
+        indexes=[Index(name="PRIMARY", columns=["id"], unique=True, primary=True)],
+    )
+    row = {"id": 1, "e": EnumIndex(2), "s": SetBits(3)}
+    event = RowChange(op=Op.INSERT, database="d", table="t", after=row, schema=schema)
+    for flavour, decoded in [("ticdc", row), ("canal", {"id": 1, "e": "b", "s": ("x", "y")})]:
+        doc = orjson.loads(encoder(flavour=flavour).encode(event)[0].value)
+        assert doc["data"] == [{"id": "1", "e": "2", "s": "3"}]
+        (back,) = decode(Message(value=orjson.dumps(doc)))
+        assert back.after == decoded  # the canal flavour's mysqlType lists the members, TiCDC's plain one does not
+    for bad in ({"e": "c"}, {"s": ("q",)}, {"e": 3.5}, {"s": "x"}):
+        with pytest.raises(EncodeError):
+            encoder(flavour="canal").encode(attrs_evolve(event, after={**row, **bad}))
+
+
+def attrs_evolve(instance: Any, **changes: Any) -> Any:
+    import attrs
+
+    return attrs.evolve(instance, **changes)
