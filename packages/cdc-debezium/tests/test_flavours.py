@@ -437,3 +437,26 @@ def test_json_integer_beyond_64_bits_untyped_stays_exact() -> None:
     raw = b'{"payload":{"after":{"id":1,"n":123456789012345678901234567890},"source":{"db":"d","table":"t"},"op":"c"}}'
     (event,) = decode(raw)
     assert event.after["n"] == 123456789012345678901234567890 and type(event.after["n"]) is int
+
+
+@pytest.mark.parametrize("schema_first", [True, False])
+def test_exact_digits_found_whichever_member_comes_first(schema_first: bool) -> None:
+    # columns named "payload" and "schema" must not confuse the scan for long numbers
+    schema = customers(
+        ("payload", DataType(mysql_type=MySQLType.DECIMAL, length=30, decimal=9)),
+        ("schema", DataType(mysql_type=MySQLType.DECIMAL, length=30, decimal=9)),
+    )
+    fields = b'{"type":"struct","fields":[{"type":"struct","field":"after","fields":[{"type":"int32","field":"id"},'
+    fields += b'{"type":"double","field":"payload"},{"type":"double","field":"schema"}]}]}'
+    payload = (
+        b'{"after":{"id":1,"payload":12345678901234567890.123456789,"schema":98765432109876543210.987654321},'
+        b'"source":{"db":"inventory","table":"customers"},"op":"c"}'
+    )
+    raw = (
+        b'{"schema":' + fields + b',"payload":' + payload + b"}"
+        if schema_first
+        else b'{"payload":' + payload + b',"schema":' + fields + b"}"
+    )
+    (event,) = decode(raw, schemas=[schema])
+    assert str(event.after["payload"]) == "12345678901234567890.123456789"
+    assert str(event.after["schema"]) == "98765432109876543210.987654321"

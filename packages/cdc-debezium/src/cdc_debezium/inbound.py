@@ -231,10 +231,21 @@ def _decimal_variable(v: Any) -> Decimal:
 
 
 def _set(data_type: DataType) -> Converter:
+    seen: dict[str, Value] = {}  # a SET column takes few distinct values: parse each once
+
     def convert(v: Any) -> Value:
-        return parse_set_text(_string(v), data_type)
+        known = seen.get(v) if type(v) is str else None
+        if known is not None:
+            return known
+        parsed = parse_set_text(_string(v), data_type)
+        if len(seen) < _MEMO_LIMIT:
+            seen[v] = parsed
+        return parsed
 
     return convert
+
+
+_MEMO_LIMIT: Final = 256
 
 
 def _raw(v: Any) -> Value:
