@@ -205,11 +205,18 @@ VARCHAR = DataType(mysql_type=MySQLType.VARCHAR, length=50)
             '<a&b>"\\\n\r\t\x01\x1f中文\u2028',
             b'"<a&b>\\"\\\\\\n\\r\\t\\u0001\\u001f\xe4\xb8\xad\xe6\x96\x87\xe2\x80\xa8"',
         ),
+        # json-iterator has no short escapes for backspace and form feed
+        (VARCHAR, "a\bb\fc\\b", b'"a\\u0008b\\u000cc\\\\b"'),
+        # a lone surrogate (invalid UTF-8 upstream) passes through raw
+        (VARCHAR, "x\udcff", b'"x\xed\xb3\xbf"'),
         # ES6 float formatting
         (DataType(mysql_type=MySQLType.DOUBLE), 1e-7, b"1e-7"),
         (DataType(mysql_type=MySQLType.DOUBLE), 1e21, b"1e+21"),
         (DataType(mysql_type=MySQLType.DOUBLE), 123456789012345680000.0, b"123456789012345680000"),
         (DataType(mysql_type=MySQLType.DOUBLE), 0.000001, b"0.000001"),
+        (DataType(mysql_type=MySQLType.DOUBLE), 1e-7 * 3, b"3e-7"),
+        (DataType(mysql_type=MySQLType.DOUBLE), 5e-324, b"5e-324"),
+        (DataType(mysql_type=MySQLType.DOUBLE), 100.0, b"100"),
         # FLOAT with 32-bit shortest digits
         (DataType(mysql_type=MySQLType.FLOAT), 12345.123046875, b"12345.123"),
         # DECIMAL through float64

@@ -21,7 +21,7 @@ from cdc_core.textual import (
 )
 from cdc_core.types import DataType, LogicalType, MySQLType
 from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
-from cdc_debezium.jsonwriter import Float32
+from cdc_debezium.jsonwriter import Float32, Float64
 from cdc_debezium.names import PROTOCOL, Logical
 
 _US: Final = dt.timedelta(microseconds=1)
@@ -134,7 +134,7 @@ def schema_default(column: Column, zone: dt.tzinfo) -> Any:
     except (TextFormError, ValueError) as exc:
         raise EncodeError(PROTOCOL, f"default {text!r}: {exc}", field=column.name) from exc
     if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.FLOAT, LogicalType.DOUBLE, LogicalType.DECIMAL):
-        return float(value)
+        return Float64(value)
     return wire_value(value, column, zone)
 
 
@@ -200,11 +200,11 @@ def wire_value(value: Value, column: Column, zone: dt.tzinfo) -> Any:
             raise TypeError(f"expected bytes, got {type(value).__name__}")
         return base64.b64encode(value).decode("ascii")
     if logical is LogicalType.DOUBLE:
-        return float(value)
+        return Float64(value)
     if logical is LogicalType.FLOAT:
-        return Float32(value) if data_type.decimal is None else float(Float32(value))
+        return Float32(value) if data_type.decimal is None else Float64(Float32(value))
     if logical is LogicalType.DECIMAL:
-        return float(Decimal(value))
+        return Float64(Decimal(value))
     if logical is LogicalType.YEAR:
         return _as_int(value)
     if logical is LogicalType.DATE:
