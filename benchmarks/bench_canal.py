@@ -112,3 +112,30 @@ def test_encode_vs_raw_orjson(benchmark: Any) -> None:
     codec = _rate(encoder.encode, EVENT, 500)
     benchmark(encoder.encode, EVENT)
     print(f"\ncanal-json encode: {codec:,.0f} msg/s, raw orjson.dumps {raw:,.0f} msg/s, ratio {codec / raw:.2f}")
+
+
+def test_memory_stays_flat_over_a_long_stream(benchmark: Any) -> None:
+    """Peak RSS while decoding a long stream over 50 tables (CDC_BENCH_MESSAGES, default 10^5; 10^6 for the note)."""
+    import os
+    import resource
+
+    import attrs
+
+    count = int(os.environ.get("CDC_BENCH_MESSAGES", "100000"))
+    encoder = get_codec("canal-json").encoder(OPTIONS)
+    values = [
+        encoder.encode(attrs.evolve(EVENT, table=f"customers_{t}", after={**ROW, "id": t}))[0].value for t in range(50)
+    ]
+    decoder = get_codec("canal-json").decoder()
+    marks: list[int] = []
+
+    def stream() -> None:
+        for i in range(count):
+            decoder.decode(Message(value=values[i % 50], topic="bench", partition=0, offset=i))
+            if i % (count // 5) == 0:
+                marks.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+
+    benchmark.pedantic(stream, rounds=1, iterations=1)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    print(f"\ncanal-json decode of {count:,} messages: peak RSS MiB at 0/20/40/60/80 %: {marks}, end {peak}")
+    assert peak - marks[0] < 16, "the decoder's caches must stay bounded"
