@@ -25,6 +25,7 @@ from cdc_debezium.names import DEBEZIUM_VERSION, PROTOCOL, TICDC_CONNECTOR, reco
 from cdc_debezium.outbound import field_schema, null_value, wire_value
 
 _OPS: Final = {Op.INSERT: "c", Op.UPDATE: "u", Op.DELETE: "d"}
+_SCHEMA_CACHE_LIMIT: Final = 256
 
 
 def _wall_clock_ms() -> int:
@@ -41,6 +42,9 @@ class DebeziumEncoder:
         self.old_value: bool = options["output-old-value"]
         self.zone = resolve_zone(options["time-zone"])
         self.clock = clock
+        # Schema documents per table schema object (by identity: hashing a frozen schema costs more than
+        # building its document); bounded, since a long stream sees few schema versions at a time.
+        self._schemas: dict[int, tuple[TableSchema, dict[str, Any], dict[str, Any]]] = {}
 
     def encode(self, event: Event) -> list[Message]:
         if isinstance(event, RowChange):
@@ -100,11 +104,28 @@ class DebeziumEncoder:
             if self.old_value:
                 payload["before"] = self._image(event, stored, event.before)
             payload["after"] = self._image(event, stored, event.after)
-        prefix = record_prefix(self.cluster, event.database, event.table)
         value: dict[str, Any] = {"payload": payload}
+        key_schema, envelope_schema = self._schema_documents(event, schema)
         if self.with_schema:
-            value["schema"] = self._envelope_schema(prefix, schema)
-        return self._message(self._key(event, schema, prefix), value)
+            value["schema"] = envelope_schema
+        return self._message(self._key(event, schema, key_schema), value)
+
+    def _schema_documents(self, event: RowChange, schema: TableSchema) -> tuple[dict[str, Any], dict[str, Any]]:
+        cached = self._schemas.get(id(schema))
+        if cached is not None and cached[0] is schema:
+            return cached[1], cached[2]
+        prefix = record_prefix(self.cluster, event.database, event.table)
+        key_schema = {
+            "type": "struct",
+            "name": f"{prefix}.Key",
+            "optional": False,
+            "fields": [self._field(schema.column(n)) for n in schema.handle_key],
+        }
+        envelope_schema = self._envelope_schema(prefix, schema)
+        if len(self._schemas) >= _SCHEMA_CACHE_LIMIT:
+            self._schemas.clear()
+        self._schemas[id(schema)] = (schema, key_schema, envelope_schema)
+        return key_schema, envelope_schema
 
     def _image(self, event: RowChange, columns: list[Column], image: RowImage | None) -> dict[str, Any]:
         if image is None:
@@ -124,19 +145,13 @@ class DebeziumEncoder:
                 raise EncodeError(PROTOCOL, str(exc), table=_name(event), field=column.name) from exc
         return out
 
-    def _key(self, event: RowChange, schema: TableSchema, prefix: str) -> dict[str, Any]:
-        names = schema.handle_key
-        columns = [schema.column(n) for n in names]
+    def _key(self, event: RowChange, schema: TableSchema, key_schema: dict[str, Any]) -> dict[str, Any]:
+        columns = [schema.column(n) for n in schema.handle_key]
         image = event.before if event.op is Op.DELETE else event.after
         payload = self._image(event, columns, image) if columns else {}
         key: dict[str, Any] = {"payload": payload}
         if self.with_schema:
-            key["schema"] = {
-                "type": "struct",
-                "name": f"{prefix}.Key",
-                "optional": False,
-                "fields": [self._field(c) for c in columns],
-            }
+            key["schema"] = key_schema
         return key
 
     def _field(self, column: Column) -> dict[str, Any]:
