@@ -18,7 +18,7 @@ from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.textual import resolve_zone
-from cdc_core.types import DataType
+from cdc_core.types import DataType, LogicalType
 from cdc_core.values import Value
 
 _OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, INIT_TYPE: Op.INSERT}
@@ -244,7 +244,7 @@ class CanalDecoder:
                 old_row = old[i]  # type: ignore[index]
                 if not isinstance(old_row, dict):
                     raise _fail("old row must be an object", f"old[{i}]")
-                before, changed = _before(old_row, image, columns, f"old[{i}]")
+                before, changed = _before(old_row, row, image, columns, f"old[{i}]")
                 after = image
             elif op is Op.DELETE:
                 before = image
@@ -314,12 +314,23 @@ class CanalDecoder:
 
 
 def _before(
-    old_row: Mapping[str, Any], after: Mapping[str, Value], columns: Mapping[str, tuple[DataType, Parser]], where: str
+    old_row: Mapping[str, Any],
+    new_row: Mapping[str, Any],
+    after: Mapping[str, Value],
+    columns: Mapping[str, tuple[DataType, Parser]],
+    where: str,
 ) -> tuple[dict[str, Value], tuple[str, ...] | None]:
     unknown = [name for name in old_row if name not in columns]
     if unknown:
         raise _fail(f"old names columns missing from data: {unknown}", where)
-    parsed = _parse_row(old_row, {name: columns[name] for name in old_row}, where)
+    # A column whose old text equals its new text has the same value: reuse it instead of parsing again
+    # (most columns of a full TiCDC old image). JSON documents are mutable, so they are parsed afresh.
+    to_parse = {
+        name: columns[name]
+        for name, text in old_row.items()
+        if text != new_row[name] or columns[name][0].logical is LogicalType.JSON
+    }
+    parsed = _parse_row(old_row, to_parse, where)
     before = {name: parsed[name] if name in parsed else after[name] for name in columns}
     if len(old_row) == len(columns):
         return before, None  # TiCDC's full old image: the protocol does not say what changed
