@@ -442,3 +442,31 @@ def test_official_canal_type_definitions(text: str, expected: tuple[Any, ...]) -
         data_type.unsigned,
         data_type.zerofill,
     ) == (expected)
+
+
+# The official Canal message Flink's canal-json format documents (upper-case JDBC-style type names).
+FLINK_CANAL_UPDATE = (
+    b'{"data":[{"id":"111","name":"scooter","description":"Big 2-wheel scooter","weight":"5.18"}],'
+    b'"database":"inventory","es":1589373560000,"id":9,"isDdl":false,"mysqlType":{"id":"INTEGER",'
+    b'"name":"VARCHAR(255)","description":"VARCHAR(512)","weight":"FLOAT"},"old":[{"weight":"5.15"}],'
+    b'"pkNames":["id"],"sql":"","sqlType":{"id":4,"name":12,"description":12,"weight":7},'
+    b'"table":"products","ts":1589373560798,"type":"UPDATE"}'
+)
+
+
+def test_official_canal_update_as_flink_documents_it() -> None:
+    from cdc_core.textual import to_float32
+
+    (event,) = decode(FLINK_CANAL_UPDATE)
+    row = {"id": 111, "name": "scooter", "description": "Big 2-wheel scooter"}
+    assert event == RowChange(
+        op=Op.UPDATE,
+        database="inventory",
+        table="products",
+        before={**row, "weight": to_float32(5.15)},
+        after={**row, "weight": to_float32(5.18)},
+        changed_columns=("weight",),
+    )
+    assert event.schema.column("name").data_type.length == 255
+    assert event.schema.column("id").data_type.mysql_type is MySQLType.INT
+    assert event.meta == {"es": 1589373560000, "ts": 1589373560798}
