@@ -13,7 +13,7 @@ from cdc_canal.inbound import Parser, TypeCache, TypeResolutionError
 from cdc_canal.largemessage import read_claim, storage_root
 from cdc_canal.names import DDL_TYPES, DML_TYPES, INIT_TYPE, PROTOCOL, ROWLESS_TYPES, WATERMARK_TYPE
 from cdc_core.codec import Options
-from cdc_core.errors import DecodeError, LimitExceededError
+from cdc_core.errors import ConfigError, DecodeError, LimitExceededError
 from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
@@ -36,13 +36,12 @@ def _compile(pattern: str, option: str) -> re.Pattern[str] | None:
     try:
         return re.compile(pattern)
     except re.error as exc:
-        from cdc_core.errors import ConfigError
-
         raise ConfigError(f"{PROTOCOL}: option {option}: invalid regular expression: {exc}") from exc
 
 
 class CanalDecoder:
-    """Stateless apart from the type cache: every Canal-JSON message carries its own column types.
+    """Every Canal-JSON message carries its own column types; the decoder only caches what it derived from them
+    (parsers per type text, schemas per table shape), in bounded caches.
 
     TIMESTAMP strings carry no zone; they are read as local time in option ``time-zone`` (the changefeed's
     ``--tz`` for TiCDC, the MySQL server zone for Canal).
@@ -123,7 +122,10 @@ class CanalDecoder:
         if is_ddl:
             return self._ddl(doc, kind, tidb, source)
         if kind == WATERMARK_TYPE:
-            return [Watermark(ts=_ts(tidb, "watermarkTs", required=True), source=source)]  # type: ignore[arg-type]
+            watermark = _ts(tidb, "watermarkTs")
+            if watermark is None:
+                raise _fail("a TIDB_WATERMARK message needs _tidb.watermarkTs", "_tidb.watermarkTs")
+            return [Watermark(ts=watermark, source=source)]
         if kind in DML_TYPES or kind == INIT_TYPE:
             location = tidb.get("claimCheckLocation") if tidb is not None else None
             if isinstance(location, str) and self.claim_root is not None:
@@ -380,11 +382,9 @@ def _object_or_empty(doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value
 
 
-def _ts(tidb: Mapping[str, Any] | None, key: str, *, required: bool = False) -> int | None:
+def _ts(tidb: Mapping[str, Any] | None, key: str) -> int | None:
     value = None if tidb is None else tidb.get(key)
     if value is None:
-        if required:
-            raise _fail(f"missing _tidb.{key}", f"_tidb.{key}")
         return None
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _MAX_TS:
         raise _fail(f"{key} must be an unsigned 64-bit integer, got {value!r}", f"_tidb.{key}")
