@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Final
 
@@ -19,7 +20,7 @@ from cdc_core.textual import (
     parse_text,
     set_names,
 )
-from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.types import MYSQL_TO_LOGICAL, DataType, LogicalType, MySQLType
 from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
 from cdc_debezium.jsonwriter import Float32, Float64
 from cdc_debezium.names import PROTOCOL, Logical
@@ -182,77 +183,134 @@ def _bits(value: int, width: int) -> str:
     return base64.b64encode(value.to_bytes(8, "little")[:size]).decode("ascii")
 
 
+# One writer per logical type: the payload form of one non-NULL typed value (TypeError/ValueError when the
+# value is mistyped). A dict lookup instead of an if-chain keeps the per-value cost flat across types.
+_Writer = Callable[[Value, Column, dt.tzinfo], Any]
+
+
+def _w_int(value: Value, column: Column, _zone: dt.tzinfo) -> Any:
+    number = _as_int(value)
+    data_type = column.data_type
+    if number >= 1 << 63 and data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned:
+        return number - _TWO_64
+    return number
+
+
+def _w_string(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
+    if type(value) is not str and not isinstance(value, str):
+        raise TypeError(f"expected str, got {type(value).__name__}")
+    return value
+
+
+def _w_bytes(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
+    if not isinstance(value, bytes | bytearray | memoryview):
+        raise TypeError(f"expected bytes, got {type(value).__name__}")
+    return base64.b64encode(value).decode("ascii")
+
+
+def _w_double(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
+    return Float64(value)
+
+
+def _w_float(value: Value, column: Column, _zone: dt.tzinfo) -> Any:
+    return Float32(value) if column.data_type.decimal is None else Float64(Float32(value))
+
+
+def _w_decimal(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
+    return Float64(Decimal(value))
+
+
+def _w_year(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
+    return _as_int(value)
+
+
+def _w_date(value: Value, column: Column, _zone: dt.tzinfo) -> Any:
+    if isinstance(value, ZeroTemporal):
+        return None if column.nullable else 0
+    if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
+        raise TypeError(f"expected date, got {type(value).__name__}")
+    return _date_days(value)
+
+
+def _w_datetime(value: Value, column: Column, _zone: dt.tzinfo) -> Any:
+    if isinstance(value, ZeroTemporal):
+        return None if column.nullable else 0
+    if not isinstance(value, dt.datetime):
+        raise TypeError(f"expected datetime, got {type(value).__name__}")
+    return _datetime_units(value, _MS if column.data_type.fsp <= 3 else _US)
+
+
+def _w_timestamp(value: Value, column: Column, zone: dt.tzinfo) -> Any:
+    if isinstance(value, ZeroTemporal):
+        return "1970-01-01T00:00:00Z"
+    if not isinstance(value, dt.datetime):
+        raise TypeError(f"expected datetime, got {type(value).__name__}")
+    return zoned_text(value, column.data_type.fsp, zone)
+
+
+def _w_time(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
+    if not isinstance(value, dt.timedelta):
+        raise TypeError(f"expected timedelta, got {type(value).__name__}")
+    return value // _US
+
+
+def _w_enum(value: Value, column: Column, _zone: dt.tzinfo) -> Any:
+    if isinstance(value, EnumIndex):
+        named = enum_name(value.index, column.data_type)
+        return named if isinstance(named, str) else ""
+    if not isinstance(value, str):
+        raise TypeError(f"expected str, got {type(value).__name__}")
+    return value
+
+
+def _w_set(value: Value, column: Column, _zone: dt.tzinfo) -> Any:
+    if isinstance(value, SetBits):
+        names = set_names(value.bits, column.data_type)
+        return "" if isinstance(names, SetBits) else ",".join(names)
+    if not isinstance(value, tuple | list):
+        raise TypeError(f"expected tuple of names, got {type(value).__name__}")
+    return ",".join(value)
+
+
+def _w_bit(value: Value, column: Column, _zone: dt.tzinfo) -> Any:
+    number = _as_int(value)
+    width = column.data_type.bit_width
+    if width == 1:
+        return number != 0
+    return _bits(number, width)
+
+
+def _w_json(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
+    return format_json(value)
+
+
+def _w_vector(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
+    return format_vector(value)
+
+
+WRITERS: Final[Mapping[LogicalType, _Writer]] = {
+    LogicalType.INT: _w_int,
+    LogicalType.FLOAT: _w_float,
+    LogicalType.DOUBLE: _w_double,
+    LogicalType.DECIMAL: _w_decimal,
+    LogicalType.DATE: _w_date,
+    LogicalType.DATETIME: _w_datetime,
+    LogicalType.TIMESTAMP: _w_timestamp,
+    LogicalType.TIME: _w_time,
+    LogicalType.YEAR: _w_year,
+    LogicalType.STRING: _w_string,
+    LogicalType.BYTES: _w_bytes,
+    LogicalType.ENUM: _w_enum,
+    LogicalType.SET: _w_set,
+    LogicalType.BIT: _w_bit,
+    LogicalType.JSON: _w_json,
+    LogicalType.VECTOR: _w_vector,
+}
+
+
 def wire_value(value: Value, column: Column, zone: dt.tzinfo) -> Any:
     """The payload form of one non-NULL typed value (raises TypeError/ValueError on a mistyped value)."""
-    data_type = column.data_type
-    logical = data_type.logical
-    if logical is LogicalType.INT:
-        number = _as_int(value)
-        if data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned and number >= 1 << 63:
-            return number - _TWO_64
-        return number
-    if logical is LogicalType.STRING:
-        if not isinstance(value, str):
-            raise TypeError(f"expected str, got {type(value).__name__}")
-        return value
-    if logical is LogicalType.BYTES:
-        if not isinstance(value, bytes | bytearray | memoryview):
-            raise TypeError(f"expected bytes, got {type(value).__name__}")
-        return base64.b64encode(value).decode("ascii")
-    if logical is LogicalType.DOUBLE:
-        return Float64(value)
-    if logical is LogicalType.FLOAT:
-        return Float32(value) if data_type.decimal is None else Float64(Float32(value))
-    if logical is LogicalType.DECIMAL:
-        return Float64(Decimal(value))
-    if logical is LogicalType.YEAR:
-        return _as_int(value)
-    if logical is LogicalType.DATE:
-        if isinstance(value, ZeroTemporal):
-            return None if column.nullable else 0
-        if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
-            raise TypeError(f"expected date, got {type(value).__name__}")
-        return _date_days(value)
-    if logical is LogicalType.DATETIME:
-        if isinstance(value, ZeroTemporal):
-            return None if column.nullable else 0
-        if not isinstance(value, dt.datetime):
-            raise TypeError(f"expected datetime, got {type(value).__name__}")
-        return _datetime_units(value, _MS if data_type.fsp <= 3 else _US)
-    if logical is LogicalType.TIMESTAMP:
-        if isinstance(value, ZeroTemporal):
-            return "1970-01-01T00:00:00Z"
-        if not isinstance(value, dt.datetime):
-            raise TypeError(f"expected datetime, got {type(value).__name__}")
-        return zoned_text(value, data_type.fsp, zone)
-    if logical is LogicalType.TIME:
-        if not isinstance(value, dt.timedelta):
-            raise TypeError(f"expected timedelta, got {type(value).__name__}")
-        return value // _US
-    if logical is LogicalType.ENUM:
-        if isinstance(value, EnumIndex):
-            named = enum_name(value.index, data_type)
-            return named if isinstance(named, str) else ""
-        if not isinstance(value, str):
-            raise TypeError(f"expected str, got {type(value).__name__}")
-        return value
-    if logical is LogicalType.SET:
-        if isinstance(value, SetBits):
-            names = set_names(value.bits, data_type)
-            return "" if isinstance(names, SetBits) else ",".join(names)
-        if not isinstance(value, tuple | list):
-            raise TypeError(f"expected tuple of names, got {type(value).__name__}")
-        return ",".join(value)
-    if logical is LogicalType.BIT:
-        number = _as_int(value)
-        if data_type.bit_width == 1:
-            return number != 0
-        return _bits(number, data_type.bit_width)
-    if logical is LogicalType.JSON:
-        return format_json(value)
-    if logical is LogicalType.VECTOR:
-        return format_vector(value)
-    raise AssertionError(f"unmapped logical type {logical}")
+    return WRITERS[MYSQL_TO_LOGICAL[column.data_type.mysql_type]](value, column, zone)
 
 
 def _as_int(value: Value) -> int:
