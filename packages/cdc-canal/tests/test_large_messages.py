@@ -139,3 +139,8 @@ def test_decoder_refuses_messages_over_its_limit() -> None:
     with pytest.raises(LimitExceededError, match=r"big\[0\]@9"):
         decode(message, **{"max-message-bytes": 1000})
     assert decode(message, **{"max-message-bytes": 100_000}) == [BIG]
+
+
+def test_partition_count_must_be_positive() -> None:
+    with pytest.raises(ConfigError, match="partition-count"):
+        get_codec("canal-json").encoder({"partition-count": 0})

@@ -66,7 +66,7 @@ class CanalEncoder:
         self.delete_handle_only = options["delete-only-output-handle-key-columns"]
         self.partitions: int = options["partition-count"]
         if self.partitions < 1:
-            raise EncodeError(PROTOCOL, f"partition-count must be at least 1, got {self.partitions}")
+            raise ConfigError(f"{PROTOCOL}: option partition-count must be at least 1, got {self.partitions}")
         self.zone = resolve_zone(options["time-zone"])
         self.max_message_bytes: int = options["max-message-bytes"]
         self.large_option: str = options["large-message-handle-option"]
