@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from cdc_canal.encoder import CanalEncoder
 from cdc_canal.outbound import make_formatter
 from cdc_core.codec import Options
-from cdc_core.events import Op, RowChange
+from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
 from cdc_core.registry import get_codec
 from cdc_core.textual import UTC, enum_index, resolve_zone, set_bits
 from cdc_core.types import LogicalType
@@ -117,3 +117,41 @@ def test_every_combination_is_covered() -> None:
     assert {o["flavour"] for o in COMBINATIONS} == {"ticdc", "canal"}
     assert SCHEMA.column("c_timestamp").data_type.logical is LogicalType.TIMESTAMP
     assert UTC is not None and table_schemas is not None
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(event=row_changes(SCHEMA), claim=st.booleans())
+def test_reduced_rows_round_trip(event: RowChange, claim: bool) -> None:
+    location = "file:///claims/4f7d2c1e.json" if claim else None
+    reduced = attrs.evolve(event, handle_key_only=not claim, claim_check_location=location)
+    (message,) = _encoder({"enable-tidb-extension": True}).encode(reduced)
+    (decoded,) = get_codec("canal-json").decoder().decode(message)
+    keys = SCHEMA.handle_key
+
+    def only_keys(image: dict[str, Value] | None) -> dict[str, Value] | None:
+        return None if image is None else {k: image[k] for k in keys}
+
+    expected_before = only_keys(event.before)
+    if event.op is Op.UPDATE:  # old is complete for the key columns, so nothing is flagged as changed
+        assert decoded.changed_columns is None
+    assert decoded.before == expected_before and decoded.after == only_keys(event.after)
+    assert decoded.handle_key_only and decoded.claim_check_location == location
+
+
+DDL_EVENTS = st.builds(
+    DDLEvent,
+    ddl_type=st.sampled_from(list(DDLType)),
+    sql=st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=80),
+    database=st.sampled_from(["shop", "test"]),
+    table=st.none() | st.sampled_from(["t", "orders"]),
+    commit_ts=st.integers(1 << 18, (1 << 63) - 1),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(event=DDL_EVENTS | st.builds(Watermark, ts=st.integers(1 << 18, (1 << 64) - 1)))
+def test_ddl_and_watermark_round_trip(event: DDLEvent | Watermark) -> None:
+    messages = _encoder({"enable-tidb-extension": True, "partition-count": 2}).encode(event)
+    decoded = [e for m in messages for e in get_codec("canal-json").decoder().decode(m)]
+    assert decoded == [event] * len(messages)
+    assert [m.partition for m in messages] == ([0] if isinstance(event, DDLEvent) else [0, 1])
