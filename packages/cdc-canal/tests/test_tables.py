@@ -40,3 +40,24 @@ def test_runtime_dependencies_are_core_and_orjson_only() -> None:
     from importlib.metadata import requires
 
     assert sorted(requires("cdc-canal") or []) == ["cdc-core==0.1.0", "orjson>=3.9"]
+
+
+def test_every_logical_type_has_a_parser_and_a_writer() -> None:
+    from cdc_canal.inbound import PARSERS
+    from cdc_canal.outbound import FORMATTERS
+    from cdc_core.types import LogicalType
+
+    assert set(PARSERS) == set(LogicalType)
+    assert set(FORMATTERS) == set(LogicalType)
+
+
+def test_vector_values_both_ways() -> None:
+    from cdc_canal.inbound import make_parser
+    from cdc_canal.outbound import make_formatter
+    from cdc_core.textual import UTC
+    from cdc_core.types import DataType
+
+    vector = DataType(mysql_type=MySQLType.VECTOR)
+    text = make_formatter(vector, UTC, member_names=False)([1.0, 2.5, -0.125])
+    assert text == "[1,2.5,-0.125]"
+    assert make_parser(vector, UTC)(text) == [1.0, 2.5, -0.125]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final
 
 import orjson
@@ -25,9 +25,10 @@ from cdc_core.textual import (
     parse_float,
     parse_json,
     parse_set_text,
-    parse_text,
     parse_time,
+    parse_vector,
     set_names,
+    to_float32,
 )
 from cdc_core.types import DataType, LogicalType, parse_type_text
 from cdc_core.values import EnumIndex, SetBits, Value
@@ -73,32 +74,11 @@ def _parse_canal_type_text(text: str) -> DataType:
 
 def make_parser(data_type: DataType, zone: dt.tzinfo) -> Parser:
     """A function from the wire string of ``data_type`` to its typed value (raises TextFormError)."""
-    logical = data_type.logical
-    if logical is LogicalType.BYTES:
-        return _latin1
-    if logical is LogicalType.STRING:
-        return _identity
-    if logical is LogicalType.ENUM:
-        return _enum_parser(data_type)
-    if logical is LogicalType.SET:
-        return _set_parser(data_type)
-    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
-        return _int
-    if logical is LogicalType.DATETIME:
-        return _datetime
-    if logical is LogicalType.TIMESTAMP:
-        return lambda text: _timestamp(text, zone)
-    if logical is LogicalType.DATE:
-        return _date
-    if logical is LogicalType.DOUBLE:
-        return parse_float
-    if logical is LogicalType.DECIMAL:
-        return parse_decimal
-    if logical is LogicalType.TIME:
-        return parse_time
-    if logical is LogicalType.JSON:
-        return _json
-    return lambda text: parse_text(text, data_type, zone)
+    return PARSERS[data_type.logical](data_type, zone)
+
+
+def _float32(text: str) -> float:
+    return to_float32(parse_float(text))
 
 
 _LONG_NUMBER: Final = re.compile(r"\d{19}")
@@ -210,6 +190,29 @@ def _set_parser(data_type: DataType) -> Parser:
         raise TextFormError(f"set value {text!r} is not a bitmask and the members are unknown")
 
     return parse
+
+
+ParserFactory = Callable[[DataType, dt.tzinfo], Parser]
+
+# One parser per logical type (Canal-JSON's wire strings); the completeness test keeps it total.
+PARSERS: Final[Mapping[LogicalType, ParserFactory]] = {
+    LogicalType.INT: lambda t, z: _int,
+    LogicalType.YEAR: lambda t, z: _int,
+    LogicalType.BIT: lambda t, z: _int,
+    LogicalType.FLOAT: lambda t, z: _float32,
+    LogicalType.DOUBLE: lambda t, z: parse_float,
+    LogicalType.DECIMAL: lambda t, z: parse_decimal,
+    LogicalType.DATE: lambda t, z: _date,
+    LogicalType.DATETIME: lambda t, z: _datetime,
+    LogicalType.TIMESTAMP: lambda t, z: lambda text: _timestamp(text, z),
+    LogicalType.TIME: lambda t, z: parse_time,
+    LogicalType.STRING: lambda t, z: _identity,
+    LogicalType.BYTES: lambda t, z: _latin1,
+    LogicalType.ENUM: lambda t, z: _enum_parser(t),
+    LogicalType.SET: lambda t, z: _set_parser(t),
+    LogicalType.JSON: lambda t, z: _json,
+    LogicalType.VECTOR: lambda t, z: parse_vector,
+}
 
 
 class TypeCache:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Final
 
@@ -68,41 +68,15 @@ def make_formatter(data_type: DataType, zone: dt.tzinfo, *, member_names: bool) 
     ``member_names`` writes ENUM/SET as member names (official Canal flavour); otherwise the index and
     bitmask digits TiCDC writes.
     """
-    logical = data_type.logical
-    if logical is LogicalType.BYTES:
-        return _latin1
-    if logical is LogicalType.STRING:
-        return _text
-    if logical is LogicalType.ENUM:
-        return _enum_names(data_type) if member_names else _enum_index(data_type)
-    if logical is LogicalType.SET:
-        return _set_names(data_type) if member_names else _set_bits(data_type)
-    direct = _direct_formatter(data_type, zone)
-    return direct if direct is not None else lambda value: format_text(value, data_type, zone)
+    return FORMATTERS[data_type.logical](data_type, zone, member_names)
 
 
-def _direct_formatter(data_type: DataType, zone: dt.tzinfo) -> Formatter | None:
-    """The core text form without `format_text`'s per-value dispatch (the encoder's hot path)."""
-    logical = data_type.logical
-    fsp = data_type.fsp
-    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
-        return lambda value: str(value) if type(value) is int else format_text(value, data_type, zone)
-    if logical is LogicalType.FLOAT:
-        return format_float32
-    if logical is LogicalType.DOUBLE:
-        return format_float64
-    if logical is LogicalType.DECIMAL:
-        scale = data_type.scale
-        return lambda value: format_decimal(value if isinstance(value, Decimal) else Decimal(value), scale)
-    if logical is LogicalType.DATE:
-        return format_date
-    if logical is LogicalType.DATETIME:
-        return lambda value: format_datetime(value, fsp)
-    if logical is LogicalType.TIMESTAMP:
-        return lambda value: format_timestamp(value, fsp, zone)
-    if logical is LogicalType.TIME:
-        return lambda value: format_time(value, fsp)
-    return None
+def _int_text(data_type: DataType, zone: dt.tzinfo) -> Formatter:
+    return lambda value: str(value) if type(value) is int else format_text(value, data_type, zone)
+
+
+def _decimal_text(scale: int) -> Formatter:
+    return lambda value: format_decimal(value if isinstance(value, Decimal) else Decimal(value), scale)
 
 
 def _latin1(value: Value) -> str:
@@ -157,3 +131,27 @@ def _set_names(data_type: DataType) -> Formatter:
         return ",".join(value)
 
     return fmt
+
+
+FormatterFactory = Callable[[DataType, dt.tzinfo, bool], Formatter]
+
+# One writer per logical type (the core text forms, without `format_text`'s per-value dispatch on the
+# encoder's hot path); the completeness test keeps it total.
+FORMATTERS: Final[Mapping[LogicalType, FormatterFactory]] = {
+    LogicalType.INT: lambda t, z, names: _int_text(t, z),
+    LogicalType.YEAR: lambda t, z, names: _int_text(t, z),
+    LogicalType.BIT: lambda t, z, names: _int_text(t, z),
+    LogicalType.FLOAT: lambda t, z, names: format_float32,
+    LogicalType.DOUBLE: lambda t, z, names: format_float64,
+    LogicalType.DECIMAL: lambda t, z, names: _decimal_text(t.scale),
+    LogicalType.DATE: lambda t, z, names: format_date,
+    LogicalType.DATETIME: lambda t, z, names: lambda value: format_datetime(value, t.fsp),
+    LogicalType.TIMESTAMP: lambda t, z, names: lambda value: format_timestamp(value, t.fsp, z),
+    LogicalType.TIME: lambda t, z, names: lambda value: format_time(value, t.fsp),
+    LogicalType.STRING: lambda t, z, names: _text,
+    LogicalType.BYTES: lambda t, z, names: _latin1,
+    LogicalType.ENUM: lambda t, z, names: _enum_names(t) if names else _enum_index(t),
+    LogicalType.SET: lambda t, z, names: _set_names(t) if names else _set_bits(t),
+    LogicalType.JSON: lambda t, z, names: lambda value: format_text(value, t, z),
+    LogicalType.VECTOR: lambda t, z, names: lambda value: format_text(value, t, z),
+}
