@@ -1,0 +1,113 @@
+"""``cdc apply``: run the Spark pipeline from the command line.
+
+    cdc apply --protocol debezium --source kafka://localhost:9092/shop --target ./tables --once
+    cdc apply --protocol simple --source file://changes.jsonl --target ./tables --scd 2 --keys id
+
+Also installed as ``cdc-spark apply ...`` (the same parser) for environments without the ``cdc`` command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from collections.abc import Sequence
+
+from cdc_core.errors import CdcError, ConfigError
+from cdc_spark.job import JobConfig, SourceSpec, describe, parse_keys, run
+
+HELP = "apply a changefeed to one table per source table on Spark (Delta tables by default)"
+
+
+def _option(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"--option {text!r}: expected KEY=VALUE")
+    return key, value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--protocol", required=True, help="codec protocol id, e.g. debezium, simple, canal-json")
+    parser.add_argument("--source", required=True, help="kafka://HOST:PORT/TOPIC[,TOPIC] or file://PATH")
+    parser.add_argument("--target", required=True, help="directory of the Delta tables (DB/TABLE under it)")
+    parser.add_argument("--checkpoint", help="checkpoint directory (default: TARGET/_checkpoint)")
+    parser.add_argument(
+        "--keys", help="key columns: 'id' or 'id,region' for every table, or 'db.t1=id;db.t2=a,b' (default: schema)"
+    )
+    parser.add_argument("--scd", type=int, choices=(1, 2), default=1, help="SCD type 1 (latest) or 2 (history)")
+    parser.add_argument("--track-columns", help="SCD2: comma-separated columns whose changes start a new version")
+    parser.add_argument(
+        "--tombstone-hours", type=float, default=168.0, help="keep deletes this long against late updates"
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="apply what the source holds now, then stop (default)")
+    mode.add_argument("--continuous", action="store_true", help="keep applying until interrupted")
+    parser.add_argument(
+        "--option",
+        "-o",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="codec option, source.* source option, or sink=delta|spark-merge, watermark=true, table-format, "
+        "catalog-prefix, trigger-interval, app-id",
+    )
+    parser.add_argument("--master", default=None, help="Spark master (default: the session's, else local[*])")
+    parser.add_argument("--quiet", action="store_true", help="no per-batch progress lines")
+
+
+def config_from(args: argparse.Namespace) -> JobConfig:
+    return JobConfig(
+        protocol=args.protocol,
+        source=SourceSpec.parse(args.source),
+        target=args.target,
+        checkpoint=args.checkpoint or f"{args.target.rstrip('/')}/_checkpoint",
+        keys=parse_keys(args.keys),
+        scd=args.scd,
+        continuous=bool(args.continuous),
+        options=dict(args.option),
+        track_columns=tuple(c for c in args.track_columns.split(",") if c) if args.track_columns else None,
+        tombstone_retention=dt.timedelta(hours=args.tombstone_hours),
+    )
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run ``cdc apply`` for parsed arguments; typed errors become one line on stderr and exit status 2."""
+    try:
+        config = config_from(args)
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.appName("cdc-apply").config("spark.sql.session.timeZone", "UTC")
+        if args.master:
+            builder = builder.master(args.master)
+        spark = builder.getOrCreate()
+
+        def progress(report: object) -> None:
+            if not args.quiet:
+                print(describe(report), flush=True)  # type: ignore[arg-type]
+
+        run(spark, config, progress)
+    except CdcError as exc:
+        print(f"cdc apply: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cdc-spark", description="cdc pipeline on Spark")
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_arguments(commands.add_parser("apply", help=HELP, description=HELP))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command != "apply":
+        raise ConfigError(f"unknown command {args.command}")
+    return execute(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,294 @@
+"""Decode a Kafka-shaped micro-batch on the driver with the installed codec, into the change-frame contract.
+
+The job uses ``cdc_spark.decode.decode`` (Spark-native and executor-side) when that module is installed and
+this driver-side decoder otherwise. Both produce :class:`DecodedChanges` in the same contract (see
+``docs/spark.md``): one typed change frame per table, a control frame (DDL, watermarks, bootstraps) and a
+dead-letter frame. Here every message of the batch is decoded in the driver's Python process, which is
+exact for every protocol but bounded by the driver: use it for moderate batch sizes (``maxOffsetsPerTrigger``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from cdc_core.canonical import schema_to_json
+from cdc_core.codec import Decoder
+from cdc_core.errors import CdcError
+from cdc_core.events import Bootstrap, DDLEvent, DDLType, RowChange, Watermark
+from cdc_core.message import Message
+from cdc_core.registry import get_codec
+from cdc_core.schema import TableSchema
+from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.values import ZeroTemporal
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import DataType as SparkType
+    from pyspark.sql.types import StructType
+
+SEQUENCE_TYPE: Final = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
+CONTROL_SCHEMA: Final = (
+    "kind string, database string, table string, commit_ts bigint, sql string, ddl_type string,"
+    " schema_json string, partition int, offset bigint"
+)
+DEAD_LETTER_SCHEMA: Final = (
+    "topic string, partition int, offset bigint, key binary, value binary, error_type string, error string"
+)
+UNDECLARED_SCALE: Final = 10  # DECIMAL without declared precision/scale: decimal(38,10)
+_INT_WIDTH: Final = {
+    MySQLType.TINYINT: 1,
+    MySQLType.SMALLINT: 2,
+    MySQLType.MEDIUMINT: 3,
+    MySQLType.INT: 4,
+    MySQLType.BIGINT: 8,
+}
+
+
+def spark_type(data_type: DataType) -> SparkType:
+    """The contract's Spark type of a column (spark_types.py mapping, summarised in docs/spark.md)."""
+    from pyspark.sql import types as T
+
+    logical = data_type.logical
+    if logical is LogicalType.INT:
+        width = _INT_WIDTH[data_type.mysql_type] * (2 if data_type.unsigned else 1)
+        if width > 8:
+            return T.DecimalType(20, 0)
+        return (
+            T.ByteType()
+            if width == 1
+            else T.ShortType()
+            if width == 2
+            else T.IntegerType()
+            if width <= 4
+            else T.LongType()
+        )
+    if logical is LogicalType.DECIMAL:
+        if data_type.length is None:  # the protocol did not say (e.g. Debezium's tidb_type "decimal")
+            return T.DecimalType(38, UNDECLARED_SCALE)
+        return T.StringType() if data_type.precision > 38 else T.DecimalType(data_type.precision, data_type.scale)
+    simple: dict[LogicalType, SparkType] = {
+        LogicalType.FLOAT: T.FloatType(),
+        LogicalType.DOUBLE: T.DoubleType(),
+        LogicalType.DATE: T.DateType(),
+        LogicalType.DATETIME: T.TimestampNTZType(),
+        LogicalType.TIMESTAMP: T.TimestampType(),
+        LogicalType.TIME: T.DayTimeIntervalType(),
+        LogicalType.YEAR: T.IntegerType(),
+        LogicalType.STRING: T.StringType(),
+        LogicalType.ENUM: T.StringType(),
+        LogicalType.JSON: T.StringType(),
+        LogicalType.BYTES: T.BinaryType(),
+        LogicalType.SET: T.ArrayType(T.StringType()),
+        LogicalType.VECTOR: T.ArrayType(T.FloatType()),
+    }
+    if logical is LogicalType.BIT:
+        return T.DecimalType(20, 0) if data_type.bit_width > 63 else T.LongType()
+    return simple[logical]
+
+
+def spark_value(value: Any, data_type: DataType) -> Any:
+    """A decoded value in the Python form Spark expects for :func:`spark_type`."""
+    if value is None or isinstance(value, ZeroTemporal):
+        return None
+    logical = data_type.logical
+    if logical is LogicalType.DECIMAL:
+        number = value if isinstance(value, Decimal) else Decimal(str(value))
+        if data_type.length is None:
+            return number.quantize(Decimal(1).scaleb(-UNDECLARED_SCALE))
+        if data_type.precision > 38:
+            return str(number)
+        return number.quantize(Decimal(1).scaleb(-data_type.scale))
+    if logical in (LogicalType.INT, LogicalType.BIT) and isinstance(spark_type(data_type).typeName(), str):
+        wide = spark_type(data_type).typeName() == "decimal"
+        return Decimal(int(value)) if wide else int(value)
+    if logical is LogicalType.JSON:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if logical is LogicalType.SET:
+        return list(value) if isinstance(value, (tuple, list)) else [str(value)]
+    if logical is LogicalType.ENUM:
+        return str(value)
+    if logical is LogicalType.TIMESTAMP and isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
+        return float(value)
+    return value
+
+
+def change_schema(schema: TableSchema) -> StructType:
+    from pyspark.sql import types as T
+
+    columns = [T.StructField(c.name, spark_type(c.data_type), True) for c in schema.stored_columns]
+    before = T.StructType([T.StructField(f.name, f.dataType, True) for f in columns])
+    return T.StructType(
+        [
+            *columns,
+            T.StructField("_cdc_op", T.StringType(), False),
+            T.StructField("_cdc_commit_ts", T.LongType(), True),
+            T.StructField("_cdc_sequence", T._parse_datatype_string(SEQUENCE_TYPE), False),
+            T.StructField("_cdc_before", before, True),
+            T.StructField("_cdc_changed_columns", T.ArrayType(T.StringType()), True),
+            T.StructField("_cdc_database", T.StringType(), False),
+            T.StructField("_cdc_table", T.StringType(), False),
+            T.StructField("_cdc_schema_version", T.LongType(), True),
+            T.StructField("_cdc_topic", T.StringType(), True),
+            T.StructField("_cdc_partition", T.IntegerType(), True),
+            T.StructField("_cdc_offset", T.LongType(), True),
+            T.StructField("_cdc_zero_dates", T.MapType(T.StringType(), T.StringType()), True),
+        ]
+    )
+
+
+@attrs.frozen
+class _Change:
+    """A row change (or a table truncate) waiting for its table's latest schema of the batch."""
+
+    op: str
+    database: str
+    table: str
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
+    changed: tuple[str, ...] | None
+    commit_ts: int | None
+    schema_version: int | None
+    message: Message
+    position: int
+
+
+@attrs.define
+class DecodedChanges:
+    """The decode output contract: per-table change frames, schemas, control rows, dead letters."""
+
+    spark: SparkSession
+    _rows: dict[tuple[str, str], list[tuple[Any, ...]]]
+    _schemas: dict[tuple[str, str], TableSchema]
+    _control: list[tuple[Any, ...]]
+    _dead: list[tuple[Any, ...]]
+
+    def tables(self) -> list[tuple[str, str]]:
+        return sorted(self._rows)
+
+    def table(self, database: str, table: str) -> DataFrame:
+        frame: DataFrame = self.spark.createDataFrame(
+            self._rows[(database, table)], change_schema(self._schemas[(database, table)])
+        )
+        return frame
+
+    def schemas(self) -> dict[tuple[str, str], TableSchema]:
+        return dict(self._schemas)
+
+    def control(self) -> DataFrame:
+        frame: DataFrame = self.spark.createDataFrame(self._control, CONTROL_SCHEMA)
+        return frame
+
+    def dead_letters(self) -> DataFrame:
+        frame: DataFrame = self.spark.createDataFrame(self._dead, DEAD_LETTER_SCHEMA)
+        return frame
+
+
+def _image_row(schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[list[Any], dict[str, str]]:
+    values, zeros = [], {}
+    for column in schema.stored_columns:
+        value = None if image is None else image.get(column.name)
+        if isinstance(value, ZeroTemporal):
+            zeros[column.name] = str(value)
+        values.append(spark_value(value, column.data_type))
+    return values, zeros
+
+
+def decode(
+    df: DataFrame,
+    protocol: str,
+    options: Mapping[str, object] | None = None,
+    schemas: Mapping[tuple[str, str], TableSchema] | None = None,
+) -> DecodedChanges:
+    """Decode every message of ``df`` (Kafka source columns) with the ``protocol`` codec on the driver."""
+    decoder: Decoder = get_codec(protocol).decoder(dict(options or {}))
+    known: dict[tuple[str, str], TableSchema] = dict(schemas or {})
+    known_at: dict[tuple[str, str], int] = {}  # commit ts of the schema kept: the newest wins, not the last read
+
+    def learn(schema: TableSchema, commit_ts: int | None) -> None:
+        name = (schema.database, schema.table)
+        ts = commit_ts if commit_ts is not None else -1
+        if name not in known or ts >= known_at.get(name, -1):
+            known[name], known_at[name] = schema, ts
+
+    pending: list[_Change] = []
+    control: list[tuple[Any, ...]] = []
+    dead: list[tuple[Any, ...]] = []
+    batch = df.select("key", "value", "topic", "partition", "offset", "timestamp").orderBy("partition", "offset")
+    for record in batch.toLocalIterator():
+        stamp = record["timestamp"]
+        message = Message(
+            value=record["value"],
+            key=record["key"],
+            topic=record["topic"],
+            partition=record["partition"],
+            offset=record["offset"],
+            timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
+        )
+        try:
+            events = decoder.decode(message)
+        except CdcError as exc:
+            dead.append((message.topic, message.partition, message.offset, message.key, message.value,
+                         type(exc).__name__, str(exc)))  # fmt: skip
+            continue
+        for position, event in enumerate(events):
+            if isinstance(event, RowChange):
+                if event.schema is not None:
+                    learn(event.schema, event.commit_ts)
+                pending.append(
+                    _Change(op=event.op.value, database=event.database, table=event.table, before=event.before,
+                            after=event.after, changed=event.changed_columns, commit_ts=event.commit_ts,
+                            schema_version=event.schema_version, message=message, position=position)
+                )  # fmt: skip
+            elif isinstance(event, Watermark):
+                control.append(("watermark", None, None, event.ts, None, None, None, message.partition, message.offset))
+            else:
+                table_schema = event.table_schema
+                if table_schema is not None:
+                    learn(table_schema, event.commit_ts if isinstance(event, DDLEvent) else None)
+                if isinstance(event, Bootstrap):
+                    text = json.dumps(schema_to_json(event.table_schema))
+                    control.append(("bootstrap", event.database, event.table, None, None, None, text,
+                                    message.partition, message.offset))  # fmt: skip
+                    continue
+                assert isinstance(event, DDLEvent)
+                control.append(("ddl", event.database, event.table, event.commit_ts, event.sql, event.ddl_type.value,
+                                None if table_schema is None else json.dumps(schema_to_json(table_schema)),
+                                message.partition, message.offset))  # fmt: skip
+                if event.ddl_type is DDLType.TRUNCATE and event.database and event.table:
+                    pending.append(
+                        _Change(op="truncate", database=event.database, table=event.table, before=None, after=None,
+                                changed=None, commit_ts=event.commit_ts, schema_version=None, message=message,
+                                position=position)
+                    )  # fmt: skip
+    rows: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+    for change in pending:
+        message = change.message
+        name = (change.database, change.table)
+        schema = known.get(name)
+        if schema is None:
+            dead.append((message.topic, message.partition, message.offset, message.key, message.value,
+                         "SchemaError", f"no schema known for table {change.database}.{change.table}"))  # fmt: skip
+            continue
+        image = change.before if change.op == "delete" else change.after
+        values, zeros = _image_row(schema, image)
+        before = None
+        if change.before is not None:
+            before = tuple(_image_row(schema, change.before)[0])
+        changed = None if change.changed is None else list(change.changed)
+        if image is not None and changed is None and any(c.name not in image for c in schema.stored_columns):
+            changed = [c.name for c in schema.stored_columns if c.name in image]  # an older, narrower schema
+        sequence = (change.commit_ts, message.partition, message.offset, change.position)
+        rows.setdefault(name, []).append(
+            (*values, change.op, change.commit_ts, sequence,
+             before, changed, change.database, change.table, change.schema_version, message.topic,
+             message.partition, message.offset, zeros or None)
+        )  # fmt: skip
+    return DecodedChanges(df.sparkSession, rows, known, control, dead)

@@ -1,0 +1,358 @@
+"""The pipeline as one streaming job: source -> decode -> (watermark gate) -> apply -> one table per source table.
+
+Each micro-batch runs in ``foreachBatch``: it is decoded, split per table, gated at the global watermark when
+asked, and merged into each table with the batch id as the Delta app transaction. Spark writes the batch's
+offsets to its commit log only after ``foreachBatch`` returns, i.e. after every table's commit: a crash in
+between replays the batch, and the tables that already hold it skip it (exactly once).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal
+from urllib.parse import urlsplit
+
+import attrs
+
+from cdc_core.errors import ConfigError
+from cdc_spark.apply import DEFAULT_TOMBSTONE_RETENTION, apply_changes
+from cdc_spark.sinks import BatchInfo, Sink
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+
+    from cdc_spark.watermark import WatermarkGate
+
+KAFKA_SCHEMA: Final = (
+    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int,"
+    " headers array<struct<key:string,value:binary>>"
+)
+TICDC_PROTOCOLS: Final = frozenset({"simple", "avro", "canal-json", "open-protocol", "debezium"})
+DEAD_LETTERS: Final = "_dead_letters"
+JOB_OPTIONS: Final = frozenset({"sink", "table-format", "catalog-prefix", "watermark", "trigger-interval", "app-id"})
+
+
+@attrs.frozen(kw_only=True)
+class SourceSpec:
+    """Where messages come from: ``kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC]`` or ``file://PATH``."""
+
+    kind: Literal["kafka", "file"]
+    location: str  # bootstrap servers, or a path
+    topics: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, uri: str) -> SourceSpec:
+        parts = urlsplit(uri)
+        if parts.scheme == "kafka":
+            topics = tuple(t for t in parts.path.strip("/").split(",") if t)
+            if not parts.netloc or not topics:
+                raise ConfigError(f"source {uri!r}: expected kafka://HOST:PORT/TOPIC")
+            return cls(kind="kafka", location=parts.netloc, topics=topics)
+        if parts.scheme == "file":
+            path = (parts.netloc + parts.path) if parts.netloc not in ("", "localhost") else parts.path
+            if not path:
+                raise ConfigError(f"source {uri!r}: expected file://PATH")
+            return cls(kind="file", location=path)
+        raise ConfigError(f"source {uri!r}: the scheme must be kafka:// or file://")
+
+
+@attrs.frozen(kw_only=True)
+class JobConfig:
+    protocol: str
+    source: SourceSpec
+    target: str
+    checkpoint: str
+    keys: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)  # "db.table" or "*" -> key columns
+    scd: int = 1
+    continuous: bool = False
+    options: Mapping[str, str] = attrs.field(factory=dict)  # codec and source options, and JOB_OPTIONS
+    track_columns: tuple[str, ...] | None = None
+    tombstone_retention: dt.timedelta | None = DEFAULT_TOMBSTONE_RETENTION
+
+    @property
+    def app_id(self) -> str:
+        return self.options.get("app-id") or f"cdc-apply:{os.path.abspath(self.checkpoint)}"
+
+    @property
+    def watermark(self) -> bool:
+        text = self.options.get("watermark", "false").lower()
+        if text not in ("true", "false"):
+            raise ConfigError(f"option watermark={text!r}: expected true or false")
+        if text == "true" and self.protocol not in TICDC_PROTOCOLS:
+            raise ConfigError(f"option watermark=true: protocol {self.protocol} carries no TiCDC watermarks")
+        return text == "true"
+
+    def codec_options(self) -> dict[str, str]:
+        return {k: v for k, v in self.options.items() if k not in JOB_OPTIONS and not k.startswith("source.")}
+
+    def source_options(self) -> dict[str, str]:
+        return {k.removeprefix("source."): v for k, v in self.options.items() if k.startswith("source.")}
+
+
+def parse_keys(text: str | None) -> dict[str, tuple[str, ...]]:
+    """``id`` or ``id,region`` (every table) or ``db.t1=id;db.t2=a,b`` (per table)."""
+    if not text:
+        return {}
+    keys: dict[str, tuple[str, ...]] = {}
+    for part in text.split(";"):
+        table, sep, columns = part.partition("=")
+        names = tuple(c.strip() for c in (columns if sep else table).split(",") if c.strip())
+        if not names:
+            raise ConfigError(f"--keys {text!r}: no column names in {part!r}")
+        keys[table.strip() if sep else "*"] = names
+    return keys
+
+
+@attrs.frozen(kw_only=True)
+class BatchReport:
+    """What one micro-batch did, for progress output."""
+
+    batch_id: int
+    messages: int
+    applied: dict[str, int]
+    skipped: tuple[str, ...]  # tables that had committed this batch before (a replay)
+    held: int
+    dead_letters: int
+    watermark: int | None
+    seconds: float
+
+
+def decoder() -> Callable[..., Any]:
+    """``cdc_spark.decode.decode`` (executor-side) when installed, else the driver-side decoder."""
+    import importlib
+
+    try:
+        module = importlib.import_module("cdc_spark.decode")
+    except ImportError:
+        module = importlib.import_module("cdc_spark.driver_decode")
+    function: Callable[..., Any] = module.decode
+    return function
+
+
+def make_sink(spark: SparkSession, config: JobConfig) -> Sink:
+    kind = config.options.get("sink", "delta")
+    if kind == "delta":
+        from cdc_spark.sinks.delta import DeltaSink
+
+        return DeltaSink(root=config.target)
+    if kind == "spark-merge":
+        from cdc_spark.sinks.spark_merge import SparkMergeSink
+
+        return SparkMergeSink(
+            spark,
+            prefix=config.options.get("catalog-prefix") or config.target,
+            table_format=config.options.get("table-format", "delta"),
+        )
+    raise ConfigError(f"option sink={kind!r}: expected delta or spark-merge")
+
+
+def read_stream(spark: SparkSession, config: JobConfig) -> DataFrame:
+    """The source as a Kafka-shaped streaming DataFrame (cdc-kafka or cdc-messages Python data sources)."""
+    import importlib
+
+    importlib.import_module("cdc_spark.source").register(spark)
+    options = config.source_options()
+    if config.source.kind == "kafka":
+        reader = (
+            spark.readStream.format("cdc-kafka")
+            .option("kafka.bootstrap.servers", config.source.location)
+            .option("subscribe", ",".join(config.source.topics))
+            .option("startingOffsets", options.pop("startingOffsets", "earliest"))
+        )
+    else:
+        reader = spark.readStream.format("cdc-messages").option("path", config.source.location)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def _offsets(frame: DataFrame) -> str:
+    from pyspark.sql import functions as F
+
+    rows = frame.groupBy("topic", "partition").agg(F.max("offset").alias("last")).collect()
+    spans: dict[str, dict[str, int]] = {}
+    for row in rows:
+        spans.setdefault(str(row["topic"]), {})[str(row["partition"])] = int(row["last"]) + 1
+    return json.dumps(spans, sort_keys=True)
+
+
+@attrs.define
+class BatchProcessor:
+    """The ``foreachBatch`` function: decode, gate, apply every table; one report per batch."""
+
+    config: JobConfig
+    sink: Sink
+    gate: WatermarkGate | None = None
+    progress: Callable[[BatchReport], None] | None = None
+    schemas: dict[tuple[str, str], Any] = attrs.field(factory=dict)
+
+    def keys_for(self, table: str, schema: Any) -> tuple[str, ...]:
+        keys = self.config.keys.get(table) or self.config.keys.get("*")
+        if keys:
+            return keys
+        handle: tuple[str, ...] = tuple(schema.handle_key) if schema is not None else ()
+        if not handle:
+            raise ConfigError(f"table {table} has no primary or unique key in its schema: pass --keys {table}=COLUMNS")
+        return handle
+
+    def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        decode = decoder()
+
+        started = time.monotonic()
+        frame = frame.persist()
+        try:
+            messages = frame.count()
+            if messages == 0 and self.gate is None:
+                return
+            decoded = decode(frame, self.config.protocol, self.config.codec_options(), schemas=self.schemas or None)
+            self.schemas.update(decoded.schemas())
+            tables = {f"{db}.{t}": decoded.table(db, t) for db, t in decoded.tables()}
+            watermark = None
+            held = 0
+            if self.gate is not None:
+                gated = self.gate.gate(batch_id, tables, decoded.control())
+                tables, watermark, held = gated.ready, gated.watermark, sum(gated.held.values())
+            batch = BatchInfo(app_id=self.config.app_id, batch_id=batch_id, offsets=_offsets(frame))
+            applied: dict[str, int] = {}
+            skipped: list[str] = []
+            for name, pending in sorted(tables.items()):
+                changes = pending.persist()
+                try:
+                    count = changes.count()
+                    if count == 0:
+                        continue
+                    database, _, table = name.partition(".")
+                    keys = self.keys_for(name, self.schemas.get((database, table)))
+                    written = apply_changes(
+                        changes,
+                        self.sink,
+                        keys,
+                        table=name,
+                        scd=self.config.scd,
+                        track_columns=self.config.track_columns,
+                        tombstone_retention=self.config.tombstone_retention,
+                        batch=batch,
+                    )
+                finally:
+                    changes.unpersist()
+                if written:
+                    applied[name] = count
+                else:
+                    skipped.append(name)
+            dead = self._dead_letters(decoded.dead_letters(), batch)
+            if self.gate is not None:
+                self.gate.commit(batch_id)
+        finally:
+            frame.unpersist()
+        if self.progress is not None:
+            report = BatchReport(
+                batch_id=batch_id,
+                messages=messages,
+                applied=applied,
+                skipped=tuple(skipped),
+                held=held,
+                dead_letters=dead,
+                watermark=watermark,
+                seconds=time.monotonic() - started,
+            )
+            self.progress(report)
+
+    def _dead_letters(self, letters: DataFrame, batch: BatchInfo) -> int:
+        """Undecodable messages appended to ``<target>/_dead_letters`` (Delta, same app transaction)."""
+        count = letters.count()
+        if count == 0 or self.config.options.get("sink", "delta") != "delta":
+            return count
+        from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+
+        path = os.path.join(self.config.target, DEAD_LETTERS)
+        if DeltaTable.is_deltatable(path):
+            done = DeltaTable(path).transaction_version(batch.app_id)
+            if done is not None and done >= batch.batch_id:
+                return count
+        write_deltalake(
+            path,
+            letters.toArrow(),
+            mode="append",
+            schema_mode="merge",
+            commit_properties=CommitProperties(app_transactions=[Transaction(batch.app_id, batch.batch_id)]),
+        )
+        return count
+
+
+def start(
+    spark: SparkSession,
+    config: JobConfig,
+    progress: Callable[[BatchReport], None] | None = None,
+    stream: DataFrame | None = None,
+) -> StreamingQuery:
+    """Start the streaming query (``--once``: until the source is drained; ``--continuous``: forever).
+
+    ``stream`` replaces the configured source with any streaming DataFrame in the Kafka source's shape
+    (Spark's own ``kafka`` format on a cluster that has it, or files of recorded messages).
+    """
+    gate = None
+    if config.watermark:
+        from cdc_spark.watermark import WatermarkGate
+
+        gate = WatermarkGate(spark, os.path.join(config.checkpoint, "watermarks"))
+    processor = BatchProcessor(config=config, sink=make_sink(spark, config), gate=gate, progress=progress)
+    writer = (
+        (stream if stream is not None else read_stream(spark, config))
+        .writeStream.foreachBatch(processor)
+        .option("checkpointLocation", os.path.join(config.checkpoint, "stream"))
+        .queryName(f"cdc-apply-{config.protocol}")
+    )
+    if config.continuous:
+        writer = writer.trigger(processingTime=config.options.get("trigger-interval", "5 seconds"))
+    else:
+        writer = writer.trigger(availableNow=True)
+    return writer.start()
+
+
+def run(
+    spark: SparkSession,
+    config: JobConfig,
+    progress: Callable[[BatchReport], None] | None = None,
+    stream: DataFrame | None = None,
+) -> None:
+    """Run the job to completion (``--once``) or until interrupted (``--continuous``)."""
+    query = start(spark, config, progress, stream)
+    try:
+        query.awaitTermination()
+    finally:
+        if query.isActive:
+            query.stop()
+
+
+def describe(report: BatchReport) -> str:
+    tables = ", ".join(f"{name} +{count}" for name, count in sorted(report.applied.items())) or "no table changes"
+    extra = [f"replayed (skipped): {', '.join(report.skipped)}"] if report.skipped else []
+    if report.held:
+        extra.append(f"held above watermark {report.watermark}: {report.held}")
+    if report.dead_letters:
+        extra.append(f"dead letters: {report.dead_letters}")
+    suffix = "; " + "; ".join(extra) if extra else ""
+    return f"batch {report.batch_id}: {report.messages} messages -> {tables}{suffix} ({report.seconds:.1f} s)"
+
+
+def tables_in(target: str) -> Sequence[str]:
+    """``database.table`` names of the Delta tables a job wrote under ``target``."""
+    from deltalake import DeltaTable
+
+    names: list[str] = []
+    if not os.path.isdir(target):
+        return names
+    for database in sorted(os.listdir(target)):
+        folder = os.path.join(target, database)
+        if database.startswith("_") or not os.path.isdir(folder):
+            continue
+        for table in sorted(os.listdir(folder)):
+            if DeltaTable.is_deltatable(os.path.join(folder, table)):
+                names.append(f"{database}.{table}")
+    return names

@@ -1,0 +1,69 @@
+"""`cdc apply` argument handling: source URIs, keys, options, typed errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from cdc_core.errors import ConfigError
+from cdc_spark.cli import build_parser, config_from, main
+from cdc_spark.job import JobConfig, SourceSpec, parse_keys
+
+
+def test_source_uris() -> None:
+    assert SourceSpec.parse("kafka://h1:9092,h2:9092/orders,items") == SourceSpec(
+        kind="kafka", location="h1:9092,h2:9092", topics=("orders", "items")
+    )
+    assert SourceSpec.parse("file:///data/changes.jsonl") == SourceSpec(kind="file", location="/data/changes.jsonl")
+    assert SourceSpec.parse("file://relative/dir").location == "relative/dir"
+    for bad in ("kafka://host:9092", "kafka:///topic", "s3://bucket/x", "file://"):
+        with pytest.raises(ConfigError, match="source"):
+            SourceSpec.parse(bad)
+
+
+def test_keys() -> None:
+    assert parse_keys("id") == {"*": ("id",)}
+    assert parse_keys("shop.orders=id, region;shop.items=sku") == {
+        "shop.orders": ("id", "region"),
+        "shop.items": ("sku",),
+    }
+    with pytest.raises(ConfigError, match="no column names"):
+        parse_keys("shop.orders=")
+
+
+def test_arguments_make_the_job_config() -> None:
+    args = build_parser().parse_args(
+        ["apply", "--protocol", "debezium", "--source", "kafka://localhost:9092/shop", "--target", "out",
+         "--scd", "2", "--keys", "id", "--continuous", "-o", "sink=delta", "-o", "watermark=true",
+         "-o", "source.maxOffsetsPerTrigger=100", "-o", "decimal.handling.mode=string", "--tombstone-hours", "1"]
+    )  # fmt: skip
+    config = config_from(args)
+    assert (config.scd, config.continuous, config.checkpoint) == (2, True, "out/_checkpoint")
+    assert config.keys == {"*": ("id",)} and config.watermark
+    assert config.codec_options() == {"decimal.handling.mode": "string"}
+    assert config.source_options() == {"maxOffsetsPerTrigger": "100"}
+    assert config.tombstone_retention == dt.timedelta(hours=1)
+
+
+def test_watermark_needs_a_ticdc_protocol() -> None:
+    config = JobConfig(
+        protocol="maxwell",
+        source=SourceSpec.parse("file://x"),
+        target="t",
+        checkpoint="c",
+        options={"watermark": "true"},
+    )
+    with pytest.raises(ConfigError, match="watermark"):
+        _ = config.watermark
+
+
+def test_bad_option_syntax_exits_with_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["apply", "--protocol", "x", "--source", "file://a", "--target", "t", "-o", "novalue"])
+    assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_config_errors_are_one_line_and_status_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["apply", "--protocol", "debezium", "--source", "ftp://x/y", "--target", "t"]) == 2
+    assert capsys.readouterr().err.startswith("cdc apply: source 'ftp://x/y'")
