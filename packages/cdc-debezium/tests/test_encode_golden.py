@@ -273,3 +273,38 @@ def test_schema_names_are_sanitized() -> None:
     (message,) = encoder(**{"cluster-id": "9-cluster"}).encode(event)
     schema = orjson.loads(message.value or b"")["schema"]
     assert schema["name"] == "_9_cluster.d.t.Envelope"
+
+
+def test_time_zone_option_both_ways() -> None:
+    from cdc_core.message import Message
+    from cdc_debezium import DebeziumDecoder
+
+    stamp = DataType(mysql_type=MySQLType.TIMESTAMP, decimal=3)
+    # a naive TIMESTAMP is local time of the TiCDC server zone: 20:34:56.789 in Shanghai is 12:34:56.789 UTC
+    event = _one_column(stamp, dt.datetime(2023, 11, 30, 20, 34, 56, 789000))
+    assert _after_bytes(event, **{"time-zone": "Asia/Shanghai"}) == b'{"id":1,"c":"2023-11-30T12:34:56.789Z"}'
+    (message,) = encoder(**{"time-zone": "Asia/Shanghai"}).encode(event)
+    specs = [s for s in OPTIONS if s.for_decoder]
+    decoder = DebeziumDecoder(Options(specs, {"time-zone": "Asia/Shanghai"}, protocol="debezium"))
+    (decoded,) = decoder.decode(Message(value=message.value, key=message.key))
+    value = decoded.after["c"]
+    assert value == dt.datetime(2023, 11, 30, 12, 34, 56, 789000, tzinfo=dt.UTC)
+    assert value.utcoffset() == dt.timedelta(hours=8)
+
+
+def test_key_uses_the_not_null_unique_index_without_primary_key() -> None:
+    schema = TableSchema(
+        database="d",
+        table="t",
+        columns=[
+            Column(name="a", data_type=DataType(mysql_type=MySQLType.INT)),
+            Column(name="code", data_type=DataType(mysql_type=MySQLType.VARCHAR, length=8), nullable=False),
+        ],
+        indexes=[Index(name="uk", columns=["code"], unique=True)],
+    )
+    event = RowChange(op=Op.DELETE, database="d", table="t", before={"a": 1, "code": "x"}, commit_ts=1, schema=schema)
+    (message,) = encoder().encode(event)
+    assert message.key == (
+        b'{"payload":{"code":"x"},"schema":{"type":"struct","name":"test_cluster.d.t.Key","optional":false,'
+        b'"fields":[{"type":"string","optional":false,"field":"code"}]}}'
+    )
