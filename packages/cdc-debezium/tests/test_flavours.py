@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from cdc_core.codec import Options
+from cdc_core.errors import DecodeError
 from cdc_core.events import DDLEvent, DDLType, Op, RowChange
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
@@ -460,3 +461,19 @@ def test_exact_digits_found_whichever_member_comes_first(schema_first: bool) -> 
     (event,) = decode(raw, schemas=[schema])
     assert str(event.after["payload"]) == "12345678901234567890.123456789"
     assert str(event.after["schema"]) == "98765432109876543210.987654321"
+
+
+def test_schema_reused_across_messages_of_one_decoder() -> None:
+    """The second message of a table reuses the parsed schema: values still come from its own payload."""
+    one = decoder()
+    first = orjson.dumps(_dbz_row("c", None, {"id": 1, "email": "a"}))
+    second = orjson.dumps(_dbz_row("u", {"id": 1, "email": "a"}, {"id": 1, "email": "b"}))
+    assert first.startswith(b'{"schema":')
+    (a,) = one.decode(Message(value=first))
+    (b,) = one.decode(Message(value=second))
+    (c,) = one.decode(Message(value=first))
+    assert (a.op, a.after) == (Op.INSERT, {"id": 1, "email": "a"})
+    assert (b.op, b.before, b.after) == (Op.UPDATE, {"id": 1, "email": "a"}, {"id": 1, "email": "b"})
+    assert c == a and c.schema is a.schema
+    with pytest.raises(DecodeError, match="not valid JSON"):
+        one.decode(Message(value=first[:-2] + b"}}}"))  # a broken frame around a cached schema
