@@ -6,10 +6,12 @@ Uses the project's test broker (``cdc_testing.kafka``) when that package provide
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import socket
 import subprocess
 import time
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from cdc_core.errors import ConfigError, StorageError
 from cdc_core.message import Message
@@ -106,3 +108,35 @@ def produce(bootstrap: str, topic: str, messages: Iterable[Message], partitions:
     if errors:
         raise StorageError(f"{len(errors)} messages were not delivered to {topic}: {errors[0]}")
     return sent
+
+
+def record_topic(bootstrap: str, topic: str, expected: int, timeout: float = 60.0) -> list[tuple[Any, ...]]:
+    """Read ``expected`` records of ``topic`` from the beginning as Kafka-source rows (for file replays)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"cdc-record-{topic}", "enable.auto.commit": False}
+    )
+    metadata = consumer.list_topics(topic, timeout=10)
+    partitions = sorted(metadata.topics[topic].partitions)
+    consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+    rows: list[tuple[Any, ...]] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(rows) < expected:
+            if time.monotonic() > deadline:
+                raise StorageError(f"read {len(rows)} of {expected} records of {topic} within {timeout} s")
+            record = consumer.poll(0.5)
+            if record is None:
+                continue
+            if record.error() is not None:
+                raise StorageError(f"reading {topic}: {record.error()}")
+            kind, stamp = record.timestamp()
+            moment = dt.datetime.fromtimestamp(stamp / 1000, dt.UTC) if stamp and stamp > 0 else None
+            headers = list(record.headers() or [])
+            rows.append(
+                (record.key(), record.value(), topic, record.partition(), record.offset(), moment, kind, headers)
+            )
+    finally:
+        consumer.close()
+    return rows
