@@ -67,3 +67,12 @@ def test_bad_option_syntax_exits_with_usage(capsys: pytest.CaptureFixture[str]) 
 def test_config_errors_are_one_line_and_status_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["apply", "--protocol", "debezium", "--source", "ftp://x/y", "--target", "t"]) == 2
     assert capsys.readouterr().err.startswith("cdc apply: source 'ftp://x/y'")
+
+
+def test_apply_is_a_subcommand_of_cdc(capsys: pytest.CaptureFixture[str]) -> None:
+    from cdc_core.cli.main import main as cdc
+
+    with pytest.raises(SystemExit) as done:
+        cdc(["apply", "--help"])
+    assert done.value.code == 0
+    assert "--scd" in capsys.readouterr().out

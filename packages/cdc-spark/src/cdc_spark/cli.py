@@ -95,10 +95,16 @@ def execute(args: argparse.Namespace) -> int:
     return 0
 
 
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``cdc_core.commands`` entry point: adds ``apply`` to the ``cdc`` command."""
+    parser = subparsers.add_parser("apply", help=HELP, description=HELP)
+    add_arguments(parser)
+    parser.set_defaults(handler=execute)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cdc-spark", description="cdc pipeline on Spark")
-    commands = parser.add_subparsers(dest="command", required=True)
-    add_arguments(commands.add_parser("apply", help=HELP, description=HELP))
+    register(parser.add_subparsers(dest="command", required=True))
     return parser
 
 

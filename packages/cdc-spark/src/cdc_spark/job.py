@@ -156,7 +156,14 @@ def read_stream(spark: SparkSession, config: JobConfig) -> DataFrame:
     """The source as a Kafka-shaped streaming DataFrame (cdc-kafka or cdc-messages Python data sources)."""
     import importlib
 
-    importlib.import_module("cdc_spark.source").register(spark)
+    try:
+        sources = importlib.import_module("cdc_spark.source")
+    except ImportError as exc:
+        raise ConfigError(
+            "the cdc-kafka / cdc-messages Spark sources (cdc_spark.source) are not installed; pass a Kafka-shaped"
+            " stream to cdc_spark.job.run(stream=...) instead"
+        ) from exc
+    sources.register(spark)
     options = config.source_options()
     if config.source.kind == "kafka":
         reader = (
