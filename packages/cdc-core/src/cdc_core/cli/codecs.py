@@ -1,0 +1,114 @@
+"""``cdc protocols``, ``cdc decode``, ``cdc encode`` and ``cdc convert``."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from collections.abc import Iterable
+from contextlib import ExitStack
+
+from cdc_core import canonical
+from cdc_core.cli.arguments import add_codec_options, add_error_policy, parse_options
+from cdc_core.cli.streams import open_input, run_lines
+from cdc_core.codec import Codec
+from cdc_core.messagelines import format_line, parse_line
+from cdc_core.registry import PROVIDERS, get_codec, installed_codecs
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    protocols = subparsers.add_parser("protocols", help="list installed protocols and their options")
+    protocols.set_defaults(handler=list_protocols)
+
+    decode = subparsers.add_parser("decode", help="messages (message lines) in, canonical JSON events out")
+    decode.add_argument("--protocol", "-p", required=True)
+    add_codec_options(decode)
+    add_error_policy(decode)
+    decode.add_argument("--no-schema", action="store_true", help="leave table schemas out of row events")
+    decode.add_argument(
+        "--document", action="store_true", help="the whole input is one message value (e.g. a pretty-printed file)"
+    )
+    decode.add_argument("input", nargs="?", default="-", help="file of message lines, or - for stdin (default)")
+    decode.set_defaults(handler=decode_command)
+
+    encode = subparsers.add_parser("encode", help="canonical JSON events in, message lines out")
+    encode.add_argument("--protocol", "-p", required=True)
+    add_codec_options(encode)
+    add_error_policy(encode)
+    encode.add_argument("input", nargs="?", default="-", help="file of canonical events, or - for stdin")
+    encode.set_defaults(handler=encode_command)
+
+    convert = subparsers.add_parser("convert", help="messages of one protocol in, the same events in another out")
+    convert.add_argument("--from", dest="source_protocol", required=True, metavar="PROTOCOL")
+    convert.add_argument("--to", dest="target_protocol", required=True, metavar="PROTOCOL")
+    add_codec_options(convert, "--from-option")
+    add_codec_options(convert, "--to-option")
+    add_error_policy(convert)
+    convert.add_argument("input", nargs="?", default="-", help="file of message lines, or - for stdin")
+    convert.set_defaults(handler=convert_command)
+
+
+def _describe(codec: Codec) -> Iterable[str]:
+    yield f"{codec.name}  ({codec.package}) {codec.description}"
+    for spec in codec.options:
+        sides = [side for side, on in (("decode", spec.for_decoder), ("encode", spec.for_encoder)) if on]
+        choices = f" one of {', '.join(spec.choices)};" if spec.choices else ""
+        default = "" if spec.default is None else f" default {spec.default!r};"
+        yield f"    {spec.name} ({spec.kind.__name__};{choices}{default} {'/'.join(sides)}): {spec.help}"
+
+
+def list_protocols(_args: argparse.Namespace) -> int:
+    codecs = installed_codecs()
+    for name in sorted(codecs):
+        for line in _describe(codecs[name]):
+            print(line)
+    missing = sorted(set(PROVIDERS) - set(codecs))
+    if not codecs:
+        print("no protocols installed")
+    for name in missing:
+        print(f"not installed: {name} (pip install {PROVIDERS[name]})")
+    return 0
+
+
+def decode_command(args: argparse.Namespace) -> int:
+    decoder = get_codec(args.protocol).decoder(parse_options(args.option))
+    include_schema = not args.no_schema
+
+    def handle(line: bytes, number: int) -> Iterable[str]:
+        message = parse_line(line, line=number)
+        return [canonical.dumps(event, include_schema=include_schema) for event in decoder.decode(message)]
+
+    with ExitStack() as stack:
+        stream, source = open_input(args.input, stack)
+        if args.document:
+            stream = io.BytesIO(b" ".join(stream.read().split()))
+        failed = run_lines(stream, source, handle, policy=args.on_error, out=sys.stdout)
+    return 1 if failed and args.on_error.mode == "fail" else 0
+
+
+def encode_command(args: argparse.Namespace) -> int:
+    encoder = get_codec(args.protocol).encoder(parse_options(args.option))
+
+    def handle(line: bytes, _number: int) -> Iterable[str]:
+        return [format_line(message) for message in encoder.encode(canonical.loads(line))]
+
+    with ExitStack() as stack:
+        stream, source = open_input(args.input, stack)
+        run_lines(stream, source, handle, policy=args.on_error, out=sys.stdout)
+    return 0
+
+
+def convert_command(args: argparse.Namespace) -> int:
+    decoder = get_codec(args.source_protocol).decoder(parse_options(args.from_option))
+    encoder = get_codec(args.target_protocol).encoder(parse_options(args.to_option))
+
+    def handle(line: bytes, number: int) -> Iterable[str]:
+        out: list[str] = []
+        for event in decoder.decode(parse_line(line, line=number)):
+            out.extend(format_line(message) for message in encoder.encode(event))
+        return out
+
+    with ExitStack() as stack:
+        stream, source = open_input(args.input, stack)
+        run_lines(stream, source, handle, policy=args.on_error, out=sys.stdout)
+    return 0
