@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cdc_core.codec import Options
 from cdc_core.events import DDLEvent, DDLType, Event, Op, RowChange, Watermark
@@ -308,3 +310,12 @@ def test_key_uses_the_not_null_unique_index_without_primary_key() -> None:
         b'{"payload":{"code":"x"},"schema":{"type":"struct","name":"test_cluster.d.t.Key","optional":false,'
         b'"fields":[{"type":"string","optional":false,"field":"code"}]}}'
     )
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_doubles_print_ecmascript_style(value: float) -> None:
+    from cdc_core.textual import format_float_es6
+    from cdc_debezium.jsonwriter import dumps, float64
+
+    assert dumps([float64(value)]) == b"[" + format_float_es6(value).encode() + b"]"

@@ -22,7 +22,7 @@ from cdc_core.textual import (
 )
 from cdc_core.types import MYSQL_TO_LOGICAL, DataType, LogicalType, MySQLType
 from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
-from cdc_debezium.jsonwriter import Float32, Float64
+from cdc_debezium.jsonwriter import Float32, Float64, float64
 from cdc_debezium.names import PROTOCOL, Logical
 
 _US: Final = dt.timedelta(microseconds=1)
@@ -209,7 +209,7 @@ def _w_bytes(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
 
 
 def _w_double(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
-    return Float64(value)
+    return float64(float(value))
 
 
 def _w_float(value: Value, column: Column, _zone: dt.tzinfo) -> Any:
@@ -217,7 +217,7 @@ def _w_float(value: Value, column: Column, _zone: dt.tzinfo) -> Any:
 
 
 def _w_decimal(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
-    return Float64(Decimal(value))
+    return float64(float(Decimal(value)))
 
 
 def _w_year(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
