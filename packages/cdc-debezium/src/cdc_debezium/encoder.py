@@ -44,7 +44,7 @@ class DebeziumEncoder:
         self.clock = clock
         # Schema documents per table schema object (by identity: hashing a frozen schema costs more than
         # building its document); bounded, since a long stream sees few schema versions at a time.
-        self._schemas: dict[int, tuple[TableSchema, dict[str, Any], dict[str, Any]]] = {}
+        self._schemas: dict[int, tuple[TableSchema, bytes | None, bytes | None]] = {}
 
     def encode(self, event: Event) -> list[Message]:
         if isinstance(event, RowChange):
@@ -104,13 +104,16 @@ class DebeziumEncoder:
             if self.old_value:
                 payload["before"] = self._image(event, stored, event.before)
             payload["after"] = self._image(event, stored, event.after)
-        value: dict[str, Any] = {"payload": payload}
         key_schema, envelope_schema = self._schema_documents(event, schema)
-        if self.with_schema:
-            value["schema"] = envelope_schema
-        return self._message(self._key(event, schema, key_schema), value)
+        columns = [schema.column(n) for n in schema.handle_key]
+        image = event.before if event.op is Op.DELETE else event.after
+        key_payload = self._image(event, columns, image) if columns else {}
+        # The schema documents repeat in every message of a table: serialized once, spliced in as bytes.
+        return Message(key=_envelope(key_payload, key_schema), value=_envelope(payload, envelope_schema))
 
-    def _schema_documents(self, event: RowChange, schema: TableSchema) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _schema_documents(self, event: RowChange, schema: TableSchema) -> tuple[bytes | None, bytes | None]:
+        if not self.with_schema:
+            return None, None
         cached = self._schemas.get(id(schema))
         if cached is not None and cached[0] is schema:
             return cached[1], cached[2]
@@ -122,10 +125,12 @@ class DebeziumEncoder:
             "fields": [self._field(schema.column(n)) for n in schema.handle_key],
         }
         envelope_schema = self._envelope_schema(prefix, schema)
+        key_bytes = jsonwriter.dumps(key_schema)
+        envelope_bytes = jsonwriter.dumps(envelope_schema)
         if len(self._schemas) >= _SCHEMA_CACHE_LIMIT:
             self._schemas.clear()
-        self._schemas[id(schema)] = (schema, key_schema, envelope_schema)
-        return key_schema, envelope_schema
+        self._schemas[id(schema)] = (schema, key_bytes, envelope_bytes)
+        return key_bytes, envelope_bytes
 
     def _image(self, event: RowChange, columns: list[Column], image: RowImage | None) -> dict[str, Any]:
         if image is None:
@@ -144,15 +149,6 @@ class DebeziumEncoder:
                     raise
                 raise EncodeError(PROTOCOL, str(exc), table=_name(event), field=column.name) from exc
         return out
-
-    def _key(self, event: RowChange, schema: TableSchema, key_schema: dict[str, Any]) -> dict[str, Any]:
-        columns = [schema.column(n) for n in schema.handle_key]
-        image = event.before if event.op is Op.DELETE else event.after
-        payload = self._image(event, columns, image) if columns else {}
-        key: dict[str, Any] = {"payload": payload}
-        if self.with_schema:
-            key["schema"] = key_schema
-        return key
 
     def _field(self, column: Column) -> dict[str, Any]:
         try:
@@ -242,6 +238,13 @@ class DebeziumEncoder:
             key["schema"] = SCHEMA_CHANGE_KEY_SCHEMA
             value["schema"] = SCHEMA_CHANGE_VALUE_SCHEMA
         return self._message(key, value)
+
+
+def _envelope(payload: dict[str, Any], schema: bytes | None) -> bytes:
+    body = jsonwriter.dumps(payload)
+    if schema is None:
+        return b'{"payload":' + body + b"}"
+    return b'{"payload":' + body + b',"schema":' + schema + b"}"
 
 
 def _name(event: RowChange) -> str:
