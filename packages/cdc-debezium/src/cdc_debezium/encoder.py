@@ -22,10 +22,12 @@ from cdc_debezium.envelope import (
     TRANSACTION_SCHEMA,
 )
 from cdc_debezium.names import DEBEZIUM_VERSION, PROTOCOL, TICDC_CONNECTOR, record_prefix, sanitize_name
-from cdc_debezium.outbound import field_schema, null_value, wire_value
+from cdc_debezium.outbound import WRITERS, field_schema, null_value
 
 _OPS: Final = {Op.INSERT: "c", Op.UPDATE: "u", Op.DELETE: "d"}
 _SCHEMA_CACHE_LIMIT: Final = 256
+# One column of a row image: its name, the column, and the writer of its non-NULL values.
+_Step = tuple[str, Column, Callable[[Any, Column, Any], Any]]
 
 
 def _wall_clock_ms() -> int:
@@ -45,6 +47,7 @@ class DebeziumEncoder:
         # Schema documents per table schema object (by identity: hashing a frozen schema costs more than
         # building its document); bounded, since a long stream sees few schema versions at a time.
         self._schemas: dict[int, tuple[TableSchema, bytes | None, bytes | None]] = {}
+        self._column_plans: dict[int, tuple[TableSchema, list[_Step], list[_Step]]] = {}
 
     def encode(self, event: Event) -> list[Message]:
         if isinstance(event, RowChange):
@@ -87,7 +90,7 @@ class DebeziumEncoder:
         schema = event.schema
         if schema is None:
             raise EncodeError(PROTOCOL, "row events need their TableSchema", table=f"{event.database}.{event.table}")
-        stored = [c for c in schema.columns if not c.generated]
+        stored, key_columns = self._plans(schema)
         payload: dict[str, Any] = {
             "source": self._source(event.database, event.table, event.commit_ts or 0),
             "ts_ms": self.clock(),
@@ -105,9 +108,8 @@ class DebeziumEncoder:
                 payload["before"] = self._image(event, stored, event.before)
             payload["after"] = self._image(event, stored, event.after)
         key_schema, envelope_schema = self._schema_documents(event, schema)
-        columns = [schema.column(n) for n in schema.handle_key]
         image = event.before if event.op is Op.DELETE else event.after
-        key_payload = self._image(event, columns, image) if columns else {}
+        key_payload = self._image(event, key_columns, image) if key_columns else {}
         # The schema documents repeat in every message of a table: serialized once, spliced in as bytes.
         return Message(key=_envelope(key_payload, key_schema), value=_envelope(payload, envelope_schema))
 
@@ -132,22 +134,33 @@ class DebeziumEncoder:
         self._schemas[id(schema)] = (schema, key_bytes, envelope_bytes)
         return key_bytes, envelope_bytes
 
-    def _image(self, event: RowChange, columns: list[Column], image: RowImage | None) -> dict[str, Any]:
+    def _plans(self, schema: TableSchema) -> tuple[list[_Step], list[_Step]]:
+        """(stored columns, handle-key columns) of ``schema``, each with its value writer, built once."""
+        cached = self._column_plans.get(id(schema))
+        if cached is not None and cached[0] is schema:
+            return cached[1], cached[2]
+        stored = [(c.name, c, WRITERS[c.data_type.logical]) for c in schema.columns if not c.generated]
+        keys = [(c.name, c, WRITERS[c.data_type.logical]) for c in map(schema.column, schema.handle_key)]
+        if len(self._column_plans) >= _SCHEMA_CACHE_LIMIT:
+            self._column_plans.clear()
+        self._column_plans[id(schema)] = (schema, stored, keys)
+        return stored, keys
+
+    def _image(self, event: RowChange, steps: list[_Step], image: RowImage | None) -> dict[str, Any]:
         if image is None:
             raise EncodeError(PROTOCOL, f"{event.op.value} without its row image", table=_name(event))
         out: dict[str, Any] = {}
-        for column in columns:
-            if column.name not in image:
+        zone = self.zone
+        for name, column, writer in steps:
+            if name not in image:
                 continue  # column-selectors may blank columns out; TiCDC then skips them
-            value = image[column.name]
+            value = image[name]
             try:
-                out[column.name] = (
-                    null_value(column, self.zone) if value is None else wire_value(value, column, self.zone)
-                )
+                out[name] = null_value(column, zone) if value is None else writer(value, column, zone)
             except (TypeError, ValueError, TextFormError, OverflowError) as exc:
                 if isinstance(exc, EncodeError):
                     raise
-                raise EncodeError(PROTOCOL, str(exc), table=_name(event), field=column.name) from exc
+                raise EncodeError(PROTOCOL, str(exc), table=_name(event), field=name) from exc
         return out
 
     def _field(self, column: Column) -> dict[str, Any]:
