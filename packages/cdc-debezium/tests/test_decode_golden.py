@@ -130,6 +130,9 @@ def test_ticdc_rename_table(repo: str, table: str, length: int | None) -> None:
         table=table,
         commit_ts=1,
         table_schema=TableSchema(database="test", table=table, columns=[column], indexes=PK_ID),
+        pre_table_schema=TableSchema(
+            database="test", table="table2" if table == "table1" else "table1", columns=[column], indexes=PK_ID
+        ),
     )
     old = "table2" if table == "table1" else "table1"
     assert event.meta["table_ids"] == [f"test.{old}", f"test.{table}"]

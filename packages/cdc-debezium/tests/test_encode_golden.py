@@ -11,6 +11,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
+import attrs
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -319,3 +320,29 @@ def test_doubles_print_ecmascript_style(value: float) -> None:
     from cdc_debezium.jsonwriter import dumps, float64
 
     assert dumps([float64(value)]) == b"[" + format_float_es6(value).encode() + b"]"
+
+
+def test_schema_level_ddl_and_truncate_have_no_table_changes() -> None:
+    create_db = DDLEvent(ddl_type=DDLType.CREATE, sql="CREATE DATABASE shop", database="shop", commit_ts=1 << 18)
+    truncate = DDLEvent(
+        ddl_type=DDLType.TRUNCATE, sql="TRUNCATE TABLE shop.t", database="shop", table="t", commit_ts=1 << 18
+    )
+    for event, table in ((create_db, ""), (truncate, "t")):
+        (message,) = encoder(**{"debezium-disable-schema": True}).encode(event)
+        payload = orjson.loads(message.value or b"")["payload"]
+        assert payload["tableChanges"] == [] and payload["ddl"] == event.sql
+        assert (payload["source"]["db"], payload["source"]["table"], payload["source"]["ts_ms"]) == ("shop", table, 1)
+        assert message.key == b'{"payload":{"databaseName":"shop"}}'
+
+
+def test_ddl_round_trip_of_the_golden_events() -> None:
+    from cdc_core.message import Message
+    from cdc_debezium import DebeziumDecoder
+
+    decoder = DebeziumDecoder(Options([s for s in OPTIONS if s.for_decoder], protocol="debezium"))
+    for repo in ("tiflow", "ticdc"):
+        for event in ddl_events(repo).values():
+            (message,) = encoder().encode(event)
+            (decoded,) = decoder.decode(Message(value=message.value, key=message.key))
+            expected = event if event.ddl_type is not DDLType.ERASE else attrs.evolve(event, pre_table_schema=None)
+            assert decoded == expected

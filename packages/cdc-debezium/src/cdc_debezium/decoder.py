@@ -349,6 +349,7 @@ class DebeziumDecoder:
                 message, PROTOCOL, f"expected an array, got {_kind(changes)}", field=f"{at}.tableChanges"
             )
         change_type: str | None = None
+        ids: list[tuple[str, str]] = []
         table_schema: TableSchema | None = None
         if changes:
             first = changes[0]
@@ -370,13 +371,21 @@ class DebeziumDecoder:
                 except SchemaError:
                     table_schema = None  # e.g. spatial types: the DDL still applies, its typed schema is unknown
         commit_ts = source.get("commit_ts")
+        ddl_type = ddl.ddl_type_of(change_type, sql)
+        pre_table_schema: TableSchema | None = None
+        if ddl_type is DDLType.RENAME and table_schema is not None and len(ids) == 2:
+            # id is "old","new": a rename keeps the columns, so the old table is the new one under its old name
+            pre_table_schema = TableSchema(
+                database=ids[0][0], table=ids[0][1], columns=table_schema.columns, indexes=table_schema.indexes
+            )
         return DDLEvent(
-            ddl_type=ddl.ddl_type_of(change_type, sql),
+            ddl_type=ddl_type,
             sql=sql,
             database=database if isinstance(database, str) else None,
             table=table if isinstance(table, str) else None,
             commit_ts=commit_ts if type(commit_ts) is int else None,
             table_schema=table_schema,
+            pre_table_schema=pre_table_schema,
             source=Source.of(message),
             meta=meta,
         )
