@@ -477,3 +477,10 @@ def test_schema_reused_across_messages_of_one_decoder() -> None:
     assert c == a and c.schema is a.schema
     with pytest.raises(DecodeError, match="not valid JSON"):
         one.decode(Message(value=first[:-2] + b"}}}"))  # a broken frame around a cached schema
+
+
+def test_schemaless_payload_with_a_column_named_schema() -> None:
+    raw = b'{"payload":{"before":null,"after":{"id":1,"schema":"s","payload":"p"},'
+    raw += b'"source":{"db":"d","table":"t"},"op":"c"}}'
+    (event,) = decode(raw)
+    assert event.after == {"id": 1, "schema": "s", "payload": "p"}

@@ -139,15 +139,22 @@ class DebeziumDecoder:
         if split is None:
             return loads(data)
         payload_bytes, schema_bytes = split
-        schema = self._schema_docs.get(schema_bytes)
-        if schema is None:
-            schema = loads(schema_bytes)
-            if len(self._schema_docs) >= _CACHE_LIMIT:
-                self._schema_docs.clear()
-                self._doc_readers.clear()
-            self._schema_docs[schema_bytes] = schema
+        try:
+            payload = loads(payload_bytes)
+            schema = self._schema_docs.get(schema_bytes)
+            if schema is None:
+                schema = loads(schema_bytes)
+                if len(self._schema_docs) >= _CACHE_LIMIT:
+                    self._schema_docs.clear()
+                    self._doc_readers.clear()
+                self._schema_docs[schema_bytes] = schema
+        except JSONParseError:
+            # A schemaless payload with a column named "schema" splits wrongly (the cut half is never valid
+            # JSON, since it ends inside the still-open payload object); so does a broken message. The whole
+            # message then decides.
+            return loads(data)
         # Both halves parsed alone and the fixed frame around them: the whole message is valid JSON.
-        return {"payload": loads(payload_bytes), "schema": schema}
+        return {"payload": payload, "schema": schema}
 
     def _dispatch(
         self, message: Message, payload: dict[str, Any], schema: dict[str, Any] | None, at: str
