@@ -470,3 +470,11 @@ def test_official_canal_update_as_flink_documents_it() -> None:
     assert event.schema.column("name").data_type.length == 255
     assert event.schema.column("id").data_type.mysql_type is MySQLType.INT
     assert event.meta == {"es": 1589373560000, "ts": 1589373560798}
+
+
+def test_charset_clauses_are_cut_only_after_the_parameters() -> None:
+    from cdc_canal.inbound import resolve_type
+
+    assert resolve_type("enum('a collate b','c')", None).elements == ("a collate b", "c")
+    assert resolve_type("varchar(8) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", [1]).length == 8
+    assert resolve_type("text collate utf8_bin", 2004).mysql_type is MySQLType.BLOB

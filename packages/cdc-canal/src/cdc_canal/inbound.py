@@ -50,7 +50,7 @@ def resolve_type(mysql_type: object, sql_code: object) -> DataType:
             data_type = _parse_canal_type_text(mysql_type)
         except SchemaError as exc:
             raise TypeResolutionError(str(exc)) from exc
-        if data_type.logical is LogicalType.STRING and sql_code in _BINARY_CODES:
+        if data_type.logical is LogicalType.STRING and isinstance(sql_code, int) and sql_code in _BINARY_CODES:
             return data_type.as_binary()
         return data_type
     if mysql_type is not None:
@@ -63,9 +63,11 @@ def resolve_type(mysql_type: object, sql_code: object) -> DataType:
 def _parse_canal_type_text(text: str) -> DataType:
     # Canal prints ``tinyint(1)`` for BOOL and may add a charset clause after text types; the core parser
     # knows the MySQL grammar up to modifiers, so cut a trailing "character set ..." / "collate ..." clause.
+    # Only after the parameter list, so that an enum member spelled "x collate y" is left alone.
+    start = text.rfind(")") + 1
     lowered = text.lower()
     for marker in (" character set ", " charset ", " collate "):
-        cut = lowered.find(marker)
+        cut = lowered.find(marker, start)
         if cut > 0:
             text = text[:cut]
             lowered = lowered[:cut]
