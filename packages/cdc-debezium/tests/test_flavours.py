@@ -484,3 +484,14 @@ def test_schemaless_payload_with_a_column_named_schema() -> None:
     raw += b'"source":{"db":"d","table":"t"},"op":"c"}}'
     (event,) = decode(raw)
     assert event.after == {"id": 1, "schema": "s", "payload": "p"}
+
+
+def test_long_number_after_a_column_named_schema_stays_exact() -> None:
+    schema = customers(
+        ("schema", DataType(mysql_type=MySQLType.INT)),
+        ("big", DataType(mysql_type=MySQLType.DECIMAL, length=30, decimal=5)),
+    )
+    raw = b'{"payload":{"after":{"id":1,"schema":2,"big":1234567890123456789012345.12345},'
+    raw += b'"source":{"db":"inventory","table":"customers"},"op":"c"}}'
+    (event,) = decode(raw, schemas=[schema])
+    assert str(event.after["big"]) == "1234567890123456789012345.12345"

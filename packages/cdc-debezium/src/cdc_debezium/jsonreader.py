@@ -27,25 +27,8 @@ _LONG_INTEGER: Final = b"0" * 19
 _LONG_SIDES: Final = (b"." + b"0" * 8, b"0" * 8 + b".")
 
 
-def _payload_region(data: bytes) -> bytes:
-    """The bytes holding the payload: the field schemas beside it carry no value that needs exact digits.
-
-    An unescaped ``"payload":`` or ``"schema":`` can only be an object key (a quote inside a JSON string is
-    escaped). Real Debezium writes the schema first, and no schema document has a ``payload`` key; TiCDC
-    writes it last, and no schema document has a ``schema`` key, so the last one is the top-level member.
-    """
-    if data.startswith(b'{"schema":'):
-        start = data.find(b'"payload":')
-        return data[start:] if start > 0 else data
-    if data.startswith(b'{"payload":'):
-        end = data.rfind(b',"schema":')
-        return data[:end] if end > 0 else data
-    return data
-
-
 def _may_lose_digits(data: bytes) -> bool:
     """True when a number has more significant digits than orjson keeps (float64, or 64-bit integers)."""
-    data = _payload_region(data)
     masked = data.translate(_DIGIT_MASK)
     if _LONG_INTEGER in masked:
         return True
