@@ -98,6 +98,7 @@ def test_decode_vs_raw_orjson(benchmark: Any) -> None:
     assert decoder.decode(message)[0].after == ROW  # exact typed values; warms the schema cache
     raw = _raw_rate(orjson.loads, message.value)
     benchmark(decoder.decode, message)
+    raw = max(raw, _raw_rate(orjson.loads, message.value))  # the faster of before/after: load spikes on a shared box
     codec = 1 / benchmark.stats.stats.median
     print(f"\ndebezium decode: {codec:,.0f} msg/s, raw orjson.loads {raw:,.0f} msg/s, ratio {codec / raw:.2f}")
 
@@ -109,5 +110,6 @@ def test_encode_vs_raw_orjson(benchmark: Any) -> None:
     document = orjson.loads(message.value)
     raw = _raw_rate(orjson.dumps, document)
     benchmark(encoder.encode, EVENT)
+    raw = max(raw, _raw_rate(orjson.dumps, document))
     codec = 1 / benchmark.stats.stats.median
     print(f"\ndebezium encode: {codec:,.0f} msg/s, raw orjson.dumps {raw:,.0f} msg/s, ratio {codec / raw:.2f}")
