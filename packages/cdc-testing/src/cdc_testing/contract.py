@@ -1,0 +1,143 @@
+"""The decoder contract, as a reusable check: whatever the input, only ``CdcError`` subclasses escape a decoder.
+
+:func:`mutations` derives hostile inputs from a good message (truncation, bit flips, byte insertion and deletion,
+invalid UTF-8, and for JSON seeds: values of the wrong type, huge numbers, deep nesting, dropped keys);
+:func:`assert_only_cdc_errors` runs a fresh decoder over them with hypothesis and returns how many it tried.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cdc_core.codec import Decoder
+from cdc_core.errors import CdcError
+from cdc_core.message import Message
+
+_ODD_VALUES: list[Any] = [
+    None,
+    True,
+    0,
+    -1,
+    2**64,
+    -(2**63) - 1,
+    10**40,
+    1.5e308,
+    "",
+    "x" * 300,
+    [],
+    {},
+    [None],
+    {"": 1},
+]
+
+
+def _byte_mutations(seed: bytes) -> st.SearchStrategy[bytes]:
+    size = max(len(seed), 1)
+    truncated = st.integers(0, size).map(lambda n: seed[:n])
+    flipped = st.tuples(st.integers(0, size - 1), st.integers(0, 7)).map(
+        lambda p: seed[: p[0]] + bytes([seed[p[0]] ^ (1 << p[1])]) + seed[p[0] + 1 :] if seed else b"\x01"
+    )
+    inserted = st.tuples(st.integers(0, size), st.binary(min_size=1, max_size=8)).map(
+        lambda p: seed[: p[0]] + p[1] + seed[p[0] :]
+    )
+    deleted = st.tuples(st.integers(0, size), st.integers(1, 16)).map(lambda p: seed[: p[0]] + seed[p[0] + p[1] :])
+    bad_utf8 = st.integers(0, size).map(lambda n: seed[:n] + b"\xff\xfe\xc3" + seed[n:])
+    return st.one_of(truncated, flipped, inserted, deleted, bad_utf8, st.binary(max_size=64))
+
+
+def _paths(document: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix]
+    if isinstance(document, dict):
+        for key, value in document.items():
+            found += _paths(value, (*prefix, key))
+    elif isinstance(document, list):
+        for index, value in enumerate(document[:8]):
+            found += _paths(value, (*prefix, index))
+    return found
+
+
+def _replace(document: Any, path: tuple[Any, ...], value: Any, drop: bool) -> Any:
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(document, dict):
+        copy = dict(document)
+        if drop and not rest:
+            copy.pop(head, None)
+        else:
+            copy[head] = _replace(copy[head], rest, value, drop)
+        return copy
+    copy_list = list(document)
+    copy_list[head] = _replace(copy_list[head], rest, value, drop)
+    return copy_list
+
+
+def _json_mutations(document: Any) -> st.SearchStrategy[bytes]:
+    paths = _paths(document)
+    deep = st.integers(50, 5000).map(lambda n: "[" * n + "]" * n)
+    odd = st.sampled_from(_ODD_VALUES)
+    replaced = st.tuples(st.sampled_from(paths), odd, st.booleans()).map(
+        lambda p: json.dumps(_replace(document, p[0], p[1], p[2] and len(p[0]) > 0)).encode()
+    )
+    nested = st.tuples(st.sampled_from(paths), deep).map(
+        lambda p: json.dumps(_replace(document, p[0], "@@", False)).replace('"@@"', p[1]).encode()
+    )
+    return st.one_of(replaced, nested)
+
+
+def mutations(seed: bytes) -> st.SearchStrategy[bytes]:
+    """Hostile variants of ``seed``; JSON-aware when the seed is a JSON document."""
+    strategies = [_byte_mutations(seed)]
+    try:
+        document = json.loads(seed)
+    except ValueError:
+        document = None
+    if isinstance(document, dict | list):
+        strategies.append(_json_mutations(document))
+    return st.one_of(strategies)
+
+
+def assert_only_cdc_errors(
+    make_decoder: Callable[[], Decoder], seeds: Sequence[Message], *, max_examples: int = 200
+) -> int:
+    """Decode mutated seeds (value and key) with a fresh decoder each; fail if anything but CdcError escapes."""
+    if not seeds:
+        raise ValueError("assert_only_cdc_errors needs at least one seed message")
+    tried = 0
+
+    def mutated(seed: Message) -> st.SearchStrategy[Message]:
+        values = mutations(seed.value or b"")
+        keys = st.one_of(st.just(seed.key), mutations(seed.key or b"{}"))
+        return st.tuples(values, keys).map(
+            lambda vk: Message(value=vk[0], key=vk[1], topic="fuzz", partition=0, offset=tried)
+        )
+
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+        report_multiple_bugs=False,
+    )
+    @given(st.sampled_from(list(seeds)).flatmap(mutated))
+    def check(message: Message) -> None:
+        nonlocal tried
+        tried += 1
+        decoder = make_decoder()
+        try:
+            decoder.decode(message)
+        except CdcError:
+            pass
+        except Exception as exc:
+            raise AssertionError(
+                f"{type(exc).__name__} escaped the decoder (only CdcError may): {exc!r}\n"
+                f"value={message.value!r}\nkey={message.key!r}"
+            ) from exc
+
+    check()
+    return tried
