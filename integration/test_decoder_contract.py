@@ -60,6 +60,10 @@ def _encoded_seeds(codec: Codec, row: dict[str, Any]) -> list[Message]:
 @pytest.mark.parametrize("protocol", CODECS)
 def test_only_cdc_errors_escape(protocol: str) -> None:
     codec = installed_codecs()[protocol]
+    try:
+        codec.decoder()
+    except CdcError as exc:  # needs configuration (a registry URL): its package's own fuzz test covers it
+        pytest.skip(f"{protocol} decoder needs options: {exc}")
     rows: list[dict[str, Any]] = []
 
     @settings(max_examples=1, database=None, suppress_health_check=list(HealthCheck), derandomize=True)
