@@ -1,0 +1,321 @@
+"""Decode in the executors: Kafka-shaped rows in, the change-frame contract out (see docs/spark-source-decode.md).
+
+Two passes of ``mapInArrow`` over the messages, grouped by topic-partition and in offset order inside each task
+(a stateful decoder, such as Simple's schema cache, sees its partition's messages in order):
+
+1. every message is decoded; the pass emits only control rows (DDL, watermark, bootstrap), dead letters, and per
+   task the newest schema of each table. The driver collects this small result and keeps, per table, the schema
+   with the highest commit ts (ties: the later message), the same rule as the driver-side decoder.
+2. every message is decoded again with those schemas broadcast; each row change becomes one wide Arrow row with
+   the common ``_cdc_*`` columns and a struct for its table, typed by the table's schema. ``table(db, t)`` selects
+   that table's struct, so one decode serves every table of the batch.
+
+The output equals :mod:`cdc_spark.driver_decode`'s row for row (a test checks it), without funnelling the batch
+through the driver. The second pass is cached until :meth:`ExecutorDecodedChanges.release`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from cdc_core.canonical import schema_from_json, schema_to_json
+from cdc_core.codec import Decoder
+from cdc_core.errors import CdcError
+from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, RowChange, Watermark
+from cdc_core.message import Message
+from cdc_core.registry import get_codec
+from cdc_core.schema import TableSchema
+from cdc_core.values import ZeroTemporal
+from cdc_spark.driver_decode import CONTROL_SCHEMA, DEAD_LETTER_SCHEMA, change_schema, spark_value
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+FIRST_PASS: Final = (
+    "kind string, database string, table string, commit_ts bigint, sql string, ddl_type string, schema_json string,"
+    " topic string, partition int, offset bigint, position int, key binary, value binary, error_type string,"
+    " error string"
+)
+COMMON: Final = (
+    "__table int, _cdc_op string, _cdc_commit_ts bigint,"
+    " _cdc_sequence struct<commit_ts:bigint,partition:int,offset:bigint,position:int>,"
+    " _cdc_changed_columns array<string>, _cdc_database string, _cdc_table string, _cdc_schema_version bigint,"
+    " _cdc_topic string, _cdc_partition int, _cdc_offset bigint, _cdc_zero_dates map<string,string>,"
+    " key binary, value binary, error string"
+)
+NO_SCHEMA: Final = -1
+
+
+def _messages(batches: Iterator[pa.RecordBatch]) -> Iterator[Message]:
+    for batch in batches:
+        for row in batch.to_pylist():
+            stamp = row["timestamp"]
+            yield Message(
+                value=row["value"],
+                key=row["key"],
+                topic=row["topic"],
+                partition=row["partition"],
+                offset=row["offset"],
+                timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
+            )
+
+
+@attrs.define
+class _Decoders:
+    """One decoder per topic-partition within a task: decoder state follows the partition's own order."""
+
+    protocol: str
+    options: dict[str, object]
+    by_partition: dict[tuple[str | None, int | None], Decoder] = attrs.field(factory=dict)
+
+    def decode(self, message: Message) -> list[Event]:
+        where = (message.topic, message.partition)
+        decoder = self.by_partition.get(where)
+        if decoder is None:
+            decoder = self.by_partition[where] = get_codec(self.protocol).decoder(self.options)
+        return decoder.decode(message)
+
+
+def _first_pass(protocol: str, options: dict[str, object]) -> Any:
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    parsed = _parse_datatype_string(FIRST_PASS)
+    assert isinstance(parsed, StructType)
+    schema = to_arrow_schema(parsed)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        decoders = _Decoders(protocol, options)
+        newest: dict[tuple[str, str], tuple[tuple[int, int, int, int], TableSchema, Message]] = {}
+        out: list[dict[str, Any]] = []
+
+        def learn(table_schema: TableSchema, commit_ts: int | None, message: Message, position: int) -> None:
+            name = (table_schema.database, table_schema.table)
+            rank = (-1 if commit_ts is None else commit_ts, message.partition or 0, message.offset or 0, position)
+            if name not in newest or rank >= newest[name][0]:
+                newest[name] = (rank, table_schema, message)
+
+        def row(kind: str, message: Message, **values: Any) -> dict[str, Any]:
+            return {"kind": kind, "topic": message.topic, "partition": message.partition, "offset": message.offset,
+                    **values}  # fmt: skip
+
+        for message in _messages(batches):
+            try:
+                events = decoders.decode(message)
+            except CdcError as exc:
+                out.append(row("dead", message, key=message.key, value=message.value,
+                               error_type=type(exc).__name__, error=str(exc)))  # fmt: skip
+                continue
+            for position, event in enumerate(events):
+                if isinstance(event, RowChange):
+                    if event.schema is not None:
+                        learn(event.schema, event.commit_ts, message, position)
+                elif isinstance(event, Watermark):
+                    out.append(row("watermark", message, commit_ts=event.ts))
+                elif isinstance(event, Bootstrap):
+                    learn(event.table_schema, None, message, position)
+                    out.append(row("bootstrap", message, database=event.database, table=event.table,
+                                   schema_json=json.dumps(schema_to_json(event.table_schema))))  # fmt: skip
+                elif isinstance(event, DDLEvent):
+                    text = None
+                    if event.table_schema is not None:
+                        learn(event.table_schema, event.commit_ts, message, position)
+                        text = json.dumps(schema_to_json(event.table_schema))
+                    out.append(row("ddl", message, database=event.database, table=event.table,
+                                   commit_ts=event.commit_ts, sql=event.sql, ddl_type=event.ddl_type.value,
+                                   schema_json=text))  # fmt: skip
+        for rank, table_schema, message in newest.values():
+            out.append(row("schema", message, database=table_schema.database, table=table_schema.table,
+                           commit_ts=rank[0], position=rank[3],
+                           schema_json=json.dumps(schema_to_json(table_schema))))  # fmt: skip
+        yield pa.RecordBatch.from_pylist(out, schema=schema)
+
+    return run
+
+
+def _wide_schema(tables: list[TableSchema]) -> StructType:
+    from pyspark.sql import types as T
+
+    wide = T._parse_datatype_string(COMMON)
+    assert isinstance(wide, T.StructType)
+    for index, table_schema in enumerate(tables):
+        typed = change_schema(table_schema)
+        keep = [f for f in typed.fields if not f.name.startswith("_cdc_") or f.name == "_cdc_before"]
+        wide.add(f"__t{index}", T.StructType(keep), True)
+    return wide
+
+
+def _image(table_schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, str]]:
+    values: dict[str, Any] = {}
+    zeros: dict[str, str] = {}
+    for column in table_schema.stored_columns:
+        value = None if image is None else image.get(column.name)
+        if isinstance(value, ZeroTemporal):
+            zeros[column.name] = str(value)
+        values[column.name] = spark_value(value, column.data_type)
+    return values, zeros
+
+
+def _second_pass(protocol: str, options: dict[str, object], schema_texts: list[str], wide: StructType) -> Any:
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow_schema = to_arrow_schema(wide, timezone="UTC")
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        tables = [schema_from_json(json.loads(text)) for text in schema_texts]
+        index_of = {(t.database, t.table): i for i, t in enumerate(tables)}
+        decoders = _Decoders(protocol, options)
+        out: list[dict[str, Any]] = []
+        for message in _messages(batches):
+            try:
+                events = decoders.decode(message)
+            except CdcError:
+                continue  # reported by the first pass
+            for position, event in enumerate(events):
+                change = _change(event)
+                if change is None:
+                    continue
+                op, database, table, before, after, changed, commit_ts, version = change
+                common = {
+                    "_cdc_op": op, "_cdc_commit_ts": commit_ts,
+                    "_cdc_sequence": {"commit_ts": commit_ts, "partition": message.partition,
+                                      "offset": message.offset, "position": position},
+                    "_cdc_database": database, "_cdc_table": table, "_cdc_schema_version": version,
+                    "_cdc_topic": message.topic, "_cdc_partition": message.partition, "_cdc_offset": message.offset,
+                }  # fmt: skip
+                index = index_of.get((database, table))
+                if index is None:
+                    out.append({**common, "__table": NO_SCHEMA, "key": message.key, "value": message.value,
+                                "error": f"no schema known for table {database}.{table}"})  # fmt: skip
+                    continue
+                table_schema = tables[index]
+                image = before if op == "delete" else after
+                values, zeros = _image(table_schema, image)
+                values["_cdc_before"] = None if before is None else _image(table_schema, before)[0]
+                names = [c.name for c in table_schema.stored_columns]
+                if image is not None and changed is None and any(n not in image for n in names):
+                    changed = tuple(n for n in names if n in image)  # an older, narrower schema
+                out.append({**common, "__table": index, f"__t{index}": values,
+                            "_cdc_changed_columns": None if changed is None else list(changed),
+                            "_cdc_zero_dates": list(zeros.items()) or None})  # fmt: skip
+            if len(out) >= 4096:
+                yield pa.RecordBatch.from_pylist(out, schema=arrow_schema)
+                out = []
+        yield pa.RecordBatch.from_pylist(out, schema=arrow_schema)
+
+    return run
+
+
+_Change = tuple[str, str, str, Mapping[str, Any] | None, Mapping[str, Any] | None, tuple[str, ...] | None,
+                int | None, int | None]  # fmt: skip
+
+
+def _change(event: Event) -> _Change | None:
+    if isinstance(event, RowChange):
+        return (event.op.value, event.database, event.table, event.before, event.after, event.changed_columns,
+                event.commit_ts, event.schema_version)  # fmt: skip
+    if isinstance(event, DDLEvent) and event.ddl_type is DDLType.TRUNCATE and event.database and event.table:
+        return ("truncate", event.database, event.table, None, None, None, event.commit_ts, None)
+    return None
+
+
+@attrs.define
+class ExecutorDecodedChanges:
+    """The decode contract over DataFrames computed in the executors."""
+
+    spark: SparkSession
+    _wide: DataFrame
+    _first: list[Any]
+    _schemas: dict[tuple[str, str], TableSchema]
+    _order: list[tuple[str, str]]
+
+    def tables(self) -> list[tuple[str, str]]:
+
+        present = {r["__table"] for r in self._wide.select("__table").distinct().collect()}
+        return sorted(self._order[i] for i in present if i != NO_SCHEMA)
+
+    def table(self, database: str, table: str) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        index = self._order.index((database, table))
+        table_schema = self._schemas[(database, table)]
+        columns = [F.col(f"__t{index}").getField(c.name).alias(c.name) for c in table_schema.stored_columns]
+        meta = [F.col(f"__t{index}").getField("_cdc_before").alias("_cdc_before")]
+        ordered: list[Column | str] = [
+            *columns, "_cdc_op", "_cdc_commit_ts", "_cdc_sequence", *meta, "_cdc_changed_columns", "_cdc_database",
+            "_cdc_table", "_cdc_schema_version", "_cdc_topic", "_cdc_partition", "_cdc_offset", "_cdc_zero_dates",
+        ]  # fmt: skip
+        frame: DataFrame = self._wide.where(F.col("__table") == index).select(*ordered)
+        return frame
+
+    def schemas(self) -> dict[tuple[str, str], TableSchema]:
+        return dict(self._schemas)
+
+    def control(self) -> DataFrame:
+        rows = [
+            (r["kind"], r["database"], r["table"], r["commit_ts"], r["sql"], r["ddl_type"], r["schema_json"],
+             r["partition"], r["offset"])
+            for r in self._first if r["kind"] in ("ddl", "watermark", "bootstrap")
+        ]  # fmt: skip
+        frame: DataFrame = self.spark.createDataFrame(rows, CONTROL_SCHEMA)
+        return frame
+
+    def dead_letters(self) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        decoded = [
+            (r["topic"], r["partition"], r["offset"], r["key"], r["value"], r["error_type"], r["error"])
+            for r in self._first if r["kind"] == "dead"
+        ]  # fmt: skip
+        undecoded: DataFrame = self.spark.createDataFrame(decoded, DEAD_LETTER_SCHEMA)
+        unschematized = self._wide.where(F.col("__table") == NO_SCHEMA).select(
+            F.col("_cdc_topic").alias("topic"), F.col("_cdc_partition").alias("partition"),
+            F.col("_cdc_offset").alias("offset"), "key", "value", F.lit("SchemaError").alias("error_type"), "error",
+        )  # fmt: skip
+        frame: DataFrame = undecoded.unionByName(unschematized)
+        return frame
+
+    def release(self) -> None:
+        """Drop the cached decode of this batch."""
+        self._wide.unpersist()
+
+
+def decode(
+    df: DataFrame,
+    protocol: str,
+    options: Mapping[str, object] | None = None,
+    schemas: Mapping[tuple[str, str], TableSchema] | None = None,
+) -> ExecutorDecodedChanges:
+    """Decode ``df`` (Kafka source columns) with the ``protocol`` codec in the executors."""
+    codec_options = dict(options or {})
+    get_codec(protocol).decoder(codec_options)  # fail fast on the driver: unknown protocol or option
+    grouped = df.select("key", "value", "topic", "partition", "offset", "timestamp").repartition("topic", "partition")
+    grouped = grouped.sortWithinPartitions("topic", "partition", "offset")
+    first = grouped.mapInArrow(_first_pass(protocol, codec_options), FIRST_PASS).collect()
+
+    known: dict[tuple[str, str], TableSchema] = dict(schemas or {})
+    ranks: dict[tuple[str, str], tuple[int, int, int, int]] = {}
+    for row in first:
+        if row["kind"] == "schema":
+            name = (row["database"], row["table"])
+            rank = (row["commit_ts"], row["partition"] or 0, row["offset"] or 0, row["position"] or 0)
+            if name not in ranks or rank >= ranks[name]:
+                ranks[name] = rank
+                known[name] = schema_from_json(json.loads(row["schema_json"]))
+    order = sorted(known)
+    tables = [known[name] for name in order]
+    wide_schema = _wide_schema(tables)
+    texts = [json.dumps(schema_to_json(t)) for t in tables]
+    wide = grouped.mapInArrow(_second_pass(protocol, codec_options, texts, wide_schema), wide_schema).persist()
+    return ExecutorDecodedChanges(df.sparkSession, wide, first, known, order)
+
+
+__all__ = ["ExecutorDecodedChanges", "decode"]
