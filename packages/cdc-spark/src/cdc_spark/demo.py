@@ -23,7 +23,7 @@ from typing import Any
 from cdc_core.schema import TableSchema
 from cdc_core.types import LogicalType
 from cdc_spark.changefeed import Changefeed, encode, generate
-from cdc_spark.job import KAFKA_SCHEMA, JobConfig, SourceSpec, describe, run
+from cdc_spark.job import KAFKA_SCHEMA, BatchReport, JobConfig, SourceSpec, describe, run
 
 
 def _normal(value: Any, logical: LogicalType | None) -> Any:
@@ -154,9 +154,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream = spark.readStream.schema(KAFKA_SCHEMA).option("maxFilesPerTrigger", 1).parquet(f"{folder}/part-*")
             print(f"recorded {len(rows)} records of topic shop for Spark's file source")
         print("running: cdc apply --once (one line per micro-batch)")
-        run(spark, config, lambda report: print("  " + describe(report), flush=True), stream)
+        reports: list[BatchReport] = []
+
+        def progress(report: BatchReport) -> None:
+            reports.append(report)
+            print("  " + describe(report), flush=True)
+
+        run(spark, config, progress, stream)
         print_tables(spark, target, args.rows)
         problems = differences(target, changefeed)
+        read = sum(r.messages for r in reports)
+        if read != sent:
+            problems.insert(0, f"the job read {read} messages, {sent} were produced")
         if owned:
             spark.stop()
     if problems:
