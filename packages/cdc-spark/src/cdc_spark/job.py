@@ -213,6 +213,7 @@ class BatchProcessor:
 
         started = time.monotonic()
         frame = frame.persist()
+        decoded: Any = None
         try:
             messages = frame.count()
             if messages == 0 and self.gate is None:
@@ -256,6 +257,9 @@ class BatchProcessor:
             if self.gate is not None:
                 self.gate.commit(batch_id)
         finally:
+            release = getattr(decoded, "release", None)
+            if release is not None:  # the executor decoder caches the batch's decode
+                release()
             frame.unpersist()
         if self.progress is not None:
             report = BatchReport(
