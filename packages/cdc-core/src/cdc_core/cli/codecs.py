@@ -13,7 +13,7 @@ from cdc_core.cli.arguments import add_codec_options, add_error_policy, parse_op
 from cdc_core.cli.streams import open_input, run_lines
 from cdc_core.codec import Codec
 from cdc_core.messagelines import format_line, parse_line
-from cdc_core.registry import PROVIDERS, get_codec, installed_codecs
+from cdc_core.registry import PROVIDERS, broken_codecs, get_codec, installed_codecs
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,9 +62,12 @@ def list_protocols(_args: argparse.Namespace) -> int:
     for name in sorted(codecs):
         for line in _describe(codecs[name]):
             print(line)
-    missing = sorted(set(PROVIDERS) - set(codecs))
+    broken = broken_codecs()
+    missing = sorted(set(PROVIDERS) - set(codecs) - set(broken))
     if not codecs:
         print("no protocols installed")
+    for name, reason in sorted(broken.items()):
+        print(f"broken: {name}: {reason}")
     for name in missing:
         print(f"not installed: {name} (pip install {PROVIDERS[name]})")
     return 0
