@@ -87,7 +87,7 @@ class SimpleEncoder:
     # ---------------------------------------------------------------------------------------- messages
 
     def _now_ms(self) -> int:
-        return int(self.clock() * 1000)
+        return round(self.clock() * 1000)
 
     def _schema_doc(self, schema: TableSchema) -> dict[str, Any]:
         return tableschema.to_avro(schema) if self.avro else tableschema.to_json(schema)
