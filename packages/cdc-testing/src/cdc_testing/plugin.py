@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from cdc_testing import kafka
+from cdc_testing.registry import schema_registry  # noqa: F401 (fixture: Schema Registry test double)
 
 
 def _broker_available() -> bool:
