@@ -1,0 +1,165 @@
+"""The `Codec` registered as protocol ``avro`` and its options (TiCDC's sink-URI names where TiCDC has one)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from cdc_avro.decoder import AvroDecoder
+from cdc_avro.encoder import AvroEncoder
+from cdc_avro.names import DEFAULT_NAMESPACE, PROTOCOL
+from cdc_avro.registry import Registry, RegistrySettings
+from cdc_avro.schemagen import SchemaOptions
+from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
+from cdc_core.codec import Codec, Options, OptionSpec
+from cdc_core.errors import ConfigError
+from cdc_core.textual import resolve_zone
+
+OPTIONS: Final = (
+    OptionSpec(
+        name="schema-registry",
+        kind=str,
+        default="",
+        help="Schema Registry URL (http or https, user:password@ for basic auth; required to encode)",
+    ),
+    OptionSpec(
+        name="enable-tidb-extension",
+        kind=bool,
+        default=False,
+        help="append _tidb_op, _tidb_commit_ts and _tidb_commit_physical_time to value records",
+        for_decoder=False,
+    ),
+    OptionSpec(
+        name="avro-decimal-handling-mode",
+        kind=str,
+        default=DecimalMode.PRECISE.value,
+        choices=tuple(m.value for m in DecimalMode),
+        help="DECIMAL as bytes with the decimal logical type (precise) or as TiDB's text (string)",
+        for_decoder=False,
+    ),
+    OptionSpec(
+        name="avro-bigint-unsigned-handling-mode",
+        kind=str,
+        default=BigintUnsignedMode.LONG.value,
+        choices=tuple(m.value for m in BigintUnsignedMode),
+        help="BIGINT UNSIGNED as two's-complement long or as decimal text (string)",
+        for_decoder=False,
+    ),
+    OptionSpec(
+        name="enable-row-checksum",
+        kind=bool,
+        default=False,
+        help="add the row checksum fields (needs enable-tidb-extension and both handling modes string)",
+        for_decoder=False,
+    ),
+    OptionSpec(
+        name="avro-enable-watermark",
+        kind=bool,
+        default=False,
+        help="TiCDC's testing switch: also write DDL (0x01) and watermark (0x02) messages (needs the extension)",
+        for_decoder=False,
+    ),
+    OptionSpec(
+        name="time-zone",
+        kind=str,
+        default="UTC",
+        help="TiCDC server zone: TIMESTAMP values are written and read as local time in it",
+    ),
+    OptionSpec(
+        name="topic",
+        kind=str,
+        default="tidb_{schema}_{table}",
+        help="topic expression; must contain {schema} and {table} (one registry subject per table)",
+        for_decoder=False,
+    ),
+    OptionSpec(
+        name="namespace",
+        kind=str,
+        default=DEFAULT_NAMESPACE,
+        help="changefeed namespace: first part of the record namespace",
+        for_decoder=False,
+    ),
+    OptionSpec(name="partition-num", kind=int, default=1, help="partitions of each topic", for_decoder=False),
+    OptionSpec(
+        name="partition",
+        kind=str,
+        default="default",
+        choices=("default", "table", "index-value", "rowid", "ts"),
+        help="dispatcher partition rule",
+        for_decoder=False,
+    ),
+    OptionSpec(name="schema-registry-max-retries", kind=int, default=3, help="retries of a failed registry call"),
+    OptionSpec(
+        name="schema-registry-retry-backoff-ms",
+        kind=int,
+        default=200,
+        help="first backoff between registry retries (doubles each retry, with jitter, up to 5 s)",
+    ),
+    OptionSpec(name="schema-registry-timeout", kind=float, default=10.0, help="registry request timeout, seconds"),
+    OptionSpec(name="schema-registry-ca", kind=str, default="", help="CA bundle file for an https registry"),
+    OptionSpec(
+        name="glue-schema-dir",
+        kind=str,
+        default="",
+        help="directory of <schema-version-uuid>.avsc files for AWS Glue-framed data",
+        for_encoder=False,
+    ),
+)
+
+
+def _settings(options: Options) -> RegistrySettings:
+    return RegistrySettings(
+        url=options["schema-registry"],
+        max_retries=options["schema-registry-max-retries"],
+        retry_wait_ms=options["schema-registry-retry-backoff-ms"],
+        timeout_s=options["schema-registry-timeout"],
+        ca_location=options["schema-registry-ca"],
+    )
+
+
+def _decoder(options: Options) -> AvroDecoder:
+    registry = Registry(_settings(options)) if options["schema-registry"] else None
+    if registry is None and not options["glue-schema-dir"]:
+        raise ConfigError("avro: option schema-registry is required (or glue-schema-dir for Glue-framed data)")
+    return AvroDecoder(registry=registry, zone=resolve_zone(options["time-zone"]), glue_dir=options["glue-schema-dir"])
+
+
+def _encoder(options: Options) -> AvroEncoder:
+    decimal_mode = DecimalMode(options["avro-decimal-handling-mode"])
+    bigint_mode = BigintUnsignedMode(options["avro-bigint-unsigned-handling-mode"])
+    extension: bool = options["enable-tidb-extension"]
+    checksum: bool = options["enable-row-checksum"]
+    if checksum and not (extension and decimal_mode is DecimalMode.STRING and bigint_mode is BigintUnsignedMode.STRING):
+        raise ConfigError(
+            "avro: enable-row-checksum needs enable-tidb-extension=true, avro-decimal-handling-mode=string "
+            "and avro-bigint-unsigned-handling-mode=string"
+        )
+    topic: str = options["topic"]
+    if "{schema}" not in topic or "{table}" not in topic:
+        raise ConfigError(f"avro: topic {topic!r} must contain {{schema}} and {{table}} (one subject per table)")
+    if options["partition-num"] < 1:
+        raise ConfigError("avro: partition-num must be at least 1")
+    return AvroEncoder(
+        registry=Registry(_settings(options)),
+        schema_options=SchemaOptions(
+            decimal_mode=decimal_mode,
+            bigint_mode=bigint_mode,
+            tidb_extension=extension,
+            row_checksum=checksum,
+            namespace=options["namespace"],
+        ),
+        zone=resolve_zone(options["time-zone"]),
+        topic_template=topic,
+        partitions=options["partition-num"],
+        dispatcher=options["partition"],
+        enable_watermark=options["avro-enable-watermark"],
+    )
+
+
+CODEC: Final = Codec(
+    name=PROTOCOL,
+    description="TiCDC Avro: Confluent-framed key and value records, schemas in a Confluent Schema Registry",
+    options=OPTIONS,
+    make_decoder=_decoder,
+    make_encoder=_encoder,
+    package="cdc-avro",
+)
