@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from cdc_core.errors import ConfigError
+from cdc_core.secrets import redact_options
 from cdc_spark.apply import DEFAULT_TOMBSTONE_RETENTION, apply_changes
 from cdc_spark.sinks import BatchInfo, Sink
 
@@ -71,7 +72,8 @@ class JobConfig:
     keys: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)  # "db.table" or "*" -> key columns
     scd: int = 1
     continuous: bool = False
-    options: Mapping[str, str] = attrs.field(factory=dict)  # codec and source options, and JOB_OPTIONS
+    # codec and source options, and JOB_OPTIONS; credentials among them never reach a repr or a log
+    options: Mapping[str, str] = attrs.field(factory=dict, repr=lambda o: repr(redact_options(o)))
     track_columns: tuple[str, ...] | None = None
     tombstone_retention: dt.timedelta | None = DEFAULT_TOMBSTONE_RETENTION
 

@@ -16,6 +16,7 @@ from cdc_core.cli.arguments import add_codec_options, add_error_policy, parse_op
 from cdc_core.cli.streams import StopOnError
 from cdc_core.errors import CdcError, ConfigError
 from cdc_core.message import Message
+from cdc_core.secrets import redact_text
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,9 +37,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tail.set_defaults(handler=tail_command)
 
 
-def _consumer(args: argparse.Namespace) -> Any:
+def _consumer(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     try:
-        from confluent_kafka import Consumer
+        from confluent_kafka import Consumer, KafkaException
     except ImportError as exc:
         raise ConfigError("cdc tail needs confluent-kafka: pip install 'cdc-core[kafka]'") from exc
     config: dict[str, Any] = {
@@ -48,7 +49,10 @@ def _consumer(args: argparse.Namespace) -> Any:
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",
     }
     config.update(parse_options(args.consumer_option))
-    return Consumer(config)
+    try:
+        return Consumer(config), config
+    except KafkaException as exc:  # librdkafka may quote the rejected value: never print a credential
+        raise ConfigError(f"kafka consumer settings rejected: {redact_text(str(exc), config)}") from None
 
 
 def _message(record: Any) -> Message:
@@ -67,7 +71,7 @@ def tail_command(args: argparse.Namespace) -> int:
     from cdc_core.registry import get_codec
 
     decoder = get_codec(args.protocol).decoder(parse_options(args.option))
-    consumer = _consumer(args)
+    consumer, config = _consumer(args)
     consumer.subscribe(args.topic)
     seen = 0
     last = time.monotonic()
@@ -80,7 +84,7 @@ def tail_command(args: argparse.Namespace) -> int:
                     break
                 continue
             if record.error():
-                raise CdcError(f"kafka: {record.error()}")
+                raise CdcError(f"kafka: {redact_text(str(record.error()), config)}")
             last = time.monotonic()
             seen += 1
             message = _message(record)

@@ -22,6 +22,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
 from cdc_core.errors import ConfigError, StorageError
+from cdc_core.secrets import redact_text
 from cdc_spark.source.columns import KAFKA_COLUMNS, Row, lowered, to_timestamp
 from cdc_spark.source.offsets import EARLIEST, LATEST, Positions, TopicPartition, from_json, parse_spec, to_json
 
@@ -65,9 +66,7 @@ class KafkaMetadata:
 
     def _client(self) -> Any:
         if self._consumer is None:
-            from confluent_kafka import Consumer
-
-            self._consumer = Consumer(self._config)
+            self._consumer = new_consumer(self._config)
         return self._consumer
 
     def close(self) -> None:
@@ -185,12 +184,22 @@ def ranges(start: Positions, end: Positions, metadata: KafkaMetadata | None = No
     return out
 
 
+def new_consumer(config: Mapping[str, str]) -> Any:
+    """A confluent-kafka consumer; a rejected setting is a ConfigError that quotes no credential."""
+    from confluent_kafka import Consumer, KafkaException
+
+    try:
+        return Consumer(dict(config))
+    except KafkaException as exc:  # librdkafka may quote the rejected value
+        raise ConfigError(f"cdc-kafka: kafka client settings rejected: {redact_text(str(exc), config)}") from None
+
+
 def read_range(config: Mapping[str, str], part: KafkaRange, poll_timeout_ms: int) -> Iterator[Row]:
     """Every record of ``part`` in offset order (runs in the executors)."""
-    from confluent_kafka import Consumer, KafkaError
+    from confluent_kafka import KafkaError
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-    consumer = Consumer(dict(config))
+    consumer = new_consumer(config)
     where = f"{part.topic}[{part.partition}] offsets {part.start}..{part.end}"
     try:
         consumer.assign([KafkaTopicPartition(part.topic, part.partition, part.start)])
