@@ -16,7 +16,9 @@ from cdc_testing.strategies import kitchen_sink_schema
 
 
 def _col(name: str, type_name: str, *, nullable: bool = True, default: str | None = None, **kw: object) -> Column:
-    return Column(name=name, data_type=DataType(mysql_type=MySQLType(type_name), **kw), nullable=nullable, default=default)  # type: ignore[arg-type]
+    return Column(
+        name=name, data_type=DataType(mysql_type=MySQLType(type_name), **kw), nullable=nullable, default=default
+    )  # type: ignore[arg-type]
 
 
 TABLE = TableSchema(
