@@ -138,6 +138,8 @@ def _utc_text(location: str, text: str) -> str:
 def checksum_bytes(raw: Any, t: DataType, path: str) -> bytes:
     """What one non-NULL wire value contributes to the row's CRC-32."""
     logical = t.logical
+    if isinstance(raw, tuple) and len(raw) == 2 and not isinstance(raw[1], Mapping):
+        raw = raw[1]  # the encoder's ("long", 7) union notation
     try:
         if logical in _INTEGRAL:
             if isinstance(raw, tuple):
