@@ -1,0 +1,155 @@
+"""The codec against the registry: caching, schema evolution, compatibility rejection, retries, auth."""
+
+from __future__ import annotations
+
+import socket
+from decimal import Decimal
+
+import attrs
+import pytest
+
+from cdc_avro import CODEC, RegistryRejectedError, RegistryUnavailableError
+from cdc_core.errors import DecodeError, SchemaError
+from cdc_core.events import Op, RowChange
+from cdc_core.message import Message
+from cdc_core.schema import Column, Index, TableSchema
+from cdc_core.types import DataType, MySQLType
+from cdc_testing.registry import SchemaRegistryDouble
+
+V1 = TableSchema(
+    database="shop",
+    table="orders",
+    columns=[
+        Column(name="id", data_type=DataType(mysql_type=MySQLType.INT), nullable=False),
+        Column(name="total", data_type=DataType(mysql_type=MySQLType.DECIMAL, length=8, decimal=2)),
+    ],
+    indexes=[Index(name="PRIMARY", columns=["id"], unique=True, primary=True)],
+    version=1,
+)
+V2 = attrs.evolve(
+    V1,
+    columns=[*V1.columns, Column(name="note", data_type=DataType(mysql_type=MySQLType.VARCHAR, length=20))],
+    version=2,
+)
+
+
+def _insert(schema: TableSchema, row: dict[str, object]) -> RowChange:
+    return RowChange(op=Op.INSERT, database="shop", table="orders", after=row, commit_ts=1 << 20, schema=schema)
+
+
+def _closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_steady_stream_hits_the_registry_once_per_schema(schema_registry: SchemaRegistryDouble) -> None:
+    encoder = CODEC.encoder({"schema-registry": schema_registry.url})
+    messages = [encoder.encode(_insert(V1, {"id": i, "total": Decimal(i)}))[0] for i in range(40)]
+    decoder = CODEC.decoder({"schema-registry": schema_registry.url})
+    events = [e for m in messages for e in decoder.decode(m)]
+    assert [e.after["id"] for e in events if isinstance(e, RowChange) and e.after] == list(range(40))
+    assert sorted(schema_registry.requests) == sorted(
+        [
+            ("POST", "/subjects/tidb_shop_orders-key/versions"),
+            ("POST", "/subjects/tidb_shop_orders-value/versions"),
+            ("GET", "/schemas/ids/1"),
+            ("GET", "/schemas/ids/2"),
+        ]
+    )
+
+
+def test_schema_change_mid_stream_gets_a_new_id_and_both_decode(schema_registry: SchemaRegistryDouble) -> None:
+    encoder = CODEC.encoder({"schema-registry": schema_registry.url, "enable-tidb-extension": "true"})
+    old = encoder.encode(_insert(V1, {"id": 1, "total": Decimal("1.10")}))[0]
+    new = encoder.encode(_insert(V2, {"id": 2, "total": None, "note": "after DDL"}))[0]
+    assert old.value is not None and new.value is not None
+    assert old.value[1:5] != new.value[1:5]  # re-registered after the DDL: a new value schema id
+    assert old.key is not None and old.key[:5] == (new.key or b"")[:5]  # the key schema did not change
+    assert len(schema_registry.subjects["tidb_shop_orders-value"]) == 2
+    decoder = CODEC.decoder({"schema-registry": schema_registry.url})
+    decoded = [e for m in (new, old, new) for e in decoder.decode(m)]
+    rows = [e.after for e in decoded if isinstance(e, RowChange)]
+    assert rows == [
+        {"id": 2, "total": None, "note": "after DDL"},
+        {"id": 1, "total": Decimal("1.10")},
+        {"id": 2, "total": None, "note": "after DDL"},
+    ]
+    schemas = [e.schema.column_names for e in decoded if isinstance(e, RowChange) and e.schema]
+    assert schemas[1] == ("id", "total") and schemas[0] == ("id", "total", "note")
+
+
+def test_incompatible_change_is_a_typed_error_naming_table_and_change(schema_registry: SchemaRegistryDouble) -> None:
+    encoder = CODEC.encoder({"schema-registry": schema_registry.url})
+    encoder.encode(_insert(V1, {"id": 1, "total": None}))
+    not_null = Column(name="qty", data_type=DataType(mysql_type=MySQLType.INT), nullable=False)
+    v3 = attrs.evolve(V1, columns=[*V1.columns, not_null], version=3)
+    with pytest.raises(RegistryRejectedError) as caught:
+        encoder.encode(_insert(v3, {"id": 2, "total": None, "qty": 1}))
+    error = caught.value
+    assert isinstance(error, SchemaError)
+    assert error.table == "shop.orders" and error.subject == "tidb_shop_orders-value"
+    assert "adds column qty without a default" in str(error)
+
+
+def test_forced_rejection_from_the_registry(schema_registry: SchemaRegistryDouble) -> None:
+    schema_registry.reject_next("compatibility policy says no")
+    encoder = CODEC.encoder({"schema-registry": schema_registry.url})
+    with pytest.raises(RegistryRejectedError, match="compatibility policy says no") as caught:
+        encoder.encode(_insert(V1, {"id": 1, "total": None}))
+    assert "first version of the subject" in str(caught.value)
+
+
+def test_server_errors_are_retried_with_backoff(schema_registry: SchemaRegistryDouble) -> None:
+    schema_registry.fail_next(2, status=503)
+    options = {"schema-registry": schema_registry.url, "schema-registry-retry-backoff-ms": "5"}
+    (message,) = CODEC.encoder(options).encode(_insert(V1, {"id": 1, "total": None}))
+    assert message.value is not None
+    posts = [r for r in schema_registry.requests if r[0] == "POST"]
+    assert len(posts) == 4  # key: 2 failures + success; value: success
+
+
+def test_registry_down_on_encode_is_a_typed_error_after_retries() -> None:
+    options = {
+        "schema-registry": _closed_port_url(),
+        "schema-registry-max-retries": "2",
+        "schema-registry-retry-backoff-ms": "1",
+    }
+    with pytest.raises(RegistryUnavailableError) as caught:
+        CODEC.encoder(options).encode(_insert(V1, {"id": 1, "total": None}))
+    assert caught.value.attempts == 3
+    assert "register subject tidb_shop_orders-key" in str(caught.value)
+
+
+def test_persistent_server_errors_become_unavailable(schema_registry: SchemaRegistryDouble) -> None:
+    schema_registry.fail_next(10, status=500)
+    options = {
+        "schema-registry": schema_registry.url,
+        "schema-registry-max-retries": "1",
+        "schema-registry-retry-backoff-ms": "1",
+    }
+    with pytest.raises(RegistryUnavailableError):
+        CODEC.encoder(options).encode(_insert(V1, {"id": 1, "total": None}))
+    assert len(schema_registry.requests) == 2
+
+
+def test_registry_down_on_decode_is_a_decode_error(schema_registry: SchemaRegistryDouble) -> None:
+    (message,) = CODEC.encoder({"schema-registry": schema_registry.url}).encode(_insert(V1, {"id": 1, "total": None}))
+    options = {"schema-registry": _closed_port_url(), "schema-registry-retry-backoff-ms": "1"}
+    placed = Message(value=message.value, key=message.key, topic="tidb_shop_orders", partition=0, offset=7)
+    with pytest.raises(DecodeError) as caught:
+        CODEC.decoder(options).decode(placed)
+    assert caught.value.field == "key.schema_id" and caught.value.offset == 7
+    assert isinstance(caught.value.__cause__, RegistryUnavailableError)
+
+
+def test_basic_auth_from_the_url() -> None:
+    with SchemaRegistryDouble(credentials=("cdc user", "p@ss:word")) as registry:
+        url = registry.url.replace("http://", "http://cdc%20user:p%40ss%3Aword@")
+        (message,) = CODEC.encoder({"schema-registry": url}).encode(_insert(V1, {"id": 5, "total": None}))
+        (event,) = CODEC.decoder({"schema-registry": url}).decode(message)
+        assert isinstance(event, RowChange) and event.after == {"id": 5, "total": None}
+        with pytest.raises(RegistryUnavailableError, match="Unauthorized") as caught:
+            CODEC.encoder({"schema-registry": registry.url}).encode(_insert(V1, {"id": 5, "total": None}))
+        assert "p@ss" not in str(caught.value)
