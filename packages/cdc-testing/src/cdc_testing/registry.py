@@ -100,7 +100,9 @@ class SchemaRegistryDouble:
             registry = double
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="schema-registry-double", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="schema-registry-double", daemon=True
+        )
         self._thread.start()
         return self
 
