@@ -161,3 +161,30 @@ def test_kitchen_sink_schema_parses_for_every_mode() -> None:
             plan = value_record(kitchen_sink_schema(), options)
             fastavro.parse_schema(json.loads(plan.schema_json))
             assert [f.name for f in plan.fields] == list(kitchen_sink_schema().column_names)
+
+
+@pytest.mark.parametrize(("decimal_mode", "bigint_mode"), [(d, b) for d in DecimalMode for b in BigintUnsignedMode])
+def test_schema_read_back_from_the_writer_schema_regenerates_it(
+    decimal_mode: DecimalMode, bigint_mode: BigintUnsignedMode
+) -> None:
+    """A consumer's view of the table (types, nullability, defaults, key) writes the very same schema again."""
+    import datetime as dt
+
+    from cdc_avro.readers import record_reader
+
+    for table in (TABLE, kitchen_sink_schema(), kitchen_sink_schema(nullable=False)):
+        options = SchemaOptions(decimal_mode=decimal_mode, bigint_mode=bigint_mode, tidb_extension=True)
+        text = value_record(table, options).schema_json
+        reader = record_reader(text, dt.UTC)
+        key = key_record(table, options)
+        assert key is not None
+        key_names = tuple(f.name for f in record_reader(key.schema_json, dt.UTC).fields)
+        again = TableSchema(
+            database=reader.database,
+            table=reader.table,
+            columns=[f.column for f in reader.fields],
+            indexes=[Index(name="PRIMARY", columns=key_names, unique=True, primary=True)],
+        )
+        assert value_record(again, options).schema_json == text
+        again_key = key_record(again, options)
+        assert again_key is not None and again_key.schema_json == key.schema_json

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 from typing import Any
@@ -14,6 +15,7 @@ from cdc_avro.names import EXTENSION_FIELDS
 from cdc_avro.schemagen import split_allowed
 from cdc_avro.tidbtypes import FROM_TIDB_TYPE
 from cdc_core.schema import Column
+from cdc_core.textual import format_float64
 from cdc_core.types import DataType, MySQLType
 
 
@@ -80,8 +82,27 @@ def column_of(field: dict[str, Any]) -> tuple[Column, str]:
             elements = split_allowed(str(parameters.get("allowed", "")))
     except (KeyError, ValueError, TypeError) as exc:
         raise WriterSchemaError(f"field {name}: bad type parameters: {exc}") from exc
+    if mysql_type is MySQLType.INT and unsigned and primitive == "int":
+        mysql_type = MySQLType.MEDIUMINT  # TINYINT..MEDIUMINT UNSIGNED are written as int, INT UNSIGNED as long
     data_type = DataType(mysql_type=mysql_type, unsigned=unsigned, length=length, decimal=decimal, elements=elements)
-    return Column(name=name, data_type=data_type, nullable=nullable), primitive
+    default = default_text(field.get("default"), data_type) if "default" in field else None
+    return Column(name=name, data_type=data_type, nullable=nullable, default=default), primitive
+
+
+def default_text(value: Any, data_type: DataType) -> str | None:
+    """The TiDB default text behind an Avro field default (inverse of `schemagen.default_value`)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if data_type.mysql_type in (MySQLType.BIT, MySQLType.BLOB) and isinstance(value, str):
+        try:
+            return base64.b64decode(value, validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return None
+    if isinstance(value, int) and data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned and value < 0:
+        return str(value + (1 << 64))
+    if isinstance(value, float):
+        return format_float64(value)
+    return str(value) if isinstance(value, int | str) else None
 
 
 def record_reader(schema_json: str, zone: dt.tzinfo) -> RecordReader:
