@@ -34,8 +34,12 @@ from cdc_core.textual import (
     format_datetime,
     format_text,
     format_timestamp,
+    parse_date,
     parse_datetime,
+    parse_decimal,
+    parse_json,
     parse_text,
+    parse_time,
     resolve_zone,
     set_bits,
     set_names,
@@ -48,6 +52,7 @@ from cdc_simple.fields import fail
 from cdc_simple.names import AVRO_TIMESTAMP, AVRO_UNSIGNED_BIGINT, PROTOCOL
 
 _U64: Final = (1 << 64) - 1
+_PLAIN_INTS: Final = frozenset({LogicalType.INT, LogicalType.YEAR, LogicalType.BIT})
 _INTEGRAL: Final = frozenset({LogicalType.INT, LogicalType.YEAR, LogicalType.ENUM, LogicalType.SET, LogicalType.BIT})
 
 
@@ -178,16 +183,103 @@ def crc32(schema: TableSchema, image: Mapping[str, Any], path: str) -> int:
 
 def read_image(schema: TableSchema, image: Mapping[str, Any], path: str) -> RowImage:
     """A wire row image typed by ``schema``, in schema column order; unknown columns are an error."""
-    types = _types(schema)
-    for name in image:
-        if name not in types:
-            raise fail(f"column {name!r} is not in {schema.qualified_name} version {schema.version}", path)
+    readers = _readers(schema)
+    if len(image) > len(readers) or not readers.keys() >= image.keys():
+        unknown = sorted(set(image) - set(readers))
+        raise fail(f"column {unknown[0]!r} is not in {schema.qualified_name} version {schema.version}", path)
     row: RowImage = {}
-    for name, t in types.items():
+    for name, reader in readers.items():
         if name in image:  # absent: a virtual generated column
             raw = image[name]
-            row[name] = None if raw is None else _typed(raw, t, f"{path}.{name}")
+            row[name] = None if raw is None else reader(raw, path)
     return row
+
+
+Reader = Callable[[Any, str], Value]
+
+
+def _reader(name: str, t: DataType) -> Reader:
+    """A converter for one column, with a fast path for the common wire form (a plain string)."""
+    logical = t.logical
+
+    def general(raw: Any, path: str) -> Value:
+        return _typed(raw, t, f"{path}.{name}")
+
+    if logical is LogicalType.STRING:
+
+        def text(raw: Any, path: str) -> Value:
+            return raw if type(raw) is str else general(raw, path)
+
+        return text
+    if logical in (LogicalType.INT, LogicalType.YEAR) and not (t.unsigned and t.mysql_type is MySQLType.BIGINT):
+
+        def integer(raw: Any, path: str) -> Value:
+            if type(raw) is str and raw.isdigit():
+                return int(raw)
+            return general(raw, path)
+
+        return integer
+    if logical is LogicalType.DOUBLE:
+
+        def double(raw: Any, path: str) -> Value:
+            if type(raw) is float:
+                return raw
+            return general(raw, path)
+
+        return double
+    parse = _TEXT_PARSERS.get(logical)
+    if parse is not None:
+        parser = parse
+
+        def textual(raw: Any, path: str) -> Value:
+            if type(raw) is str:
+                try:
+                    return parser(raw, t)
+                except (TextFormError, ValueError, ArithmeticError):
+                    pass  # the general path reports it with the field path
+            return general(raw, path)
+
+        return textual
+    return general
+
+
+def _float32_text(text: str, _t: DataType) -> float:
+    return to_float32(float(text))
+
+
+def _enum_text(text: str, t: DataType) -> Value:
+    return enum_name(int(text), t) if text.isdigit() else _typed(text, t, "")
+
+
+def _set_text(text: str, t: DataType) -> Value:
+    return set_names(int(text), t) if text.isdigit() else _typed(text, t, "")
+
+
+_TEXT_PARSERS: Final[Mapping[LogicalType, Callable[[str, DataType], Value]]] = {
+    LogicalType.FLOAT: _float32_text,
+    LogicalType.DECIMAL: lambda text, _t: parse_decimal(text),
+    LogicalType.DATE: lambda text, _t: parse_date(text),
+    LogicalType.DATETIME: lambda text, _t: parse_datetime(text),
+    LogicalType.TIME: lambda text, _t: parse_time(text),
+    LogicalType.ENUM: _enum_text,
+    LogicalType.SET: _set_text,
+    LogicalType.JSON: lambda text, _t: parse_json(text),
+    LogicalType.BYTES: lambda text, _t: base64.b64decode(text, validate=True),
+}
+
+
+_READERS: dict[int, tuple[TableSchema, dict[str, Reader]]] = {}
+
+
+def _readers(schema: TableSchema) -> dict[str, Reader]:
+    entry = _READERS.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    if len(_READERS) > 4096:
+        _READERS.clear()
+    readers = {c.name: _reader(c.name, c.data_type) for c in schema.columns}
+    _READERS[id(schema)] = (schema, readers)
+    return readers
 
 
 _TYPES: dict[int, tuple[TableSchema, dict[str, DataType]]] = {}
@@ -215,6 +307,10 @@ def _signed64(value: int) -> int:
 
 def _json_value(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
     logical = t.logical
+    if logical is LogicalType.STRING and type(value) is str:
+        return value
+    if logical in _PLAIN_INTS and type(value) is int:
+        return str(value)
     if logical is LogicalType.TIMESTAMP:
         return {"location": location, "value": format_timestamp(value, t.fsp, where)}
     if logical is LogicalType.BYTES:

@@ -9,6 +9,7 @@ sort map keys themselves.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 import orjson
@@ -20,7 +21,7 @@ _GO_ESCAPES: Final = (
     ("\u2028".encode(), b"\\u2028"),
     ("\u2029".encode(), b"\\u2029"),
 )
-_SPECIAL: Final = frozenset(b"<>&\xe2")
+_SPECIAL: Final = re.compile(b"[<>&]|\xe2\x80[\xa8\xa9]")
 
 
 def _has_surrogate(text: str) -> bool:
@@ -45,7 +46,7 @@ def dumps(document: Any) -> bytes:
         out = orjson.dumps(document)
     except orjson.JSONEncodeError:
         out = orjson.dumps(_replace_surrogates(document))
-    if _SPECIAL.isdisjoint(out):
+    if _SPECIAL.search(out) is None:
         return out
     for raw, escaped in _GO_ESCAPES:
         out = out.replace(raw, escaped)
