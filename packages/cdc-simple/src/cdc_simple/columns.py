@@ -181,17 +181,32 @@ def crc32(schema: TableSchema, image: Mapping[str, Any], path: str) -> int:
 # ------------------------------------------------------------------------------------------------ reader
 
 
-def read_image(schema: TableSchema, image: Mapping[str, Any], path: str) -> RowImage:
-    """A wire row image typed by ``schema``, in schema column order; unknown columns are an error."""
+def read_image(
+    schema: TableSchema,
+    image: Mapping[str, Any],
+    path: str,
+    same_as: tuple[Mapping[str, Any], RowImage] | None = None,
+) -> RowImage:
+    """A wire row image typed by ``schema``, in schema column order; unknown columns are an error.
+
+    ``same_as`` is another wire image of the same message and its typed form: a column whose wire value is
+    equal there reuses the typed value (an UPDATE's old image mostly repeats the new one).
+    """
     readers = _readers(schema)
     if len(image) > len(readers) or not readers.keys() >= image.keys():
         unknown = sorted(set(image) - set(readers))
         raise fail(f"column {unknown[0]!r} is not in {schema.qualified_name} version {schema.version}", path)
     row: RowImage = {}
+    other_raw, other_typed = same_as if same_as is not None else ({}, {})
     for name, reader in readers.items():
         if name in image:  # absent: a virtual generated column
             raw = image[name]
-            row[name] = None if raw is None else reader(raw, path)
+            if raw is None:
+                row[name] = None
+            elif other_raw.get(name) == raw and not isinstance(other_typed.get(name), dict | list):
+                row[name] = other_typed[name]  # immutable values only: the two images must not share a document
+            else:
+                row[name] = reader(raw, path)
     return row
 
 

@@ -195,12 +195,16 @@ class SimpleDecoder:
             self._verify(doc, schema, data, old)
         handle_key_only = fields.boolean(doc, "handleKeyOnly", "", False) and claim is None
         location = fields.opt_string(doc, "claimCheckLocation", "")
+        after = columns.read_image(schema, data, "data") if op is not Op.DELETE and data is not None else None
+        before = None
+        if op is not Op.INSERT and old is not None:
+            before = columns.read_image(schema, old, "old", None if after is None or data is None else (data, after))
         row = RowChange(
             op=op,
             database=schema.database,
             table=schema.table,
-            before=columns.read_image(schema, old, "old") if op is not Op.INSERT and old is not None else None,
-            after=columns.read_image(schema, data, "data") if op is not Op.DELETE and data is not None else None,
+            before=before,
+            after=after,
             commit_ts=fields.integer(doc, "commitTs", ""),
             table_id=fields.integer(doc, "tableID", "", 0),
             schema_version=schema.version,
