@@ -373,8 +373,16 @@ class ImageWriter:
         self.location = zone_name(self.zone)
         self.sort_keys = encoding == "json"  # Go's encoding/json sorts map keys
 
-    def write(self, schema: TableSchema, image: Mapping[str, Value], columns: tuple[str, ...] | None = None) -> Any:
+    def write(
+        self,
+        schema: TableSchema,
+        image: Mapping[str, Value],
+        columns: tuple[str, ...] | None = None,
+        same_as: tuple[Mapping[str, Value], Mapping[str, Any]] | None = None,
+    ) -> Any:
+        """The wire image; ``same_as`` (another typed image and its wire form) lets equal values share their text."""
         out: dict[str, Any] = {}
+        other_typed, other_wire = same_as if same_as is not None else ({}, {})
         types = _types(schema)
         names = sorted(image) if self.sort_keys else list(image)
         for name in names:
@@ -386,6 +394,9 @@ class ImageWriter:
                     PROTOCOL, "column is not in the table schema", table=schema.qualified_name, field=name
                 )
             value = image[name]
+            if name in other_wire and type(value) is type(other_typed.get(name)) and other_typed[name] == value:
+                out[name] = other_wire[name]
+                continue
             try:
                 out[name] = None if value is None else self.write_value(value, t, self.zone, self.location)
             except (TextFormError, TypeError, ValueError, AttributeError, OverflowError) as exc:

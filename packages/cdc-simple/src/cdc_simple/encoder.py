@@ -177,7 +177,8 @@ class SimpleEncoder:
         doc["buildTs"] = _meta_build_ts(event) or self._now_ms()
         doc["schemaVersion"] = event.schema_version if event.schema_version is not None else (schema.version or 0)
         data = self.images.write(schema, event.after, keys_only) if event.after is not None else None
-        old = self.images.write(schema, event.before, keys_only) if event.before is not None else None
+        same = None if data is None or event.after is None else (event.after, data)
+        old = self.images.write(schema, event.before, keys_only, same) if event.before is not None else None
         if event.op is Op.INSERT:
             old = None
         elif event.op is Op.DELETE:

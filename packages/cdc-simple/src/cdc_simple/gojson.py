@@ -9,7 +9,6 @@ sort map keys themselves.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Final
 
 import orjson
@@ -21,7 +20,7 @@ _GO_ESCAPES: Final = (
     ("\u2028".encode(), b"\\u2028"),
     ("\u2029".encode(), b"\\u2029"),
 )
-_SPECIAL: Final = re.compile(b"[<>&]|\xe2\x80[\xa8\xa9]")
+_SPECIAL: Final = (b"<", b">", b"&", b"\xe2\x80")  # U+2028/2029 start with e2 80
 
 
 def _has_surrogate(text: str) -> bool:
@@ -46,7 +45,7 @@ def dumps(document: Any) -> bytes:
         out = orjson.dumps(document)
     except orjson.JSONEncodeError:
         out = orjson.dumps(_replace_surrogates(document))
-    if _SPECIAL.search(out) is None:
+    if not any(marker in out for marker in _SPECIAL):
         return out
     for raw, escaped in _GO_ESCAPES:
         out = out.replace(raw, escaped)
