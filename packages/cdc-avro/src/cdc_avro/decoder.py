@@ -13,12 +13,13 @@ from typing import Any, Final
 import fastavro
 
 from cdc_avro import wire
+from cdc_avro.checksum import row_checksum
 from cdc_avro.ddl import ddl_type_of
 from cdc_avro.errors import RegistryUnavailableError
-from cdc_avro.names import PROTOCOL, TIDB_COMMIT_TS, TIDB_OP
+from cdc_avro.names import PROTOCOL, TIDB_COMMIT_TS, TIDB_OP, TIDB_ROW_CHECKSUM
 from cdc_avro.readers import RecordReader, WriterSchemaError, record_reader
 from cdc_avro.registry import Registry, SchemaNotFoundError
-from cdc_core.errors import DecodeError
+from cdc_core.errors import ChecksumError, DecodeError
 from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Index, TableSchema
@@ -143,7 +144,25 @@ class AvroDecoder:
             except (TextFormError, ValueError, TypeError, ArithmeticError) as exc:
                 raise DecodeError.at(message, PROTOCOL, str(exc), field=f"{part}.{field.name}") from exc
         extension = {name: record.get(name) for name in reader.extension_fields}
+        expected = extension.get(TIDB_ROW_CHECKSUM)
+        if expected:  # "" means TiDB computed none
+            self._verify(message, reader, record, str(expected))
         return reader, row, extension
+
+    def _verify(self, message: Message, reader: RecordReader, record: dict[str, Any], expected: str) -> None:
+        try:
+            actual = row_checksum([record.get(f.name) for f in reader.fields], reader.contributions)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise DecodeError.at(
+                message, PROTOCOL, f"row checksum not computable: {exc}", field=TIDB_ROW_CHECKSUM
+            ) from exc
+        if str(actual) != expected:
+            raise ChecksumError.at(
+                message,
+                PROTOCOL,
+                f"row checksum {actual} does not match {expected}",
+                field=f"value.{TIDB_ROW_CHECKSUM}",
+            )
 
     def _reader(self, message: Message, framed: wire.Framed, part: str) -> RecordReader:
         try:

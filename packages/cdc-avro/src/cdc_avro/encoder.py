@@ -10,6 +10,7 @@ import attrs
 import fastavro
 
 from cdc_avro import wire
+from cdc_avro.checksum import Contribution, contribution_for, row_checksum
 from cdc_avro.datum import Writer, writer_for
 from cdc_avro.ddl import ACTION_FOR_TYPE
 from cdc_avro.names import (
@@ -46,6 +47,7 @@ class _Record:
     parsed: Any
     plan: RecordPlan
     writers: tuple[tuple[str, str, bool, Writer], ...]  # field name, column name, nullable, writer
+    contributions: tuple[Contribution, ...]  # row checksum bytes per field
 
 
 @attrs.frozen(kw_only=True)
@@ -116,7 +118,9 @@ class AvroEncoder:
                     TIDB_PHYSICAL_TIME: physical_ms(commit_ts),
                 }
                 if state.value.plan.checksum:
-                    extension[TIDB_ROW_CHECKSUM] = str(event.meta.get("checksum", ""))
+                    # TiDB's checksum when the event carries it, else computed here from the written data
+                    given = event.meta.get("checksum")
+                    extension[TIDB_ROW_CHECKSUM] = None if given is None else str(given)
                     extension[TIDB_CORRUPTED] = bool(event.meta.get("corrupted", False))
                     extension[TIDB_CHECKSUM_VERSION] = int(event.meta.get("checksum_version", 0))
             value = self._datum(state.value, event.after, extension, event)
@@ -140,6 +144,9 @@ class AvroEncoder:
             except (TextFormError, ArithmeticError, ValueError, TypeError, AttributeError) as exc:
                 raise EncodeError(PROTOCOL, str(exc), table=event.table, field=column) from exc
         datum.update(extension)
+        if record.plan.checksum and datum.get(TIDB_ROW_CHECKSUM) is None:
+            values = [datum[field] for field, *_ in record.writers]
+            datum[TIDB_ROW_CHECKSUM] = str(row_checksum(values, record.contributions))
         buffer = io.BytesIO()
         try:
             fastavro.schemaless_writer(buffer, record.parsed, datum)
@@ -189,7 +196,8 @@ class AvroEncoder:
             )
             for f in plan.fields
         )
-        return _Record(schema_id=schema_id, parsed=parsed, plan=plan, writers=writers)
+        contributions = tuple(contribution_for(f.column) for f in plan.fields)
+        return _Record(schema_id=schema_id, parsed=parsed, plan=plan, writers=writers, contributions=contributions)
 
     # ------------------------------------------------------------------------------------------ testing switch
 

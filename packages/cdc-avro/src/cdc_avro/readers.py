@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 import fastavro
 
+from cdc_avro.checksum import Contribution, contribution_for
 from cdc_avro.datum import Reader, reader_for
 from cdc_avro.names import EXTENSION_FIELDS
 from cdc_avro.schemagen import split_allowed
@@ -39,6 +40,7 @@ class RecordReader:
     table: str
     fields: tuple[FieldReader, ...]
     extension_fields: frozenset[str]
+    contributions: tuple[Contribution, ...]  # row checksum bytes per field
 
 
 def _branch(field_type: Any) -> tuple[Any, bool]:
@@ -138,4 +140,5 @@ def record_reader(schema_json: str, zone: dt.tzinfo) -> RecordReader:
         table=str(document.get("name", "")),
         fields=tuple(fields),
         extension_fields=frozenset(extension),
+        contributions=tuple(contribution_for(f.column) for f in fields),
     )
