@@ -231,6 +231,8 @@ def _reader(name: str, t: DataType) -> Reader:
         def integer(raw: Any, path: str) -> Value:
             if type(raw) is str and raw.isdigit():
                 return int(raw)
+            if type(raw) is int and (raw >= 0 or not t.unsigned):
+                return raw  # Avro long
             return general(raw, path)
 
         return integer
@@ -247,6 +249,10 @@ def _reader(name: str, t: DataType) -> Reader:
         parser = parse
 
         def textual(raw: Any, path: str) -> Value:
+            if type(raw) is float and logical is LogicalType.FLOAT:
+                return raw  # Avro float: already float32
+            if type(raw) is int and raw >= 0 and logical in (LogicalType.ENUM, LogicalType.SET):
+                return enum_name(raw, t) if logical is LogicalType.ENUM else set_names(raw, t)
             if type(raw) is str:
                 try:
                     return parser(raw, t)
