@@ -143,3 +143,28 @@ def test_unframe_rejects_unknown_headers() -> None:
     with pytest.raises(FramingError, match="compression"):
         unframe(b"\x03\x05" + b"\x00" * 16)
     assert PROTOCOL == "avro"
+
+
+def test_new_ticdc_delete_marker_carries_the_commit_ts(schema_registry: SchemaRegistryDouble) -> None:
+    encoder = CODEC.encoder({"schema-registry": schema_registry.url})
+    before = {"id": 4, "amount": Decimal("0.00"), "flags": 0}
+    (message,) = encoder.encode(RowChange(op=Op.DELETE, database="shop", table="orders", before=before, schema=TABLE))
+    marker = b"\x03" + (1 << 40).to_bytes(8, "big")
+    (event,) = CODEC.decoder({"schema-registry": schema_registry.url}).decode(Message(value=marker, key=message.key))
+    assert isinstance(event, RowChange)
+    assert (event.op, event.before, event.commit_ts) == (Op.DELETE, {"id": 4}, 1 << 40)
+
+
+def test_rows_over_max_message_bytes_are_refused(schema_registry: SchemaRegistryDouble) -> None:
+    from cdc_core.errors import LimitExceededError
+
+    row = {"id": 3, "amount": Decimal("1.00"), "flags": 1}
+    event = RowChange(op=Op.INSERT, database="shop", table="orders", after=row, schema=TABLE)
+    (message,) = CODEC.encoder({"schema-registry": schema_registry.url}).encode(event)
+    assert message.key is not None and message.value is not None
+    size = len(message.key) + len(message.value) + 36
+    fits = CODEC.encoder({"schema-registry": schema_registry.url, "max-message-bytes": str(size)})
+    assert fits.encode(event) == [message]
+    tight = CODEC.encoder({"schema-registry": schema_registry.url, "max-message-bytes": str(size - 1)})
+    with pytest.raises(LimitExceededError, match=r"shop\.orders"):
+        tight.encode(event)

@@ -87,6 +87,13 @@ OPTIONS: Final = (
         help="dispatcher partition rule",
         for_decoder=False,
     ),
+    OptionSpec(
+        name="max-message-bytes",
+        kind=int,
+        default=10 * 1024 * 1024,
+        help="largest Kafka record (key + value + 36 bytes); a larger row is an error, as in TiCDC",
+        for_decoder=False,
+    ),
     OptionSpec(name="schema-registry-max-retries", kind=int, default=3, help="retries of a failed registry call"),
     OptionSpec(
         name="schema-registry-retry-backoff-ms",
@@ -152,6 +159,7 @@ def _encoder(options: Options) -> AvroEncoder:
         partitions=options["partition-num"],
         dispatcher=options["partition"],
         enable_watermark=options["avro-enable-watermark"],
+        max_message_bytes=options["max-message-bytes"],
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
@@ -193,7 +193,3 @@ def _read_decimal(datum: Any) -> Decimal:
     if not isinstance(datum, Decimal):
         raise TextFormError(f"expected a decimal, got {type(datum).__name__}")
     return datum
-
-
-def is_decimal_error(exc: BaseException) -> bool:
-    return isinstance(exc, InvalidOperation)

@@ -52,15 +52,17 @@ class AvroDecoder:
             reader, row, extension = self._read(message, value, "value")
             return [self._row(message, reader=reader, key_reader=None, row=row, extension=extension)]
         key_reader, key_row, _ = self._read(message, key, "key")
-        if value is None:
-            schema = self._schema(key_reader, key_reader)
+        if value is None or wire.is_delete_marker(value):
+            # A tombstone carries no commit ts; new TiCDC's 0x03 marker (testing switch) does.
+            commit_ts = wire.read_tso(value) if value is not None else None
             return [
                 RowChange(
                     op=Op.DELETE,
                     database=key_reader.database,
                     table=key_reader.table,
                     before=key_row,
-                    schema=schema,
+                    commit_ts=commit_ts,
+                    schema=self._schema(key_reader, key_reader),
                     source=Source.of(message),
                 )
             ]
@@ -231,7 +233,7 @@ class AvroDecoder:
 
     def _watermark(self, message: Message, value: bytes) -> Watermark:
         try:
-            ts = wire.read_watermark(value)
+            ts = wire.read_tso(value)
         except wire.FramingError as exc:
             raise DecodeError.at(message, PROTOCOL, str(exc), field="value") from exc
         return Watermark(ts=ts, source=Source.of(message))

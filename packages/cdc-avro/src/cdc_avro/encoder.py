@@ -27,7 +27,7 @@ from cdc_avro.names import (
 from cdc_avro.registry import Registry
 from cdc_avro.schemagen import RecordPlan, SchemaOptions, key_record, value_record
 from cdc_core.dispatch import partition_for_row
-from cdc_core.errors import EncodeError, SchemaError
+from cdc_core.errors import EncodeError, LimitExceededError, SchemaError
 from cdc_core.events import DDLEvent, Event, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
@@ -37,6 +37,7 @@ from cdc_core.values import RowImage
 
 _OPS: Final = {Op.INSERT: "c", Op.UPDATE: "u"}
 _CACHE_LIMIT: Final = 256
+_RECORD_OVERHEAD: Final = 36  # what TiCDC adds per record when it compares sizes with max-message-bytes
 
 
 @attrs.frozen(kw_only=True)
@@ -69,7 +70,9 @@ class AvroEncoder:
         partitions: int,
         dispatcher: str,
         enable_watermark: bool,
+        max_message_bytes: int = 10 * 1024 * 1024,
     ) -> None:
+        self.max_message_bytes = max_message_bytes
         self.registry = registry
         self.schema_options = schema_options
         self.zone = zone
@@ -126,6 +129,13 @@ class AvroEncoder:
             value = self._datum(state.value, event.after, extension, event)
         key = self._datum(state.key, key_image, {}, event) if state.key is not None else None
         partition = partition_for_row(event, self.partitions, self.dispatcher) if self.partitions > 1 else 0
+        size = len(key or b"") + len(value or b"") + _RECORD_OVERHEAD
+        if size > self.max_message_bytes:
+            # Avro has no large-message handling in TiCDC: the changefeed fails on such a row.
+            raise LimitExceededError(
+                f"avro: row of table {event.database}.{event.table} is {size} bytes with Kafka record overhead, "
+                f"over max-message-bytes {self.max_message_bytes}"
+            )
         return Message(value=value, key=key, topic=state.topic, partition=partition)
 
     def _datum(self, record: _Record, image: RowImage | None, extension: dict[str, Any], event: RowChange) -> bytes:

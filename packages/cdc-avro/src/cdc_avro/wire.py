@@ -14,6 +14,7 @@ GLUE_VERSION: Final = 0x03
 GLUE_NO_COMPRESSION: Final = 0x00
 DDL_MAGIC: Final = 0x01  # followed by the DDL as JSON
 WATERMARK_MAGIC: Final = 0x02  # followed by the 8-byte big-endian resolved TSO
+DELETE_MAGIC: Final = 0x03  # new TiCDC, testing switch: a delete's value is 0x03 + 8-byte commit TSO
 CONFLUENT_HEADER_SIZE: Final = 5
 GLUE_HEADER_SIZE: Final = 18
 _ID: Final = struct.Struct(">BI")
@@ -64,8 +65,13 @@ def unframe(data: bytes) -> Framed:
     raise FramingError(f"unknown magic byte {magic:#04x} (expected 0x00 Confluent or 0x03 Glue)")
 
 
-def read_watermark(data: bytes) -> int:
+def is_delete_marker(data: bytes) -> bool:
+    """0x03 + 8-byte TSO: too short to be a Glue header, so the two cannot be confused."""
+    return len(data) == _TSO.size and data[0] == DELETE_MAGIC
+
+
+def read_tso(data: bytes) -> int:
     if len(data) != _TSO.size:
-        raise FramingError(f"watermark message must be {_TSO.size} bytes, got {len(data)}")
+        raise FramingError(f"a TSO message (watermark or delete marker) must be {_TSO.size} bytes, got {len(data)}")
     ts: int = _TSO.unpack(data)[1]
     return ts
