@@ -169,3 +169,48 @@ def test_unknown_set_bits_and_enum_index_keep_their_numbers(make_decoder: Callab
     (row,) = decoder.decode(_msg(_insert(100, 150, {**ROW_V1, "flags": "8", "bits": 3}), 1))
     assert isinstance(row, RowChange) and row.after is not None
     assert row.after["flags"] == SetBits(8) and row.after["bits"] == 3
+
+
+def test_avro_stream_joined_mid_way_after_a_schema_change() -> None:
+    """The same lifecycle in Avro, with a stream the encoder wrote (bootstrap only before the first row)."""
+    from cdc_core.events import DDLType, Op
+    from cdc_simple import CODEC
+    from cdc_testing.strategies import kitchen_sink_schema
+
+    v1 = kitchen_sink_schema(version=100)
+    v2 = kitchen_sink_schema(version=200)
+    options = {"encoding-format": "avro"}
+    encoder = CODEC.encoder({**options, "send-bootstrap-in-msg-count": 1000})
+
+    def insert(schema: Any, i: int) -> RowChange:
+        return RowChange(
+            op=Op.INSERT,
+            database="test",
+            table="kitchen_sink",
+            after={"id": i, "c_enum": "blue"},
+            commit_ts=i,
+            table_id=100,
+            schema_version=schema.version,
+            schema=schema,
+        )
+
+    stream = [m for i in range(1, 4) for m in encoder.encode(insert(v1, i))]
+    ddl = DDLEvent(
+        ddl_type=DDLType.TRUNCATE,
+        sql="TRUNCATE TABLE kitchen_sink",
+        database="test",
+        table="kitchen_sink",
+        commit_ts=10,
+        table_schema=v2,
+        pre_table_schema=v1,
+    )
+    stream += encoder.encode(ddl)
+    stream += [m for i in range(11, 13) for m in encoder.encode(insert(v2, i))]
+    assert len(stream) == 1 + 3 + 1 + 2  # one bootstrap, then no more: the DDL announced v2
+
+    decoder = CODEC.decoder(options)
+    events = [e for offset, m in enumerate(stream) if offset >= 2 for e in decoder.decode(m)]
+    rows = _rows(events)
+    assert [(r.commit_ts, r.schema_version) for r in rows] == [(2, 100), (3, 100), (11, 200), (12, 200)]
+    assert all(r.after is not None and r.after["c_enum"] == "blue" for r in rows)
+    assert isinstance(events[2], DDLEvent)  # the two held v1 rows come first
