@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cdc_core.codec import Decoder
-from cdc_core.errors import HeldRowsLimitError
+from cdc_core.errors import DecodeError, HeldRowsLimitError
 from cdc_core.events import Bootstrap, DDLEvent, Event, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.values import SetBits
@@ -214,3 +214,21 @@ def test_avro_stream_joined_mid_way_after_a_schema_change() -> None:
     assert [(r.commit_ts, r.schema_version) for r in rows] == [(2, 100), (3, 100), (11, 200), (12, 200)]
     assert all(r.after is not None and r.after["c_enum"] == "blue" for r in rows)
     assert isinstance(events[2], DDLEvent)  # the two held v1 rows come first
+
+
+def test_a_bad_held_row_is_reported_at_its_own_offset_and_the_rest_stay_held(
+    make_decoder: Callable[..., Decoder],
+) -> None:
+    decoder = make_decoder()
+    assert isinstance(decoder, SimpleDecoder)
+    decoder.decode(_msg(_insert(100, 150, {**ROW_V1, "bits": "many"}), 7))
+    decoder.decode(_msg(_insert(100, 151, ROW_V1), 8))
+
+    with pytest.raises(DecodeError) as caught:
+        decoder.decode(_msg(_bootstrap(100, V1_COLUMNS), 9))
+    assert (caught.value.offset, caught.value.field) == (7, "data.bits")
+    assert decoder.held_summary().rows == 1
+    assert decoder.decode(_msg({"version": 1, "type": "WATERMARK", "commitTs": 1}, 10))  # releases nothing
+    assert decoder.held_summary().rows == 1
+    (row,) = _rows(decoder.decode(_msg(_bootstrap(100, V1_COLUMNS), 11)))  # the next schema message does
+    assert row.commit_ts == 151

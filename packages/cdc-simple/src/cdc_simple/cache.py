@@ -124,6 +124,13 @@ class HeldRows:
         self._tables = +self._tables
         return released
 
+    def requeue(self, rows: list[HeldRow]) -> None:
+        """Put released rows back at the front, in order (their release was interrupted by an error)."""
+        for row in reversed(rows):
+            self._rows.appendleft(row)
+            self._tables[row.key[:2]] += 1
+            self.bytes += row.size
+
     def summary(self) -> HeldSummary:
         return HeldSummary(
             rows=len(self._rows), bytes=self.bytes, by_schema=dict(Counter(row.key for row in self._rows))

@@ -147,8 +147,14 @@ class SimpleDecoder:
         if not len(self.held):
             return []
         events: list[Event] = []
-        for row, schema in self.held.release(self.schemas):
-            events.extend(self._row(row.document, schema, Source.of(row.message), row.claim_check_location))
+        released = self.held.release(self.schemas)
+        for index, (row, schema) in enumerate(released):
+            try:
+                events.extend(self._row(row.document, schema, Source.of(row.message), row.claim_check_location))
+            except DecodeError as exc:
+                # The bad row is reported at its own coordinates; the rows behind it stay held for the next call.
+                self.held.requeue([held for held, _ in released[index + 1 :]])
+                raise exc.located(row.message) from exc.__cause__
         return events
 
     # ---------------------------------------------------------------------------------------------- dml
@@ -191,9 +197,10 @@ class SimpleDecoder:
             raise fail(f"{doc['type']} without data", "data")
         if op is not Op.INSERT and old is None:
             raise fail(f"{doc['type']} without old", "old")
-        if self.verify_checksum:
+        reduced = fields.boolean(doc, "handleKeyOnly", "", False)
+        if self.verify_checksum and not reduced:  # a checksum covers every column, not the handle key alone
             self._verify(doc, schema, data, old)
-        handle_key_only = fields.boolean(doc, "handleKeyOnly", "", False) and claim is None
+        handle_key_only = reduced and claim is None
         location = fields.opt_string(doc, "claimCheckLocation", "")
         after = columns.read_image(schema, data, "data") if op is not Op.DELETE and data is not None else None
         before = None
