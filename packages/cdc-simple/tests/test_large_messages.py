@@ -211,3 +211,18 @@ def test_large_row_policy_none_fails_and_keyless_tables_cannot_reduce() -> None:
 def test_decoder_refuses_values_over_the_limit(make_decoder: Callable[..., Decoder]) -> None:
     with pytest.raises(LimitExceededError):
         make_decoder(**{"max-message-bytes": 10}).decode(Message(value=b'{"version":1,"type":"WATERMARK"}'))
+
+
+def test_claim_check_through_fsspec_storage() -> None:
+    """Non-file storage (s3://, gs://, ...) goes through fsspec; its in-memory filesystem stands in for them."""
+    pytest.importorskip("fsspec")
+    uri = "memory://simple-claims"
+    encoder = CODEC.encoder(
+        {"claim-check-storage-uri": uri, "max-message-bytes": 1024, "large-message-handle-option": "claim-check"}
+    )
+    bootstrap, message = encoder.encode(_row(body=NOISE))
+    location = json.loads(message.value or b"")["claimCheckLocation"]
+    assert location.startswith(f"{uri}/") and location.endswith(".json")
+    decoder = CODEC.decoder({"claim-check-storage-uri": uri})
+    row = _single_row(decoder.decode(bootstrap) + decoder.decode(message))
+    assert row.after == {"id": 7, "body": NOISE, "n": 4} and row.claim_check_location == location
