@@ -14,13 +14,14 @@ API the codecs use:
 
 Compatibility is a simplified BACKWARD check for record schemas (a new field needs a default, a kept field
 keeps its type); tests can also force a rejection (`reject_next`) or server errors (`fail_next`), require
-basic auth (`credentials`), and count requests (`requests`). Schemas are compared as parsed JSON.
+basic auth (`credentials`), serve https (`tls`), and count requests (`requests`). Schemas are compared as parsed JSON.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import ssl
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -54,8 +55,15 @@ def backward_problems(old_text: str, new_text: str) -> list[str]:
 class SchemaRegistryDouble:
     """The registry state plus a server thread; use as a context manager or through the pytest fixture."""
 
-    def __init__(self, *, credentials: tuple[str, str] | None = None, compatibility: str = "BACKWARD") -> None:
+    def __init__(
+        self,
+        *,
+        credentials: tuple[str, str] | None = None,
+        compatibility: str = "BACKWARD",
+        tls: tuple[str, str] | None = None,
+    ) -> None:
         self.credentials = credentials
+        self.tls = tls  # (certificate file, key file): serve https
         self.compatibility = compatibility
         self.subject_compatibility: dict[str, str] = {}
         self.schemas: dict[int, str] = {}  # id -> schema text as first registered
@@ -75,13 +83,13 @@ class SchemaRegistryDouble:
         if self._server is None:
             raise RuntimeError("registry double is not running")
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self.tls else 'http'}://{host!s}:{port}"
 
     def url_with_credentials(self) -> str:
         if self.credentials is None:
             return self.url
         user, password = self.credentials
-        return self.url.replace("http://", f"http://{user}:{password}@")
+        return self.url.replace("://", f"://{user}:{password}@", 1)
 
     def reject_next(self, message: str = "Schema being registered is incompatible with an earlier schema") -> None:
         """The next registration is refused with HTTP 409, whatever the schema."""
@@ -100,6 +108,10 @@ class SchemaRegistryDouble:
             registry = double
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if self.tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="schema-registry-double", daemon=True
         )
