@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import ipaddress
 import socket
 from decimal import Decimal
+from pathlib import Path
 
 import attrs
 import pytest
@@ -153,3 +156,47 @@ def test_basic_auth_from_the_url() -> None:
         with pytest.raises(RegistryUnavailableError, match="Unauthorized") as caught:
             CODEC.encoder({"schema-registry": registry.url}).encode(_insert(V1, {"id": 5, "total": None}))
         assert "p@ss" not in str(caught.value)
+
+
+def _self_signed(directory: Path) -> tuple[str, str]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "registry.test")])
+    now = dt.datetime.now(dt.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "registry.pem", directory / "registry.key"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return str(cert_file), str(key_file)
+
+
+def test_https_registry_with_a_ca_bundle(tmp_path: Path) -> None:
+    pytest.importorskip("cryptography")
+    cert_file, key_file = _self_signed(tmp_path)
+    with SchemaRegistryDouble(tls=(cert_file, key_file), credentials=("u", "p")) as registry:
+        url = registry.url_with_credentials()
+        assert url.startswith("https://u:p@")
+        options = {"schema-registry": url, "schema-registry-ca": cert_file}
+        (message,) = CODEC.encoder(options).encode(_insert(V1, {"id": 8, "total": Decimal("2.00")}))
+        (event,) = CODEC.decoder(options).decode(message)
+        assert isinstance(event, RowChange) and event.after == {"id": 8, "total": Decimal("2.00")}
+        untrusted = {"schema-registry": url, "schema-registry-max-retries": "0"}
+        with pytest.raises(RegistryUnavailableError):  # the self-signed certificate is not in the default store
+            CODEC.encoder(untrusted).encode(_insert(V1, {"id": 9, "total": None}))
