@@ -15,6 +15,7 @@ from cdc_avro import CODEC
 from cdc_core.events import Op, RowChange
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
+from cdc_core.values import ZeroTemporal
 from cdc_testing.registry import SchemaRegistryDouble
 from cdc_testing.strategies import kitchen_sink_schema, row_changes
 
@@ -124,3 +125,24 @@ def test_extreme_values_round_trip(schema_registry: SchemaRegistryDouble) -> Non
             "enable-tidb-extension": "true",
         }
         _roundtrip(schema_registry, options, [event])
+
+
+def test_zero_dates_and_vectors_round_trip(schema_registry: SchemaRegistryDouble) -> None:
+    from cdc_core.schema import Column
+    from cdc_core.types import DataType, MySQLType
+    from cdc_testing.strategies import values_for
+
+    base = kitchen_sink_schema(table="zero_and_vector")
+    vector = Column(name="c_vector", data_type=DataType(mysql_type=MySQLType.VECTOR))
+    schema = attrs.evolve(base, columns=[*base.columns, vector])
+    batches: list[RowChange] = []
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(row_changes(schema, zero_dates=True, ops=(Op.INSERT,)), values_for(vector.data_type))
+    def collect(event: RowChange, vector_value: list[float]) -> None:
+        assert event.after is not None
+        batches.append(attrs.evolve(event, after={**event.after, "c_vector": vector_value}))
+
+    collect()
+    assert any(isinstance(v, ZeroTemporal) for e in batches for v in (e.after or {}).values())
+    _roundtrip(schema_registry, {"enable-tidb-extension": "true"}, batches)

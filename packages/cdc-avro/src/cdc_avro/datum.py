@@ -14,7 +14,7 @@ from typing import Any
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
 from cdc_core.textual import TextFormError, enum_name, format_decimal, format_text, parse_decimal, parse_text, set_names
 from cdc_core.types import DataType, LogicalType, MySQLType
-from cdc_core.values import EnumIndex, SetBits, Value
+from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
 
 Writer = Callable[[Value], Any]
 Reader = Callable[[Any], Value]
@@ -186,7 +186,19 @@ def reader_for(data_type: DataType, primitive: str, zone: dt.tzinfo) -> Reader:
         return str
     if logical is LogicalType.SET:
         return _set_reader(data_type)
+    if logical in (LogicalType.DATETIME, LogicalType.TIMESTAMP):
+        return lambda s: _without_zero_fraction(parse_text(s, data_type, zone))
     return lambda s: parse_text(s, data_type, zone)
+
+
+def _without_zero_fraction(value: Value) -> Value:
+    """A zero datetime without its all-zero fraction: the writer schema has no fsp, and the encoder adds the
+    fraction back from the column's fsp, so ``0000-00-00 00:00:00.000`` and ``...00`` are one value."""
+    if isinstance(value, ZeroTemporal) and "." in value.text:
+        head, _, fraction = value.text.partition(".")
+        if fraction.strip("0") == "":
+            return ZeroTemporal(head)
+    return value
 
 
 def _read_decimal(datum: Any) -> Decimal:
