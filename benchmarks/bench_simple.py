@@ -104,7 +104,7 @@ def _primed(encoding: str) -> tuple[Any, Any, Message]:
     decoder.decode(bootstrap)
     located = Message(value=message.value, topic="bench", partition=0, offset=0)
     (row,) = decoder.decode(located)
-    assert row.after == ROW  # warms caches and proves the bytes decode to the source row
+    assert isinstance(row, RowChange) and row.after == ROW  # warms caches and proves the bytes decode to the source row
     return encoder, decoder, located
 
 

@@ -200,11 +200,11 @@ def test_consumer_from_the_middle_gets_every_later_row_exactly(kafka_bootstrap: 
     # Offsets in a fresh topic follow the produce order within each partition.
     offsets: dict[int, int] = {}
     located: list[tuple[Event | None, int, int]] = []
-    for event, message in produced:
+    for maybe_row, message in produced:
         assert message.partition is not None
         offset = offsets.get(message.partition, 0)
         offsets[message.partition] = offset + 1
-        located.append((event, message.partition, offset))
+        located.append((maybe_row, message.partition, offset))
     used = {p for p, n in offsets.items() if n}
     assert len({p for e, p, _ in located if isinstance(e, RowChange)}) == PARTITIONS  # tables spread over all
     middle = {p: offsets[p] // 2 for p in used}

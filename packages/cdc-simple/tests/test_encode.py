@@ -27,7 +27,7 @@ class Clock:
         return self.now
 
 
-def _encoder(clock: Clock | None = None, **options: object) -> SimpleEncoder:
+def _encoder(clock: Clock | None = None, /, **options: object) -> SimpleEncoder:
     specs = [s for s in OPTIONS if s.for_encoder]
     return SimpleEncoder(Options(specs, options, protocol="simple"), clock=clock or Clock())
 

@@ -85,7 +85,7 @@ def test_kitchen_sink_rows_round_trip(
 def test_schema_events_round_trip(
     encoding: str, make_encoder: Callable[..., Encoder], make_decoder: Callable[..., Decoder]
 ) -> None:
-    v2 = attrs.evolve(SCHEMA, version=SCHEMA.version + 10, columns=SCHEMA.columns[:-1])
+    v2 = attrs.evolve(SCHEMA, version=(SCHEMA.version or 0) + 10, columns=SCHEMA.columns[:-1])
     events: list[Event] = [
         Bootstrap(table_schema=SCHEMA),
         DDLEvent(

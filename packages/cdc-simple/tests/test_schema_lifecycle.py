@@ -124,6 +124,7 @@ def test_mid_stream_start_after_ddl_decodes_each_row_with_its_own_version(
 
 def test_later_rows_of_a_held_table_wait_behind_it(make_decoder: Callable[..., Decoder]) -> None:
     decoder = make_decoder()
+    assert isinstance(decoder, SimpleDecoder)
     decoder.decode(_msg(_bootstrap(200, V2_COLUMNS), 0))  # v2 known, v1 not yet
     assert decoder.decode(_msg(_insert(100, 150, ROW_V1), 1)) == []
     assert decoder.decode(_msg(_insert(200, 400, ROW_V2), 2)) == []  # known version, but must not overtake

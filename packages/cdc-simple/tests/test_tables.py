@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -31,8 +32,8 @@ def test_type_tables_cover_the_schema_enums() -> None:
     dml_enum = next(f for f in types[f"{AVRO_NAMESPACE}.DML"]["fields"] if f["name"] == "type")  # type: ignore[attr-defined]
     assert dml_enum["type"]["symbols"] == list(DML_TYPES)
     assert set(DML_NAMES) == set(Op) and all(DML_TYPES[DML_NAMES[op]] is op for op in Op)
-    message = types[f"{AVRO_NAMESPACE}.Message"]["fields"]
-    kinds, payloads = message  # type: ignore[misc]
+    message: Any = types[f"{AVRO_NAMESPACE}.Message"]["fields"]
+    kinds, payloads = message
     assert kinds["type"]["symbols"] == list(AVRO_PAYLOADS)
     assert payloads["type"] == list(AVRO_PAYLOADS.values())
 
