@@ -188,3 +188,50 @@ def test_schema_read_back_from_the_writer_schema_regenerates_it(
         assert value_record(again, options).schema_json == text
         again_key = key_record(again, options)
         assert again_key is not None and again_key.schema_json == key.schema_json
+
+
+# Reference section 4.3, one row per MySQL type: (Avro type, tidb_type) signed and unsigned, default modes.
+TYPE_TABLE = {
+    "tinyint": ("int", "INT", "int", "INT UNSIGNED"),
+    "smallint": ("int", "INT", "int", "INT UNSIGNED"),
+    "mediumint": ("int", "INT", "int", "INT UNSIGNED"),
+    "int": ("int", "INT", "long", "INT UNSIGNED"),
+    "bigint": ("long", "BIGINT", "long", "BIGINT UNSIGNED"),
+    "float": ("float", "FLOAT", "float", "FLOAT"),
+    "double": ("double", "DOUBLE", "double", "DOUBLE"),
+    "decimal": ("bytes", "DECIMAL", "bytes", "DECIMAL"),
+    "date": ("string", "DATE", "string", "DATE"),
+    "datetime": ("string", "DATETIME", "string", "DATETIME"),
+    "timestamp": ("string", "TIMESTAMP", "string", "TIMESTAMP"),
+    "time": ("string", "TIME", "string", "TIME"),
+    "year": ("int", "YEAR", "int", "YEAR"),
+    "char": ("string", "TEXT", "string", "TEXT"),
+    "varchar": ("string", "TEXT", "string", "TEXT"),
+    "tinytext": ("string", "TEXT", "string", "TEXT"),
+    "text": ("string", "TEXT", "string", "TEXT"),
+    "mediumtext": ("string", "TEXT", "string", "TEXT"),
+    "longtext": ("string", "TEXT", "string", "TEXT"),
+    "binary": ("bytes", "BLOB", "bytes", "BLOB"),
+    "varbinary": ("bytes", "BLOB", "bytes", "BLOB"),
+    "tinyblob": ("bytes", "BLOB", "bytes", "BLOB"),
+    "blob": ("bytes", "BLOB", "bytes", "BLOB"),
+    "mediumblob": ("bytes", "BLOB", "bytes", "BLOB"),
+    "longblob": ("bytes", "BLOB", "bytes", "BLOB"),
+    "enum": ("string", "ENUM", "string", "ENUM"),
+    "set": ("string", "SET", "string", "SET"),
+    "bit": ("bytes", "BIT", "bytes", "BIT"),
+    "json": ("string", "JSON", "string", "JSON"),
+    "vector": ("string", "TiDBVECTORFloat32", "string", "TiDBVECTORFloat32"),
+}
+
+
+@pytest.mark.parametrize("type_name", sorted(TYPE_TABLE))
+def test_every_mysql_type_maps_as_the_reference_says(type_name: str) -> None:
+    assert set(TYPE_TABLE) == {t.value for t in MySQLType}
+    for unsigned, (avro, tidb) in ((False, TYPE_TABLE[type_name][:2]), (True, TYPE_TABLE[type_name][2:])):
+        column = _col(
+            "c", type_name, nullable=False, unsigned=unsigned, elements=("a",) if type_name in ("enum", "set") else None
+        )
+        table = TableSchema(database="d", table="t", columns=[column])
+        (field,) = json.loads(value_record(table, SchemaOptions()).schema_json)["fields"]
+        assert (field["type"]["type"], field["type"]["connect.parameters"]["tidb_type"]) == (avro, tidb)
