@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 
 import fastavro
 
@@ -11,7 +12,7 @@ from cdc_core.message import Message
 from cdc_core.schema import Column, TableSchema
 from cdc_core.types import DataType, MySQLType
 from cdc_simple import CODEC, avro, tableschema
-from cdc_simple.names import AVRO_UNSIGNED_BIGINT
+from cdc_simple.names import AVRO_MESSAGE, AVRO_UNSIGNED_BIGINT
 
 SCHEMA = TableSchema(
     database="d",
@@ -26,7 +27,7 @@ SCHEMA = TableSchema(
 )
 
 
-def _avro_message(data: dict[str, object]) -> bytes:
+def _avro_message(data: Mapping[str, object]) -> bytes:
     dml = {
         "version": 1,
         "database": "d",
@@ -44,7 +45,7 @@ def _avro_message(data: dict[str, object]) -> bytes:
     }
     out = io.BytesIO()
     payload = ("com.pingcap.simple.avro.DML", dml)
-    fastavro.schemaless_writer(out, avro.SCHEMA, (avro.AVRO_MESSAGE, {"type": "DML", "payload": payload}))
+    fastavro.schemaless_writer(out, avro.SCHEMA, (AVRO_MESSAGE, {"type": "DML", "payload": payload}))
     return out.getvalue()
 
 
@@ -52,7 +53,7 @@ def _bootstrap_avro() -> bytes:
     out = io.BytesIO()
     bootstrap = {"version": 1, "buildTs": 1, "tableSchema": tableschema.to_avro(SCHEMA)}
     payload = ("com.pingcap.simple.avro.Bootstrap", bootstrap)
-    fastavro.schemaless_writer(out, avro.SCHEMA, (avro.AVRO_MESSAGE, {"type": "BOOTSTRAP", "payload": payload}))
+    fastavro.schemaless_writer(out, avro.SCHEMA, (AVRO_MESSAGE, {"type": "BOOTSTRAP", "payload": payload}))
     return out.getvalue()
 
 
