@@ -156,6 +156,7 @@ def test_basic_auth_from_the_url() -> None:
         with pytest.raises(RegistryUnavailableError, match="Unauthorized") as caught:
             CODEC.encoder({"schema-registry": registry.url}).encode(_insert(V1, {"id": 5, "total": None}))
         assert "p@ss" not in str(caught.value)
+        assert caught.value.attempts == 1  # 401 is not retried
 
 
 def _self_signed(directory: Path) -> tuple[str, str]:

@@ -21,6 +21,7 @@ from cdc_avro.errors import RegistryRejectedError, RegistryUnavailableError
 from cdc_core.errors import ConfigError
 
 _NOT_FOUND_CODES = frozenset({40401, 40402, 40403})
+_RETRIED_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 
 class SchemaNotFoundError(LookupError):
@@ -96,7 +97,10 @@ class Registry:
         return self.settings.max_retries + 1
 
     def _unavailable(self, operation: str, exc: Exception) -> RegistryUnavailableError:
-        return RegistryUnavailableError(self.settings.redacted_url, operation, self.attempts, str(exc) or repr(exc))
+        # The client retries only transport errors and 408/429/5xx answers; anything else failed at once.
+        status = exc.http_status_code if isinstance(exc, SchemaRegistryError) else None
+        attempts = self.attempts if status is None or status in _RETRIED_STATUS else 1
+        return RegistryUnavailableError(self.settings.redacted_url, operation, attempts, str(exc) or repr(exc))
 
     def register(self, subject: str, schema_json: str, *, table: str) -> int:
         """The id of ``schema_json`` under ``subject``, registering it when this process has not yet."""
