@@ -19,7 +19,7 @@ OPTIONS: Final = (
         name="schema-registry",
         kind=str,
         default="",
-        help="Schema Registry URL (http or https, user:password@ for basic auth; required to encode)",
+        help="Schema Registry URL (http or https, user:password@ for basic auth); required unless decoding Glue data",
     ),
     OptionSpec(
         name="enable-tidb-extension",
