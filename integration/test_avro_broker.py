@@ -135,9 +135,9 @@ def test_changefeed_through_broker_and_registry(kafka_bootstrap: str, schema_reg
     ordered = sorted(received, key=lambda m: (m.partition, m.offset))
     by_partition: dict[int, list[RowChange]] = {}
     for message in ordered:
-        for event in decoder.decode(message):
-            assert isinstance(event, RowChange)
-            by_partition.setdefault(message.partition or 0, []).append(event)
+        for decoded in decoder.decode(message):
+            assert isinstance(decoded, RowChange)
+            by_partition.setdefault(message.partition or 0, []).append(decoded)
     # one key's changes all land in one partition, in order: replay each partition
     for changes in by_partition.values():
         for change in changes:

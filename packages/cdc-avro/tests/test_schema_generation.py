@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import fastavro
 import pytest
@@ -15,10 +16,9 @@ from cdc_core.types import DataType, MySQLType
 from cdc_testing.strategies import kitchen_sink_schema
 
 
-def _col(name: str, type_name: str, *, nullable: bool = True, default: str | None = None, **kw: object) -> Column:
-    return Column(
-        name=name, data_type=DataType(mysql_type=MySQLType(type_name), **kw), nullable=nullable, default=default
-    )  # type: ignore[arg-type]
+def _col(name: str, type_name: str, *, nullable: bool = True, default: str | None = None, **kw: Any) -> Column:
+    data_type = DataType(mysql_type=MySQLType(type_name), **kw)
+    return Column(name=name, data_type=data_type, nullable=nullable, default=default)
 
 
 TABLE = TableSchema(
