@@ -186,9 +186,74 @@ def reader_for(data_type: DataType, primitive: str, zone: dt.tzinfo) -> Reader:
         return str
     if logical is LogicalType.SET:
         return _set_reader(data_type)
-    if logical in (LogicalType.DATETIME, LogicalType.TIMESTAMP):
-        return lambda s: _without_zero_fraction(parse_text(s, data_type, zone))
+    if logical is LogicalType.DATE:
+        return lambda s: _fast_date(s) or parse_text(s, data_type, zone)
+    if logical is LogicalType.DATETIME:
+        return lambda s: _fast_datetime(s) or _without_zero_fraction(parse_text(s, data_type, zone))
+    if logical is LogicalType.TIMESTAMP:
+
+        def read_timestamp(text: Any) -> Value:
+            naive = _fast_datetime(text)
+            if naive is not None:
+                return naive.replace(tzinfo=zone)
+            return _without_zero_fraction(parse_text(text, data_type, zone))
+
+        return read_timestamp
+    if logical is LogicalType.TIME:
+        return lambda s: _fast_time(s) or parse_text(s, data_type, zone)
     return lambda s: parse_text(s, data_type, zone)
+
+
+# Fast paths for the exact shapes TiDB prints (``YYYY-MM-DD`` and ``YYYY-MM-DD hh:mm:ss[.f]``), through the
+# C parsers of the standard library; anything else (zero dates, odd text) goes to cdc-core's strict parsers.
+
+
+def _fast_date(text: Any) -> dt.date | None:
+    if isinstance(text, str) and len(text) == 10 and text[4] == "-" and text[7] == "-":
+        try:
+            return dt.date.fromisoformat(text)
+        except ValueError:
+            return None
+    return None
+
+
+def _digits(text: str, low: int, high: int) -> bool:
+    return low <= len(text) <= high and text.isascii() and text.isdigit()
+
+
+def _fast_time(text: Any) -> dt.timedelta | None:
+    """``[-]h:mm:ss[.f]`` (hours up to three digits, fraction beyond 6 digits truncated)."""
+    if not isinstance(text, str):
+        return None
+    negative = text.startswith("-")
+    parts = (text[1:] if negative else text).split(":")
+    if len(parts) != 3:
+        return None
+    hours, minutes, rest = parts
+    seconds, dot, fraction = rest.partition(".")
+    if not (_digits(hours, 1, 3) and _digits(minutes, 2, 2) and _digits(seconds, 2, 2)):
+        return None
+    if dot and not _digits(fraction, 1, 9):
+        return None
+    micros = int(fraction[:6].ljust(6, "0")) if fraction else 0
+    value = dt.timedelta(hours=int(hours), minutes=int(minutes), seconds=int(seconds), microseconds=micros)
+    return -value if negative else value
+
+
+def _fast_datetime(text: Any) -> dt.datetime | None:
+    if (
+        isinstance(text, str)
+        and 19 <= len(text) <= 26
+        and text[4] == "-"
+        and text[10] == " "
+        and text[13] == ":"
+        and (len(text) == 19 or (text[19] == "." and text[20:].isdigit()))
+    ):
+        try:
+            return dt.datetime.fromisoformat(text)
+        except ValueError:
+            return None
+    return None
 
 
 def _without_zero_fraction(value: Value) -> Value:
