@@ -78,3 +78,36 @@ def test_printed_values_read_back_as_cdc_core_reads_them(moment: dt.datetime, fs
         else:
             text = format_datetime(moment, fsp)[: 10 if data_type.mysql_type is MySQLType.DATE else None]
         assert _fast(text, data_type) == _reference(text, data_type)
+
+
+def _written(value: object, data_type: DataType) -> object:
+    from cdc_avro.datum import writer_for
+    from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
+
+    try:
+        return writer_for(data_type, "string", DecimalMode.PRECISE, BigintUnsignedMode.LONG, ZONE)(value)
+    except TextFormError as exc:
+        return type(exc)
+
+
+def _formatted(value: object, data_type: DataType) -> object:
+    from cdc_core.textual import format_text
+
+    try:
+        return format_text(value, data_type, ZONE)
+    except TextFormError as exc:
+        return type(exc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.datetimes(dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59)),
+    st.integers(0, 6),
+    st.sampled_from([None, dt.UTC, ZONE, dt.timezone(dt.timedelta(hours=13))]),
+)
+def test_fast_writers_print_as_cdc_core_prints(moment: dt.datetime, fsp: int, zone: dt.tzinfo | None) -> None:
+    value = moment.replace(tzinfo=zone)
+    for mysql_type in (MySQLType.DATE, MySQLType.DATETIME, MySQLType.TIMESTAMP):
+        data_type = DataType(mysql_type=mysql_type, decimal=fsp if mysql_type is not MySQLType.DATE else None)
+        for candidate in (value, value.date(), ZeroTemporal("0000-00-00 00:00:00"), "text"):
+            assert _written(candidate, data_type) == _formatted(candidate, data_type)

@@ -127,8 +127,31 @@ def writer_for(
         return _enum_writer(data_type)
     if logical is LogicalType.SET:
         return _set_writer(data_type)
-    # DATE, DATETIME, TIMESTAMP (rendered in the server zone), TIME, JSON, VECTOR: TiDB's text.
+    if logical in (LogicalType.DATE, LogicalType.DATETIME, LogicalType.TIMESTAMP):
+        return _temporal_writer(data_type, zone)
+    # TIME, JSON, VECTOR: TiDB's text.
     return lambda v: format_text(v, data_type, zone)
+
+
+def _temporal_writer(data_type: DataType, zone: dt.tzinfo) -> Writer:
+    """DATE/DATETIME/TIMESTAMP text through the stdlib's C ``isoformat`` (exactly fsp fraction digits, the
+    TIMESTAMP in the server zone); zero dates and anything unusual go through cdc-core's formatter."""
+    logical = data_type.logical
+    width = 19 + (data_type.fsp + 1 if data_type.fsp else 0)
+
+    def write(value: Value) -> str:
+        kind = type(value)
+        if logical is LogicalType.DATE and kind is dt.date:
+            return str(value.isoformat())
+        if kind is dt.datetime:
+            if logical is LogicalType.DATETIME and value.tzinfo is None:
+                return str(value.isoformat(" ", "microseconds"))[:width]
+            if logical is LogicalType.TIMESTAMP and value.tzinfo is not None:
+                local = value.astimezone(zone).replace(tzinfo=None)
+                return str(local.isoformat(" ", "microseconds"))[:width]
+        return format_text(value, data_type, zone)
+
+    return write
 
 
 def _set_reader(data_type: DataType) -> Reader:
