@@ -140,3 +140,19 @@ def test_mutated_messages_raise_only_cdc_errors(schema_registry: SchemaRegistryD
     tried = assert_only_cdc_errors(lambda: shared, seeds, max_examples=300)
     assert tried >= 300
     assert issubclass(DecodeError, CdcError)
+
+
+def test_columns_colliding_after_sanitizing_are_refused_before_registration(
+    schema_registry: SchemaRegistryDouble,
+) -> None:
+    from cdc_core.schema import Column, TableSchema
+    from cdc_core.types import DataType, MySQLType
+
+    text = DataType(mysql_type=MySQLType.VARCHAR, length=4)
+    table = TableSchema(
+        database="d", table="t", columns=[Column(name="名字", data_type=text), Column(name="__", data_type=text)]
+    )
+    encoder = CODEC.encoder({"schema-registry": schema_registry.url})
+    with pytest.raises(EncodeError, match="collide after name sanitizing: __"):
+        encoder.encode(RowChange(op=Op.INSERT, database="d", table="t", after={"名字": "a", "__": "b"}, schema=table))
+    assert schema_registry.subjects == {}

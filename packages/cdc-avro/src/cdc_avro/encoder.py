@@ -186,11 +186,15 @@ class AvroEncoder:
         return state
 
     def _register(self, subject: str, plan: RecordPlan, table: str) -> _Record:
-        schema_id = self.registry.register(subject, plan.schema_json, table=table)
-        try:
+        names = [f.name for f in plan.fields]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:  # sanitizing maps e.g. "a-b" and "a_b" (or two non-ASCII names) to one field name
+            raise EncodeError(PROTOCOL, f"columns collide after name sanitizing: {', '.join(duplicates)}", table=table)
+        try:  # validated before it is registered, so the registry never holds a schema no one can use
             parsed = fastavro.parse_schema(json.loads(plan.schema_json))
         except (ValueError, TypeError, fastavro.schema.SchemaParseException) as exc:
             raise EncodeError(PROTOCOL, f"generated schema does not parse: {exc}", table=table) from exc
+        schema_id = self.registry.register(subject, plan.schema_json, table=table)
         writers = tuple(
             (
                 f.name,
