@@ -40,7 +40,7 @@ def test_executor_decode_equals_driver_decode(spark: Any, protocol: str) -> None
     frame = _frame(spark, messages)
 
     expected = driver.decode(frame, protocol)
-    actual = executor.decode(frame, protocol)
+    actual = executor.decode_in_executors(frame, protocol)
 
     assert actual.tables() == expected.tables()
     assert len(actual.tables()) >= 2

@@ -15,6 +15,7 @@ import attrs
 from cdc_core.errors import ConfigError
 from cdc_core.events import Event
 from cdc_core.message import Message
+from cdc_core.secrets import redact_options
 
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
@@ -94,7 +95,7 @@ class Options(Mapping[str, Any]):
         return len(self._values)
 
     def __repr__(self) -> str:
-        return f"Options({self.protocol}, {self._values!r})"
+        return f"Options({self.protocol}, {redact_options(self._values)!r})"  # a registry URL may hold a password
 
 
 @runtime_checkable

@@ -12,7 +12,7 @@ import datetime as dt
 import random
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -67,11 +67,20 @@ ITEM_COLUMNS = (
 )
 
 
-def schemas(with_loyalty: bool = False) -> dict[str, TableSchema]:
+# The TiDB schema version (a TSO) the tables have when the changefeed starts; a DDL moves its table to its own ts.
+INITIAL_VERSION: Final = 449_000_000_000_000_000
+
+
+def schemas(with_loyalty: bool = False, loyalty_version: int = INITIAL_VERSION + 1) -> dict[str, TableSchema]:
     customers = _columns(CUSTOMER_COLUMNS) + (_columns([("loyalty", "int", True)]) if with_loyalty else [])
     return {
         "customers": TableSchema(
-            database=DATABASE, table="customers", columns=customers, indexes=[_primary("id")], table_id=101
+            database=DATABASE,
+            table="customers",
+            columns=customers,
+            indexes=[_primary("id")],
+            table_id=101,
+            version=loyalty_version if with_loyalty else INITIAL_VERSION,
         ),
         "orders": TableSchema(
             database=DATABASE,
@@ -79,6 +88,7 @@ def schemas(with_loyalty: bool = False) -> dict[str, TableSchema]:
             columns=_columns(ORDER_COLUMNS),
             indexes=[_primary("order_id")],
             table_id=102,
+            version=INITIAL_VERSION,
         ),
         "items": TableSchema(
             database=DATABASE,
@@ -86,6 +96,7 @@ def schemas(with_loyalty: bool = False) -> dict[str, TableSchema]:
             columns=_columns(ITEM_COLUMNS),
             indexes=[_primary("order_id", "sku")],
             table_id=103,
+            version=INITIAL_VERSION,
         ),
     }
 
@@ -138,7 +149,7 @@ def generate(seed: int = 1, transactions: int = 120, start: dt.datetime | None =
         ts = compose(int(moment.timestamp() * 1000), number % 7)
         if number == transactions // 2:
             loyalty = True
-            before, current = current["customers"], schemas(with_loyalty=True)
+            before, current = current["customers"], schemas(with_loyalty=True, loyalty_version=ts)
             events.append(
                 DDLEvent(
                     ddl_type=DDLType.ALTER,

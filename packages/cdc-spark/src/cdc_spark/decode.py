@@ -24,7 +24,7 @@ import attrs
 
 from cdc_core.canonical import schema_from_json, schema_to_json
 from cdc_core.codec import Decoder
-from cdc_core.errors import CdcError
+from cdc_core.errors import CdcError, ConfigError
 from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
@@ -288,7 +288,38 @@ class ExecutorDecodedChanges:
         self._wide.unpersist()
 
 
+PLANS: Final = ("executor", "native", "driver")
+
+
 def decode(
+    df: DataFrame,
+    protocol: str,
+    options: Mapping[str, object] | None = None,
+    schemas: Mapping[tuple[str, str], TableSchema] | None = None,
+    *,
+    plan: str = "executor",
+) -> Any:
+    """Decode ``df`` (Kafka source columns) into the change-frame contract.
+
+    ``plan``: ``executor`` (default) decodes with the protocol's codec in the executors; ``native`` reads
+    Canal-JSON with Spark's own ``from_json`` and casts (:mod:`cdc_spark.native_canal`; other protocols use the
+    executor plan); ``driver`` decodes on the driver (:mod:`cdc_spark.driver_decode`, for small batches).
+    All three give the same rows.
+    """
+    if plan not in PLANS:
+        raise ConfigError(f"decode plan {plan!r}: expected one of {', '.join(PLANS)}")
+    if plan == "driver":
+        from cdc_spark import driver_decode
+
+        return driver_decode.decode(df, protocol, options, schemas)
+    if plan == "native" and protocol == "canal-json":
+        from cdc_spark import native_canal
+
+        return native_canal.decode(df, protocol, options, schemas)
+    return decode_in_executors(df, protocol, options, schemas)
+
+
+def decode_in_executors(
     df: DataFrame,
     protocol: str,
     options: Mapping[str, object] | None = None,
@@ -318,4 +349,4 @@ def decode(
     return ExecutorDecodedChanges(df.sparkSession, wide, first, known, order)
 
 
-__all__ = ["ExecutorDecodedChanges", "decode"]
+__all__ = ["ExecutorDecodedChanges", "decode", "decode_in_executors"]

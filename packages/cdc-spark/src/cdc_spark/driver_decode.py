@@ -25,7 +25,7 @@ from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.types import DataType, LogicalType, MySQLType
-from cdc_core.values import ZeroTemporal
+from cdc_core.values import EnumIndex, SetBits, ZeroTemporal
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -109,10 +109,10 @@ def spark_value(value: Any, data_type: DataType) -> Any:
         return Decimal(int(value)) if wide else int(value)
     if logical is LogicalType.JSON:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if logical is LogicalType.SET:
-        return list(value) if isinstance(value, (tuple, list)) else [str(value)]
-    if logical is LogicalType.ENUM:
-        return str(value)
+    if logical is LogicalType.SET:  # member names; the bitmask as text when the names are unknown
+        return [str(value.bits)] if isinstance(value, SetBits) else list(value)
+    if logical is LogicalType.ENUM:  # the member name; the 1-based index as text when the names are unknown
+        return str(value.index) if isinstance(value, EnumIndex) else str(value)
     if logical is LogicalType.TIMESTAMP and isinstance(value, dt.datetime) and value.tzinfo is None:
         return value.replace(tzinfo=dt.UTC)
     if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):

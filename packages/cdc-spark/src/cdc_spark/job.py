@@ -20,6 +20,7 @@ import attrs
 from cdc_core.errors import ConfigError
 from cdc_core.secrets import redact_options
 from cdc_spark.apply import DEFAULT_TOMBSTONE_RETENTION, apply_changes
+from cdc_spark.decode import PLANS, decode
 from cdc_spark.sinks import BatchInfo, Sink
 
 if TYPE_CHECKING:
@@ -36,7 +37,9 @@ KAFKA_SCHEMA: Final = (
 )
 TICDC_PROTOCOLS: Final = frozenset({"simple", "avro", "canal-json", "open-protocol", "debezium"})
 DEAD_LETTERS: Final = "_dead_letters"
-JOB_OPTIONS: Final = frozenset({"sink", "table-format", "catalog-prefix", "watermark", "trigger-interval", "app-id"})
+JOB_OPTIONS: Final = frozenset(
+    {"sink", "table-format", "catalog-prefix", "watermark", "trigger-interval", "app-id", "decode"}
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -90,6 +93,14 @@ class JobConfig:
             raise ConfigError(f"option watermark=true: protocol {self.protocol} carries no TiCDC watermarks")
         return text == "true"
 
+    @property
+    def decode_plan(self) -> str:
+        """``decode=executor|native|driver`` (see :func:`cdc_spark.decode.decode`)."""
+        plan = self.options.get("decode", "executor")
+        if plan not in PLANS:
+            raise ConfigError(f"option decode={plan!r}: expected one of {', '.join(PLANS)}")
+        return plan
+
     def codec_options(self) -> dict[str, str]:
         return {k: v for k, v in self.options.items() if k not in JOB_OPTIONS and not k.startswith("source.")}
 
@@ -123,18 +134,6 @@ class BatchReport:
     dead_letters: int
     watermark: int | None
     seconds: float
-
-
-def decoder() -> Callable[..., Any]:
-    """``cdc_spark.decode.decode`` (executor-side) when installed, else the driver-side decoder."""
-    import importlib
-
-    try:
-        module = importlib.import_module("cdc_spark.decode")
-    except ImportError:
-        module = importlib.import_module("cdc_spark.driver_decode")
-    function: Callable[..., Any] = module.decode
-    return function
 
 
 def make_sink(spark: SparkSession, config: JobConfig) -> Sink:
@@ -211,8 +210,6 @@ class BatchProcessor:
         return handle
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
-        decode = decoder()
-
         started = time.monotonic()
         frame = frame.persist()
         decoded: Any = None
@@ -220,7 +217,13 @@ class BatchProcessor:
             messages = frame.count()
             if messages == 0 and self.gate is None:
                 return
-            decoded = decode(frame, self.config.protocol, self.config.codec_options(), schemas=self.schemas or None)
+            decoded = decode(
+                frame,
+                self.config.protocol,
+                self.config.codec_options(),
+                schemas=self.schemas or None,
+                plan=self.config.decode_plan,
+            )
             self.schemas.update(decoded.schemas())
             tables = {f"{db}.{t}": decoded.table(db, t) for db, t in decoded.tables()}
             watermark = None
