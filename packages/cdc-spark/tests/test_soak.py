@@ -1,30 +1,43 @@
-"""Soak with faults: a changefeed streamed through the real broker in rounds while the job is killed at random
-points (mid-batch after some tables committed, and after all commits but before Spark records the offsets) and
-restarted from its checkpoint. At the end every table equals the source state: zero rows lost, zero doubled.
+"""Soak with faults: a changefeed streamed through the real broker into the job (cdc-kafka source, Delta sink)
+while the broker goes down and comes back at random moments and the job is killed at random points (mid-batch
+after some tables committed, and after every commit but before Spark records the offsets), then restarted from
+its checkpoint. At the end every table equals the source state: zero rows lost, zero doubled.
 
+The broker keeps its log in memory, so its outages are made by the fault-injecting proxy it advertises
+(:mod:`cdc_testing.faults`): clients lose every connection and are refused until it serves again.
 Bounded: 4 rounds, about 230 messages; the figures are printed (run with ``-s``).
 """
 
 from __future__ import annotations
 
+import os
 import random
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
-from cdc_spark.broker import create_topic, local_broker, produce, record_topic
 from cdc_spark.changefeed import encode, generate
 from cdc_spark.demo import differences
-from cdc_spark.job import KAFKA_SCHEMA, BatchReport, JobConfig, SourceSpec, make_sink, run
+from cdc_spark.job import BatchReport, JobConfig, SourceSpec, make_sink, run
 from cdc_spark.sinks.delta import DeltaSink
+from cdc_testing.faults import proxied
+from cdc_testing.kafka import BOOTSTRAP_ENV, create_topic, free_port, produce, running_broker
 
 pytest.importorskip("cdc_debezium")
-pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.kafka,
+    pytest.mark.slow,
+    pytest.mark.skipif(bool(os.environ.get(BOOTSTRAP_ENV)), reason="needs its own broker to cut"),
+]
 
 ROUNDS = 4
 PARTITIONS = 3
+MAX_RESTARTS = 8
 
 
 class Killed(RuntimeError):
@@ -56,39 +69,51 @@ class KillingSink:
         return written
 
 
-def test_soak_with_consumer_kills(spark: Any, tmp_path: Path, monkeypatch: Any) -> None:
+def _outage_later(proxy: Any, rng: random.Random) -> threading.Thread:
+    """The broker goes down after a random delay, for one to three seconds, while the job runs."""
+    delay, length = rng.uniform(0.5, 6.0), rng.uniform(1.0, 3.0)
+
+    def cut() -> None:
+        time.sleep(delay)
+        with proxy.outage():
+            time.sleep(length)
+
+    thread = threading.Thread(target=cut, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_soak_with_broker_outages_and_consumer_kills(spark: Any, tmp_path: Path, monkeypatch: Any) -> None:
     import cdc_spark.job as job
 
     rng = random.Random(2026)
     feed = generate(seed=21, transactions=80)
-    messages = list(encode(feed, "debezium", {"enable-tidb-extension": True}))
-    replays = rng.sample(messages, len(messages) // 10)
+    messages = [
+        attrs.evolve(m, partition=(m.partition or 0) % PARTITIONS)
+        for m in encode(feed, "debezium", {"enable-tidb-extension": True})
+    ]
+    replays = rng.sample(messages, len(messages) // 10)  # at-least-once delivery: some messages twice
     stream_of = messages + replays
-    config = JobConfig(
-        protocol="debezium",
-        source=SourceSpec.parse(f"file://{tmp_path / 'recorded'}"),
-        target=str(tmp_path / "tables"),
-        checkpoint=str(tmp_path / "checkpoint"),
-    )
+    broker_port, proxy_port = free_port(), free_port()
     kills = restarts = batches = 0
-    with local_broker() as bootstrap:
+    started = time.monotonic()
+    with running_broker(port=broker_port, advertised_port=proxy_port), proxied(broker_port, proxy_port) as proxy:
+        bootstrap = f"127.0.0.1:{proxy_port}"
         create_topic(bootstrap, "soak", PARTITIONS)
+        config = JobConfig(
+            protocol="debezium",
+            source=SourceSpec.parse(f"kafka://{bootstrap}/soak"),
+            target=str(tmp_path / "tables"),
+            checkpoint=str(tmp_path / "checkpoint"),
+            options={"source.pollTimeoutMs": "20000", "source.kafka.reconnect.backoff.max.ms": "500"},
+        )
         size = -(-len(stream_of) // ROUNDS)
-        recorded = 0
-        seen: set[tuple[int, int]] = set()  # (partition, offset) already written to a file
         for round_number in range(ROUNDS):
-            chunk = stream_of[round_number * size : (round_number + 1) * size]
-            produce(bootstrap, "soak", chunk, PARTITIONS)
-            recorded += len(chunk)
-            rows = [r for r in record_topic(bootstrap, "soak", recorded) if (r[3], r[4]) not in seen]
-            seen.update((r[3], r[4]) for r in rows)
-            spark.createDataFrame(rows, KAFKA_SCHEMA).coalesce(1).write.parquet(
-                str(tmp_path / "recorded" / f"part-{round_number:03d}")
-            )
-            fault = rng.choice(["mid-batch", "after-commit", "none"])
-            for attempt in range(5):
-                stream = spark.readStream.schema(KAFKA_SCHEMA).parquet(str(tmp_path / "recorded" / "part-*"))
+            produce(bootstrap, "soak", stream_of[round_number * size : (round_number + 1) * size])
+            fault = rng.choice(["mid-batch", "after-commit", "outage", "outage"])
+            for attempt in range(MAX_RESTARTS):
                 progress = None
+                outage = None
                 if attempt == 0 and fault == "mid-batch":
                     fail_after = rng.randrange(1, 3)
                     monkeypatch.setattr(job, "make_sink", lambda s, c, n=fail_after: KillingSink(make_sink(s, c), n))
@@ -99,18 +124,28 @@ def test_soak_with_consumer_kills(spark: Any, tmp_path: Path, monkeypatch: Any) 
                     def progress(report: BatchReport) -> None:
                         raise Killed(f"killed after batch {report.batch_id} committed")
 
+                if attempt == 0 and fault == "outage":
+                    outage = _outage_later(proxy, rng)
                 try:
                     reports: list[BatchReport] = []
-                    run(spark, config, progress or reports.append, stream)
+                    run(spark, config, progress or reports.append)
                     batches += len(reports)
-                    break
-                except Exception as exc:
-                    if "killed after" not in str(exc):
-                        raise
-                    kills += 1
+                    failed = False
+                except Exception as exc:  # the job died: a kill, or the broker vanished under it
+                    assert "killed after" in str(exc) or outage is not None, exc
+                    kills += "killed after" in str(exc)
                     restarts += 1
+                    failed = True
+                if outage is not None:
+                    outage.join()
+                if not failed:
+                    break
             else:
-                pytest.fail("the job did not recover within 5 restarts")
+                pytest.fail(f"the job did not recover within {MAX_RESTARTS} restarts")
+        # Whatever the faults left unread (an outage can end a run early) is read by a final clean run.
+        monkeypatch.setattr(job, "make_sink", make_sink)
+        run(spark, config)
+        outages = proxy.outages
 
     assert differences(config.target, feed, limit=20) == []
     sink = DeltaSink(root=config.target)
@@ -120,5 +155,6 @@ def test_soak_with_consumer_kills(spark: Any, tmp_path: Path, monkeypatch: Any) 
         assert len(keys) == len(set(keys)) == len(feed.state[table])  # none lost, none doubled
     print(
         f"\nsoak: {len(stream_of)} messages ({len(replays)} replays) in {ROUNDS} rounds through the broker,"
-        f" {kills} kills, {restarts} restarts, {batches} completed batches; tables equal the source state"
+        f" {outages} broker outages, {kills} consumer kills, {restarts} restarts, {batches} completed batches"
+        f" in {time.monotonic() - started:.0f} s; tables equal the source state"
     )

@@ -74,10 +74,12 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def running_broker(port: int | None = None) -> Iterator[str]:
+def running_broker(port: int | None = None, advertised_port: int | None = None) -> Iterator[str]:
     """Start an in-memory tansu broker; yields its bootstrap address and stops it on exit.
 
-    With ``CDC_TEST_KAFKA_BOOTSTRAP`` set, yields that address and starts nothing.
+    ``advertised_port`` makes the broker tell clients to connect there instead (a fault-injecting proxy in front
+    of it, see :mod:`cdc_testing.faults`). With ``CDC_TEST_KAFKA_BOOTSTRAP`` set, yields that address and starts
+    nothing.
     """
     existing = os.environ.get(BOOTSTRAP_ENV)
     if existing:
@@ -85,7 +87,8 @@ def running_broker(port: int | None = None) -> Iterator[str]:
         return
     port = port or free_port()
     url = f"tcp://127.0.0.1:{port}"
-    command = [str(broker_binary()), "broker", "--listener-url", url, "--advertised-listener-url", url]
+    advertised = f"tcp://127.0.0.1:{advertised_port or port}"
+    command = [str(broker_binary()), "broker", "--listener-url", url, "--advertised-listener-url", advertised]
     command += ["--storage-engine", "memory://tansu/"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

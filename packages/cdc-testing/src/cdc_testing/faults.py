@@ -1,0 +1,98 @@
+"""Fault injection that a real broker cannot be asked for: a loopback TCP proxy that can go down and come back.
+
+The broker here keeps its log in memory, so stopping its process would lose the topic. Instead the broker
+advertises the proxy's port (``running_broker(advertised_port=...)``) and every client connection goes through
+the proxy; :meth:`TcpProxy.outage` closes the listener and every open connection, and refuses new ones, exactly
+what clients see when a broker goes down, then serves again on the same port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+
+
+class TcpProxy:
+    """Forwards ``127.0.0.1:port`` to ``127.0.0.1:target_port`` until stopped; :meth:`down`/:meth:`up` cut it."""
+
+    def __init__(self, port: int, target_port: int) -> None:
+        self.port = port
+        self.target_port = target_port
+        self._lock = threading.Lock()
+        self._listener: socket.socket | None = None
+        self._connections: list[socket.socket] = []
+        self.outages = 0
+
+    def up(self) -> None:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        with self._lock:
+            self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def down(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            connections, self._connections = self._connections, []
+        if listener is not None:
+            self.outages += 1
+            listener.close()
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+            connection.close()
+
+    @contextlib.contextmanager
+    def outage(self) -> Iterator[None]:
+        self.down()
+        try:
+            yield
+        finally:
+            self.up()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # the listener was closed: an outage or the end
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            upstream.settimeout(None)
+            with self._lock:
+                if self._listener is not listener:  # went down meanwhile
+                    client.close()
+                    upstream.close()
+                    return
+                self._connections += [client, upstream]
+            threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+
+@contextlib.contextmanager
+def proxied(target_port: int, port: int) -> Iterator[TcpProxy]:
+    proxy = TcpProxy(port, target_port)
+    proxy.up()
+    try:
+        yield proxy
+    finally:
+        proxy.down()
