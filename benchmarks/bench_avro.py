@@ -9,83 +9,16 @@ value datums with their parsed writer schemas (the floor any Avro consumer pays)
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 import json
-import timeit
-from decimal import Decimal
 from typing import Any
 
 import fastavro
+from workload import EVENT, ROW, rate
 
-from cdc_core.events import Op, RowChange
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
-from cdc_core.schema import Column, Index, TableSchema
-from cdc_core.tso import compose
-from cdc_core.types import parse_type_text
 from cdc_testing.registry import SchemaRegistryDouble
-
-COLUMNS = {
-    "id": "bigint(20)",
-    "name": "varchar(64)",
-    "email": "varchar(128)",
-    "age": "tinyint(3) unsigned",
-    "balance": "decimal(12,2)",
-    "score": "double",
-    "ratio": "float",
-    "created_at": "datetime(3)",
-    "updated_at": "timestamp(6)",
-    "birthday": "date",
-    "active": "tinyint(1)",
-    "status": "enum('new','active','closed')",
-    "tags": "set('a','b','c')",
-    "payload": "json",
-    "avatar": "varbinary(64)",
-    "note": "text",
-    "counter": "int(10) unsigned",
-    "big": "bigint(20) unsigned",
-    "duration": "time(3)",
-    "born_year": "year(4)",
-}
-SCHEMA = TableSchema(
-    database="shop",
-    table="customers",
-    columns=[Column(name=n, data_type=parse_type_text(t), nullable=n != "id") for n, t in COLUMNS.items()],
-    indexes=[Index(name="PRIMARY", columns=["id"], unique=True, primary=True)],
-)
-ROW: dict[str, Any] = {
-    "id": 123456789,
-    "name": "Ada Lovelace",
-    "email": "ada@example.com",
-    "age": 36,
-    "balance": Decimal("10450.25"),
-    "score": 98.125,
-    "ratio": 0.5,
-    "created_at": dt.datetime(2024, 3, 1, 12, 30, 45, 123000),
-    "updated_at": dt.datetime(2024, 3, 2, 8, 0, 0, 654321, tzinfo=dt.UTC),
-    "birthday": dt.date(1815, 12, 10),
-    "active": 1,
-    "status": "active",
-    "tags": ("a", "c"),
-    "payload": {"plan": "gold", "limits": [10, 20], "beta": True},
-    "avatar": bytes(range(32)),
-    "note": "prefers analytical engines",
-    "counter": 4000000000,
-    "big": 18446744073709551615,
-    "duration": dt.timedelta(hours=1, minutes=2, seconds=3, milliseconds=456),
-    "born_year": 2024,
-}
-EVENT = RowChange(
-    op=Op.UPDATE, database="shop", table="customers", after=ROW, commit_ts=compose(1_709_280_000_000), schema=SCHEMA
-)
-
-
-def _raw_rate(function: Any, *arguments: Any) -> float:
-    number = 2000
-    best = min(timeit.repeat(lambda: function(*arguments), number=number, repeat=5))
-    return number / best
-
 
 Pair = tuple[Any, Any]  # (key, value)
 
@@ -127,9 +60,9 @@ def test_decode_vs_raw_fastavro(benchmark: Any, schema_registry: SchemaRegistryD
     assert decoder.decode(message)[0].after == ROW  # exact typed values; warms the schema cache
     assert message.value is not None and message.key is not None
     datum = (message.key[5:], message.value[5:])
-    raw = _raw_rate(_read, parsed, datum)
+    raw = rate(_read, parsed, datum)
     benchmark(decoder.decode, message)
-    raw = max(raw, _raw_rate(_read, parsed, datum))  # the faster of before/after: load spikes on a shared box
+    raw = max(raw, rate(_read, parsed, datum))  # the faster of before/after: load spikes on a shared box
     codec = 1 / benchmark.stats.stats.median
     print(
         f"\navro decode: {codec:,.0f} msg/s, raw fastavro.schemaless_reader {raw:,.0f} msg/s, ratio {codec / raw:.2f}"
@@ -138,9 +71,9 @@ def test_decode_vs_raw_fastavro(benchmark: Any, schema_registry: SchemaRegistryD
 
 def test_encode_vs_raw_fastavro(benchmark: Any, schema_registry: SchemaRegistryDouble) -> None:
     encoder, _, _, parsed, record = _setup(schema_registry)
-    raw = _raw_rate(_write, parsed, record)
+    raw = rate(_write, parsed, record)
     benchmark(encoder.encode, EVENT)
-    raw = max(raw, _raw_rate(_write, parsed, record))
+    raw = max(raw, rate(_write, parsed, record))
     codec = 1 / benchmark.stats.stats.median
     print(
         f"\navro encode: {codec:,.0f} msg/s, raw fastavro.schemaless_writer {raw:,.0f} msg/s, ratio {codec / raw:.2f}"
