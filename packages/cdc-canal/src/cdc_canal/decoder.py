@@ -10,8 +10,8 @@ import attrs
 import orjson
 
 from cdc_canal.inbound import Parser, TypeCache, TypeResolutionError
-from cdc_canal.largemessage import read_claim, storage_root
 from cdc_canal.names import DDL_TYPES, DML_TYPES, INIT_TYPE, PROTOCOL, ROWLESS_TYPES, WATERMARK_TYPE
+from cdc_core.claimcheck import ClaimCheckStorage
 from cdc_core.codec import Options
 from cdc_core.errors import ConfigError, DecodeError, LimitExceededError
 from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
@@ -55,8 +55,7 @@ class CanalDecoder:
         self.table_filter = _compile(options["table.include"], "table.include")
         self.max_bytes: int = options["max-message-bytes"]
         uri = options["claim-check-storage-uri"]
-        self.claim_root = storage_root(uri) if uri else None
-        self.claim_raw: bool = options["claim-check-raw-value"]
+        self.claims = ClaimCheckStorage(uri, raw_value=options["claim-check-raw-value"]) if uri else None
 
     def decode(self, message: Message) -> list[Event]:
         if message.is_tombstone:
@@ -128,7 +127,7 @@ class CanalDecoder:
             return [Watermark(ts=watermark, source=source)]
         if kind in DML_TYPES or kind == INIT_TYPE:
             location = tidb.get("claimCheckLocation") if tidb is not None else None
-            if isinstance(location, str) and self.claim_root is not None:
+            if isinstance(location, str) and self.claims is not None:
                 return self._claimed(location, source)
             return self._rows(doc, kind, tidb, source)
         if kind in ROWLESS_TYPES:
@@ -139,11 +138,11 @@ class CanalDecoder:
 
     def _claimed(self, location: str, source: Source | None) -> list[Event]:
         """The full row events of a claim-check message, read from the configured storage root."""
-        assert self.claim_root is not None
+        assert self.claims is not None
+        _, value = self.claims.read(location)  # StorageError names the file; the location's base name only
         try:
-            value = read_claim(self.claim_root, location, raw=self.claim_raw)
             full = orjson.loads(value)
-        except (ValueError, orjson.JSONDecodeError) as exc:
+        except orjson.JSONDecodeError as exc:
             raise _fail(str(exc), "_tidb.claimCheckLocation") from exc
         if not isinstance(full, dict) or full.get("type") not in DML_TYPES:
             raise _fail("claim-check file does not hold a row message", "_tidb.claimCheckLocation")

@@ -5,15 +5,14 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import attrs
 
 from cdc_canal import jsonwriter
-from cdc_canal.largemessage import storage_root, write_claim
 from cdc_canal.names import PROTOCOL, WATERMARK_TYPE, sql_type_code
 from cdc_canal.outbound import Formatter, make_formatter, mysql_type_text
+from cdc_core.claimcheck import ClaimCheckStorage
 from cdc_core.codec import Options
 from cdc_core.errors import ConfigError, EncodeError, LimitExceededError
 from cdc_core.events import Bootstrap, DDLEvent, Event, Op, RowChange, Watermark
@@ -70,15 +69,14 @@ class CanalEncoder:
         self.zone = resolve_zone(options["time-zone"])
         self.max_message_bytes: int = options["max-message-bytes"]
         self.large_option: str = options["large-message-handle-option"]
-        self.claim_uri: str = options["claim-check-storage-uri"]
-        self.claim_raw: bool = options["claim-check-raw-value"]
-        self.claim_root: Path | None = None
+        claim_uri: str = options["claim-check-storage-uri"]
+        self.claims: ClaimCheckStorage | None = None
         if self.large_option != "none" and not self.extension:
             raise ConfigError(f"{PROTOCOL}: large-message-handle-option needs enable-tidb-extension (flavour ticdc)")
         if self.large_option == "claim-check":
-            if not self.claim_uri:
+            if not claim_uri:
                 raise ConfigError(f"{PROTOCOL}: large-message-handle-option=claim-check needs claim-check-storage-uri")
-            self.claim_root = storage_root(self.claim_uri)
+            self.claims = ClaimCheckStorage(claim_uri, raw_value=options["claim-check-raw-value"])
         self.clock = clock
         self._layouts: dict[tuple[int, bool], _Layout] = {}
 
@@ -101,8 +99,8 @@ class CanalEncoder:
         value = self._row_value(event, reduced=event.handle_key_only or location is not None, location=location)
         if len(value) + RECORD_OVERHEAD > self.max_message_bytes and self.large_option != "none":
             if self.large_option == "claim-check":
-                assert self.claim_root is not None
-                location = write_claim(self.claim_root, self.claim_uri, value, raw=self.claim_raw)
+                assert self.claims is not None
+                location = self.claims.write(None, value)
             value = self._row_value(event, reduced=True, location=location)
         if len(value) + RECORD_OVERHEAD > self.max_message_bytes:
             raise LimitExceededError(

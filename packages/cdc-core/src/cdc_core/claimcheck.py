@@ -20,8 +20,9 @@ from urllib.parse import urlparse
 
 import attrs
 
-from cdc_core.errors import ConfigError, StorageError
+from cdc_core.errors import ConfigError, LimitExceededError, StorageError
 
+MAX_CLAIM_BYTES: Final = 256 * 1024 * 1024
 _SAFE_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
 
 
@@ -58,6 +59,7 @@ class ClaimCheckStorage:
 
     uri: str
     raw_value: bool = False
+    max_bytes: int = MAX_CLAIM_BYTES  # a larger file is refused before it is read
 
     def __attrs_post_init__(self) -> None:
         if not self.uri:
@@ -85,12 +87,19 @@ class ClaimCheckStorage:
         name = base_name(location)
         try:
             if self._scheme == "file":
-                return (self._local_root() / name).read_bytes()
+                path = self._local_root() / name
+                self._check_size(name, path.stat().st_size)
+                return path.read_bytes()
             fs, root = self._fs()
+            self._check_size(name, int(fs.size(f"{root}/{name}")))
             data: bytes = fs.cat_file(f"{root}/{name}")
             return data
         except (OSError, FileNotFoundError) as exc:
             raise StorageError(f"claim-check file {name!r} cannot be read from {self._scheme} storage: {exc}") from exc
+
+    def _check_size(self, name: str, size: int) -> None:
+        if size > self.max_bytes:
+            raise LimitExceededError(f"claim-check file {name!r} has {size} bytes, over the {self.max_bytes} allowed")
 
     def read(self, location: str) -> tuple[bytes | None, bytes]:
         """(key, value) of the message stored at ``location`` (key is None for raw values and Simple/Canal)."""
