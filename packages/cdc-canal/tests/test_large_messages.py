@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import random
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +155,33 @@ def test_decoder_refuses_messages_over_its_limit() -> None:
 def test_partition_count_must_be_positive() -> None:
     with pytest.raises(ConfigError, match="partition-count"):
         get_codec("canal-json").encoder({"partition-count": 0})
+
+
+@pytest.mark.parametrize("kind", ["snappy", "lz4"])
+def test_compressed_values_round_trip(kind: str) -> None:
+    options = {"large-message-handle-compression": kind}
+    message = encode(BIG, **options)
+    assert message.value is not None and b'"type"' not in message.value  # compressed on the wire
+    if kind == "lz4":
+        assert message.value[:6] == bytes.fromhex("04224d186470")  # TiCDC's frame header: FLG 0x64, BD 0x70
+    assert decode(message, **options) == [BIG]
+    with pytest.raises(DecodeError):  # a consumer not told of the compression sees no JSON
+        decode(message)
+
+
+def test_compressed_claim_check_holds_the_compressed_message(tmp_path: Path) -> None:
+    options = {"claim-check-storage-uri": tmp_path.as_uri(), "large-message-handle-compression": "lz4"}
+    noisy = attrs.evolve(BIG, after={"id": 42, "body": random.Random(5).randbytes(2000).hex()})  # barely compresses
+    message = encode(noisy, **{"max-message-bytes": 1000, "large-message-handle-option": "claim-check"}, **options)
+    (stored,) = tmp_path.iterdir()
+    assert base64.b64decode(orjson.loads(stored.read_bytes())["value"])[:4] == bytes.fromhex("04224d18")
+    (row,) = decode(message, **options)
+    assert row.after == noisy.after and row.claim_check_location is not None
+
+
+def test_a_decompression_bomb_is_refused_quickly() -> None:
+    import lz4.frame
+
+    bomb = lz4.frame.compress(b"{" * (80 * 1024 * 1024))
+    with pytest.raises(LimitExceededError):
+        decode(Message(value=bomb), **{"large-message-handle-compression": "lz4"})

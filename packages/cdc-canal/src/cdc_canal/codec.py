@@ -81,10 +81,19 @@ OPTIONS: Final = (
         for_decoder=False,
     ),
     OptionSpec(
+        name="large-message-handle-compression",
+        kind=str,
+        default="none",
+        choices=("none", "snappy", "lz4"),
+        help="every message value compressed (snappy block, lz4 frame) even without large-message handling;"
+        " the decoder must be told the producer's setting",
+    ),
+    OptionSpec(
         name="claim-check-storage-uri",
         kind=str,
         default="",
-        help="file:// directory of claim-check files (encoder writes them; decoder reads them by base name)",
+        help="claim-check storage (file://, or any fsspec scheme with cdc-core[fsspec]); encoder writes, decoder"
+        " reads by base name",
     ),
     OptionSpec(
         name="claim-check-raw-value",

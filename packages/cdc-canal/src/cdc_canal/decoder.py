@@ -13,8 +13,10 @@ from cdc_canal.inbound import Parser, TypeCache, TypeResolutionError
 from cdc_canal.names import DDL_TYPES, DML_TYPES, INIT_TYPE, PROTOCOL, ROWLESS_TYPES, WATERMARK_TYPE
 from cdc_core.claimcheck import ClaimCheckStorage
 from cdc_core.codec import Options
+from cdc_core.compression import decompress, parse_compression
 from cdc_core.errors import ConfigError, DecodeError, LimitExceededError
 from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
+from cdc_core.limits import Limits
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.textual import resolve_zone
@@ -55,6 +57,8 @@ class CanalDecoder:
         self.table_filter = _compile(options["table.include"], "table.include")
         self.max_bytes: int = options["max-message-bytes"]
         uri = options["claim-check-storage-uri"]
+        self.compression = parse_compression(options["large-message-handle-compression"])
+        self.max_decompressed = Limits().max_decompressed_bytes
         self.claims = ClaimCheckStorage(uri, raw_value=options["claim-check-raw-value"]) if uri else None
 
     def decode(self, message: Message) -> list[Event]:
@@ -75,15 +79,20 @@ class CanalDecoder:
 
     # ------------------------------------------------------------------------------------------- shape
 
+    def _inflate(self, value: bytes) -> bytes:
+        """The value as the producer wrote it before ``large-message-handle-compression`` (bounded)."""
+        return decompress(self.compression, value, protocol=PROTOCOL, max_bytes=self.max_decompressed)
+
     def _decode(self, message: Message) -> list[Event]:
         assert message.value is not None
         source = Source.of(message)
+        value = self._inflate(message.value)
         try:
-            document = orjson.loads(message.value)
+            document = orjson.loads(value)
         except orjson.JSONDecodeError as exc:
-            if b"\n" not in message.value:
+            if b"\n" not in value:
                 raise _fail(f"not a JSON document: {exc}") from exc
-            return self._batch(message.value, source)
+            return self._batch(value, source)
         if not isinstance(document, dict):
             raise _fail(f"expected a JSON object, got {type(document).__name__}")
         return self.decode_document(document, source)
@@ -139,7 +148,8 @@ class CanalDecoder:
     def _claimed(self, location: str, source: Source | None) -> list[Event]:
         """The full row events of a claim-check message, read from the configured storage root."""
         assert self.claims is not None
-        _, value = self.claims.read(location)  # StorageError names the file; the location's base name only
+        _, stored = self.claims.read(location)  # StorageError names the file; the location's base name only
+        value = self._inflate(stored)
         try:
             full = orjson.loads(value)
         except orjson.JSONDecodeError as exc:

@@ -14,6 +14,7 @@ from cdc_canal.names import PROTOCOL, WATERMARK_TYPE, sql_type_code
 from cdc_canal.outbound import Formatter, make_formatter, mysql_type_text
 from cdc_core.claimcheck import ClaimCheckStorage
 from cdc_core.codec import Options
+from cdc_core.compression import compress, parse_compression
 from cdc_core.errors import ConfigError, EncodeError, LimitExceededError
 from cdc_core.events import Bootstrap, DDLEvent, Event, Op, RowChange, Watermark
 from cdc_core.message import Message
@@ -69,6 +70,7 @@ class CanalEncoder:
         self.zone = resolve_zone(options["time-zone"])
         self.max_message_bytes: int = options["max-message-bytes"]
         self.large_option: str = options["large-message-handle-option"]
+        self.compression = parse_compression(options["large-message-handle-compression"])
         claim_uri: str = options["claim-check-storage-uri"]
         self.claims: ClaimCheckStorage | None = None
         if self.large_option != "none" and not self.extension:
@@ -96,12 +98,13 @@ class CanalEncoder:
     def _row(self, event: RowChange) -> Message:
         name = f"{event.database}.{event.table}"
         location = event.claim_check_location
-        value = self._row_value(event, reduced=event.handle_key_only or location is not None, location=location)
+        reduced = event.handle_key_only or location is not None
+        value = compress(self.compression, self._row_value(event, reduced=reduced, location=location))
         if len(value) + RECORD_OVERHEAD > self.max_message_bytes and self.large_option != "none":
-            if self.large_option == "claim-check":
+            if self.large_option == "claim-check":  # the file holds the full message as sent: compressed
                 assert self.claims is not None
                 location = self.claims.write(None, value)
-            value = self._row_value(event, reduced=True, location=location)
+            value = compress(self.compression, self._row_value(event, reduced=True, location=location))
         if len(value) + RECORD_OVERHEAD > self.max_message_bytes:
             raise LimitExceededError(
                 f"{PROTOCOL}: message for {name} has {len(value)} bytes, over max-message-bytes "
@@ -228,7 +231,8 @@ class CanalEncoder:
         }
         if self.extension:
             document["_tidb"] = {"commitTs": self._commit_ts(event.commit_ts, name)}
-        return Message(value=jsonwriter.dumps(document), key=None, partition=0)  # DDL goes to partition 0 only
+        value = compress(self.compression, jsonwriter.dumps(document))
+        return Message(value=value, key=None, partition=0)  # DDL goes to partition 0 only
 
     def _watermark(self, event: Watermark) -> list[Message]:
         if not self.extension:
@@ -249,7 +253,7 @@ class CanalEncoder:
             "old": None,
             "_tidb": {"watermarkTs": event.ts},
         }
-        value = jsonwriter.dumps(document)
+        value = compress(self.compression, jsonwriter.dumps(document))
         return [Message(value=value, key=None, partition=p) for p in range(self.partitions)]
 
     @staticmethod
