@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.util
 import json
 import random
 import sys
@@ -20,10 +19,12 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+import attrs
+
 from cdc_core.schema import TableSchema
 from cdc_core.types import LogicalType
 from cdc_spark.changefeed import Changefeed, encode, generate
-from cdc_spark.job import KAFKA_SCHEMA, BatchReport, JobConfig, SourceSpec, describe, run
+from cdc_spark.job import BatchReport, JobConfig, SourceSpec, describe, run
 
 
 def _normal(value: Any, logical: LogicalType | None) -> Any:
@@ -105,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from pyspark.sql import SparkSession
 
-    from cdc_spark.broker import create_topic, local_broker, produce, record_topic
+    from cdc_testing.kafka import create_topic, produce, running_broker
 
     changefeed = generate(seed=args.seed, transactions=args.transactions)
     encoder_options: dict[str, object] = {"enable-tidb-extension": True} if args.protocol == "debezium" else {}
@@ -116,12 +117,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"changefeed: {changefeed.row_changes} row changes over {len(changefeed.state)} tables"
         f" + 1 ALTER TABLE, {len(messages)} {args.protocol} messages, {len(replays)} of them sent twice"
     )
-    with tempfile.TemporaryDirectory(prefix="cdc-demo-") as scratch, local_broker() as bootstrap:
+    with tempfile.TemporaryDirectory(prefix="cdc-demo-") as scratch, running_broker() as bootstrap:
         target = args.target or f"{scratch}/tables"
         print(f"broker: tansu at {bootstrap}; target: {target}")
         create_topic(bootstrap, "shop", args.partitions)
-        sent = produce(bootstrap, "shop", messages, args.partitions)
-        sent += produce(bootstrap, "shop", replays, args.partitions)
+        spread = [attrs.evolve(m, partition=(m.partition or 0) % args.partitions) for m in messages + replays]
+        sent = produce(bootstrap, "shop", spread)
         print(f"produced {sent} messages to topic shop ({args.partitions} partitions)")
         owned = SparkSession.getActiveSession() is None
         spark = (
@@ -142,17 +143,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             checkpoint=f"{scratch}/checkpoint",
             options={"source.maxOffsetsPerTrigger": str(max(1, sent // 4))},
         )
-        stream = None
-        if importlib.util.find_spec("cdc_spark.source") is None:
-            # no cdc-kafka Spark source installed: record the topic and replay it through Spark's file source
-            rows = record_topic(bootstrap, "shop", sent)
-            folder = f"{scratch}/recorded"
-            per_file = max(1, len(rows) // 4)
-            for index in range(0, len(rows), per_file):
-                chunk = spark.createDataFrame(rows[index : index + per_file], KAFKA_SCHEMA)
-                chunk.coalesce(1).write.parquet(f"{folder}/part-{index:06d}")
-            stream = spark.readStream.schema(KAFKA_SCHEMA).option("maxFilesPerTrigger", 1).parquet(f"{folder}/part-*")
-            print(f"recorded {len(rows)} records of topic shop for Spark's file source")
         print("running: cdc apply --once (one line per micro-batch)")
         reports: list[BatchReport] = []
 
@@ -160,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             reports.append(report)
             print("  " + describe(report), flush=True)
 
-        run(spark, config, progress, stream)
+        run(spark, config, progress)
         print_tables(spark, target, args.rows)
         problems = differences(target, changefeed)
         read = sum(r.messages for r in reports)
