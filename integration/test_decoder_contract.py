@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from cdc_core.errors import CdcError
-from cdc_core.message import Message
 from cdc_core.registry import installed_codecs
 from cdc_testing.contract import assert_only_cdc_errors
 from cdc_testing.seeds import seed_messages
@@ -17,17 +16,24 @@ from cdc_testing.seeds import seed_messages
 CODECS = sorted(installed_codecs())
 
 
+def _options(protocol: str, request: pytest.FixtureRequest) -> dict[str, object]:
+    """What a decoder needs to run at all: Avro's registry (cdc-testing's HTTP double of it)."""
+    if protocol == "avro":
+        return {"schema-registry": request.getfixturevalue("schema_registry").url}
+    return {}
+
+
 @pytest.mark.parametrize("protocol", CODECS)
-def test_only_cdc_errors_escape(protocol: str) -> None:
+def test_only_cdc_errors_escape(protocol: str, request: pytest.FixtureRequest) -> None:
     codec = installed_codecs()[protocol]
+    options = _options(protocol, request)
     try:
-        codec.decoder()
-    except CdcError as exc:  # needs configuration (a registry URL): its package's own fuzz test covers it
-        pytest.skip(f"{protocol} decoder needs options: {exc}")
-    seeds = seed_messages(codec, protocol)
-    if not seeds:
-        seeds = [Message(value=b'{"type": "INSERT", "data": [{"id": "1"}]}')]
-    tried = assert_only_cdc_errors(codec.decoder, seeds, max_examples=150)
+        codec.decoder(options)
+    except CdcError as exc:
+        pytest.fail(f"{protocol} decoder cannot start with {options}: {exc}")
+    seeds = seed_messages(codec, protocol, options)
+    assert seeds, f"no seed messages for {protocol}"
+    tried = assert_only_cdc_errors(lambda: codec.decoder(options), seeds, max_examples=150)
     assert tried >= 100
 
 

@@ -52,10 +52,12 @@ def _events(row: dict[str, Any]) -> list[Event]:
     ]
 
 
-def encoded_seeds(codec: Codec, row: dict[str, Any] | None = None) -> list[Message]:
+def encoded_seeds(
+    codec: Codec, row: dict[str, Any] | None = None, options: dict[str, object] | None = None
+) -> list[Message]:
     """What ``codec``'s encoder writes for the kitchen-sink events; empty when it needs configuration."""
     try:
-        encoder = codec.encoder()
+        encoder = codec.encoder(options)
     except CdcError:  # a codec that needs configuration to encode (a registry, say)
         return []
     seeds: list[Message] = []
@@ -67,5 +69,5 @@ def encoded_seeds(codec: Codec, row: dict[str, Any] | None = None) -> list[Messa
     return [m for m in seeds if m.value is not None]
 
 
-def seed_messages(codec: Codec, protocol: str) -> list[Message]:
-    return corpus_seeds(protocol) + encoded_seeds(codec)
+def seed_messages(codec: Codec, protocol: str, options: dict[str, object] | None = None) -> list[Message]:
+    return corpus_seeds(protocol) + encoded_seeds(codec, options=options)
