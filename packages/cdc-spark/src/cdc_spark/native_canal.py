@@ -332,47 +332,63 @@ def _rows(parsed: DataFrame, schema: TableSchema, zone: str, session_zone: str, 
     old = F.element_at(F.col("old"), F.col("position") + 1)
     update = F.col("type") == "UPDATE"
     columns = schema.stored_columns
-    after = [_typed(F.element_at(row, c.name), c.data_type, zone, session_zone, udfs) for c in columns]
-    before_old = [_typed(F.element_at(old, c.name), c.data_type, zone, session_zone, udfs) for c in columns]
     names = [c.name for c in columns]
+    # Stage 1 converts every value once into its own column; stage 2 only assembles. Spark does not merge the
+    # two projections when that would evaluate a conversion several times, so each text is cast exactly once.
+    converted: list[Column] = []
+    zero_columns: list[tuple[str, str]] = []
+    for i, column in enumerate(columns):
+        after = _typed(F.element_at(row, column.name), column.data_type, zone, session_zone, udfs)
+        in_old = update & F.map_contains_key(old, column.name)
+        before = _typed(F.element_at(old, column.name), column.data_type, zone, session_zone, udfs)
+        converted += [
+            after.value.alias(f"__a{i}"),
+            after.bad.alias(f"__ab{i}"),
+            in_old.alias(f"__in_old{i}"),
+            F.when(in_old, before.value).alias(f"__o{i}"),
+            (in_old & before.bad).alias(f"__ob{i}"),
+        ]
+        if after.zero is not None:
+            converted.append(after.zero.alias(f"__z{i}"))
+            zero_columns.append((column.name, f"__z{i}"))
+    typed = exploded.select(
+        "topic", "partition", "offset", "type", "ts", "position",
+        F.map_keys(row).alias("__columns"), F.size(old).alias("__old_size"),
+        F.filter(F.map_keys(row), lambda name: F.map_contains_key(old, name)).alias("__in_old_names"),
+        *converted,
+    )  # fmt: skip
+    update = F.col("type") == "UPDATE"
+    values = [F.col(f"__a{i}") for i in range(len(columns))]
+    image_struct = F.struct(*[v.alias(n) for n, v in zip(names, values, strict=True)])
     before_update = [
-        F.when(F.map_contains_key(old, n), b.value).otherwise(a.value)
-        for n, a, b in zip(names, after, before_old, strict=True)
+        F.when(F.col(f"__in_old{i}"), F.col(f"__o{i}")).otherwise(values[i]).alias(n) for i, n in enumerate(names)
     ]
-    image_struct = F.struct(*[t.value.alias(n) for n, t in zip(names, after, strict=True)])
-    before = (
-        F.when(F.col("type") == "DELETE", image_struct)
-        .when(update, F.struct(*[v.alias(n) for n, v in zip(names, before_update, strict=True)]))
-    )  # fmt: skip
-    message_columns = F.map_keys(row)
-    partial = update & (F.size(old) != F.size(message_columns))
+    before_image = F.when(F.col("type") == "DELETE", image_struct).when(update, F.struct(*before_update))
+    message_columns = F.col("__columns")
+    partial = update & (F.col("__old_size") != F.size(message_columns))
     changed = (
-        F.when(partial, F.filter(message_columns, lambda name: F.map_contains_key(old, name)))
-        .when(F.size(message_columns) < len(names), F.filter(F.array(*[F.lit(n) for n in names]),
-                                                            lambda name: F.map_contains_key(row, name)))
+        F.when(partial, F.col("__in_old_names"))
+        .when(F.size(message_columns) < len(names),
+              F.filter(F.array(*[F.lit(n) for n in names]), lambda name: F.array_contains(message_columns, name)))
     )  # fmt: skip
-    zero_entries = [
-        F.struct(F.lit(n).alias("key"), t.zero.alias("value"))
-        for n, t in zip(names, after, strict=True)
-        if t.zero is not None
-    ]
     zeros: Column = F.lit(None).cast("map<string,string>")
-    if zero_entries:
-        found = F.filter(F.array(*zero_entries), lambda entry: entry["value"].isNotNull())
+    if zero_columns:
+        entries = [F.struct(F.lit(n).alias("key"), F.col(c).alias("value")) for n, c in zero_columns]
+        found = F.filter(F.array(*entries), lambda entry: entry["value"].isNotNull())
         zeros = F.when(F.size(found) > 0, F.map_from_entries(found))
     bad = F.lit(False)
-    for n, a, b in zip(names, after, before_old, strict=True):
-        bad = bad | a.bad | (update & F.map_contains_key(old, n) & b.bad)
+    for i in range(len(columns)):
+        bad = bad | F.col(f"__ab{i}") | F.col(f"__ob{i}")
     op = F.create_map(*[x for kind, name in _OPS.items() for x in (F.lit(kind), F.lit(name))])[F.col("type")]
     contract = change_schema(schema)
-    return exploded.select(
-        *[t.value.cast(contract[n].dataType).alias(n) for n, t in zip(names, after, strict=True)],
+    return typed.select(
+        *[v.cast(contract[n].dataType).alias(n) for n, v in zip(names, values, strict=True)],
         op.alias("_cdc_op"),
         F.col("ts").alias("_cdc_commit_ts"),
         F.struct(F.col("ts").alias("commit_ts"), F.col("partition").cast("int").alias("partition"),
                  F.col("offset").alias("offset"),
                  F.col("position").cast("int").alias("position")).alias("_cdc_sequence"),
-        before.cast(contract["_cdc_before"].dataType).alias("_cdc_before"),
+        before_image.cast(contract["_cdc_before"].dataType).alias("_cdc_before"),
         changed.alias("_cdc_changed_columns"),
         F.lit(schema.database).alias("_cdc_database"),
         F.lit(schema.table).alias("_cdc_table"),
