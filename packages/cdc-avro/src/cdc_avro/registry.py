@@ -9,16 +9,22 @@ a steady stream makes no registry calls at all.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 import httpx
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
-from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from cdc_avro.errors import RegistryRejectedError, RegistryUnavailableError
 from cdc_core.errors import ConfigError
+
+with warnings.catch_warnings():  # the client imports authlib's httpx module, which warns about itself on import
+    import authlib.deprecate  # noqa: F401 (installs an "always" filter for its warnings: ours must follow it)
+
+    warnings.filterwarnings("ignore", message="The httpx module is deprecated")
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 _NOT_FOUND_CODES = frozenset({40401, 40402, 40403})
 _RETRIED_STATUS = frozenset({408, 429, 500, 502, 503, 504})
