@@ -7,9 +7,11 @@ from typing import Final
 from cdc_canal.decoder import CanalDecoder
 from cdc_canal.encoder import CanalEncoder
 from cdc_canal.names import PROTOCOL
+from cdc_core import largemessage
 from cdc_core.codec import Codec, Options, OptionSpec
 
 OPTIONS: Final = (
+    *largemessage.OPTIONS,
     OptionSpec(
         name="time-zone",
         kind=str,
@@ -71,35 +73,6 @@ OPTIONS: Final = (
         kind=int,
         default=10 * 1024 * 1024,
         help="largest key + value + 36 bytes a message may have (TiCDC's limit); the decoder refuses larger values",
-    ),
-    OptionSpec(
-        name="large-message-handle-option",
-        kind=str,
-        default="none",
-        choices=("none", "handle-key-only", "claim-check"),
-        help="encoder: what to do with rows over max-message-bytes (needs enable-tidb-extension)",
-        for_decoder=False,
-    ),
-    OptionSpec(
-        name="large-message-handle-compression",
-        kind=str,
-        default="none",
-        choices=("none", "snappy", "lz4"),
-        help="every message value compressed (snappy block, lz4 frame) even without large-message handling;"
-        " the decoder must be told the producer's setting",
-    ),
-    OptionSpec(
-        name="claim-check-storage-uri",
-        kind=str,
-        default="",
-        help="claim-check storage (file://, or any fsspec scheme with cdc-core[fsspec]); encoder writes, decoder"
-        " reads by base name",
-    ),
-    OptionSpec(
-        name="claim-check-raw-value",
-        kind=bool,
-        default=False,
-        help="claim-check files hold the raw message instead of {key, value} JSON with base64",
     ),
     OptionSpec(
         name="partition-count",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from cdc_core import largemessage
 from cdc_core.codec import Codec, Options, OptionSpec
 from cdc_core.limits import DEFAULT_LIMITS
 from cdc_simple.decoder import SimpleDecoder
@@ -11,31 +12,13 @@ from cdc_simple.encoder import SimpleEncoder
 from cdc_simple.names import PROTOCOL
 
 OPTIONS: Final = (
+    *largemessage.OPTIONS,
     OptionSpec(
         name="encoding-format",
         kind=str,
         default="json",
         choices=("json", "avro"),
         help="json: Go encoding/json text; avro: a bare Avro datum of the message.json union",
-    ),
-    OptionSpec(
-        name="large-message-handle-compression",
-        kind=str,
-        default="none",
-        choices=("none", "snappy", "lz4"),
-        help="compression of every message value (snappy block, lz4 frame); must match the producer",
-    ),
-    OptionSpec(
-        name="claim-check-storage-uri",
-        kind=str,
-        default="",
-        help="storage of claim-check files (file://, or s3:// etc. with fsspec); read by the location's base name",
-    ),
-    OptionSpec(
-        name="claim-check-raw-value",
-        kind=bool,
-        default=False,
-        help="claim-check files hold the raw message instead of the {key, value} JSON wrapper",
     ),
     OptionSpec(
         name="max-message-bytes",
@@ -76,14 +59,6 @@ OPTIONS: Final = (
         kind=bool,
         default=True,
         help="BOOTSTRAP goes to every partition of the topic (false: partition 0 only)",
-        for_decoder=False,
-    ),
-    OptionSpec(
-        name="large-message-handle-option",
-        kind=str,
-        default="none",
-        choices=("none", "handle-key-only", "claim-check"),
-        help="rows over max-message-bytes: fail, reduce to the handle key, or store in claim-check storage",
         for_decoder=False,
     ),
     OptionSpec(
