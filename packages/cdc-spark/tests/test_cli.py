@@ -58,6 +58,16 @@ def test_watermark_needs_a_ticdc_protocol() -> None:
         _ = config.watermark
 
 
+@pytest.mark.parametrize(("option", "value"), [("time-as", "text"), ("decode", "jvm")])
+def test_an_unknown_decode_choice_is_a_config_error(option: str, value: str) -> None:
+    config = JobConfig(
+        protocol="canal-json", source=SourceSpec.parse("file://x"), target="t", checkpoint="c", options={option: value}
+    )
+    with pytest.raises(ConfigError, match=f"{option}={value!r}"):
+        _ = config.decode_plan, config.time_as
+    assert option not in config.codec_options()
+
+
 def test_bad_option_syntax_exits_with_usage(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["apply", "--protocol", "x", "--source", "file://a", "--target", "t", "-o", "novalue"])

@@ -3,7 +3,6 @@ on a realistic changefeed (several tables, many column types, updates, deletes, 
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 import pytest
@@ -13,31 +12,18 @@ from cdc_core.registry import installed_codecs
 from cdc_spark import decode as executor
 from cdc_spark import driver_decode as driver
 from cdc_spark.changefeed import encode, generate
-from cdc_spark.source.columns import KAFKA_COLUMNS
 
 pytestmark = pytest.mark.spark
 
 PROTOCOLS = [p for p in ("debezium", "canal-json", "simple") if p in installed_codecs()]
 
 
-def _frame(spark: Any, messages: list[Message]) -> Any:
-    stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
-    rows = [(m.key, m.value, "shop", (m.partition or 0) % 3, i, stamp, 0, None) for i, m in enumerate(messages)]
-    return spark.createDataFrame(rows, KAFKA_COLUMNS)
-
-
-def _rows(frame: Any) -> list[Any]:
-    return sorted(
-        frame.collect(), key=lambda r: (r["_cdc_partition"], r["_cdc_offset"], r["_cdc_sequence"]["position"])
-    )
-
-
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_executor_decode_equals_driver_decode(spark: Any, protocol: str) -> None:
+def test_executor_decode_equals_driver_decode(kafka_frame: Any, change_rows: Any, protocol: str) -> None:
     changefeed = generate(seed=7, transactions=25)
     messages = list(encode(changefeed, protocol))
     messages.insert(5, Message(value=b'{"not": "a change"', partition=0))
-    frame = _frame(spark, messages)
+    frame = kafka_frame(messages)
 
     expected = driver.decode(frame, protocol)
     actual = executor.decode_in_executors(frame, protocol)
@@ -46,7 +32,7 @@ def test_executor_decode_equals_driver_decode(spark: Any, protocol: str) -> None
     assert len(actual.tables()) >= 2
     for database, table in expected.tables():
         assert actual.schemas()[(database, table)] == expected.schemas()[(database, table)]
-        want, got = _rows(expected.table(database, table)), _rows(actual.table(database, table))
+        want, got = change_rows(expected.table(database, table)), change_rows(actual.table(database, table))
         assert got == want
         # Same names and types; the executor frame does not promise non-null metadata columns.
         assert (
@@ -60,3 +46,30 @@ def test_executor_decode_equals_driver_decode(spark: Any, protocol: str) -> None
     assert [r["offset"] for r in dead] == [r["offset"] for r in expected.dead_letters().collect()] == [5]
     assert dead[0]["error_type"] == "DecodeError"
     actual.release()
+
+
+@pytest.mark.skipif("canal-json" not in installed_codecs(), reason="needs cdc-canal")
+@pytest.mark.parametrize("plan", ["executor", "driver", "native"])
+def test_a_value_beyond_its_spark_type_is_a_dead_letter_not_a_failed_batch(
+    kafka_frame: Any, change_rows: Any, plan: str
+) -> None:
+    # Canal writes DECIMAL's type without precision: the contract reads it as decimal(38,10), 28 integer digits.
+    messages = list(encode(generate(seed=7, transactions=6), "canal-json"))
+    order = next(i for i, m in enumerate(messages) if b'"amount":"' in (m.value or b""))
+    value = messages[order].value or b""
+    start = value.index(b'"amount":"', value.index(b'"data":')) + len(b'"amount":"')
+    messages[order] = Message(value=value[:start] + b"1" + b"0" * 28 + value[value.index(b'"', start) :], partition=0)
+    frame = kafka_frame(messages)
+
+    decoded = executor.decode(frame, "canal-json", plan=plan)
+
+    (dead,) = decoded.dead_letters().collect()
+    assert (dead["offset"], dead["error_type"]) == (order, "ValueRangeError"), dead["error"]
+    assert "shop.orders column amount" in dead["error"] and "decimal(38,10)" in dead["error"]
+    offsets = {r["_cdc_offset"] for name in decoded.tables() for r in change_rows(decoded.table(*name))}
+    assert order not in offsets
+    assert offsets | {order} >= set(range(len(messages))) - {
+        i for i, m in enumerate(messages) if b'"isDdl":true' in (m.value or b"")
+    }
+    if hasattr(decoded, "release"):
+        decoded.release()

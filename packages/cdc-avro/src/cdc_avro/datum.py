@@ -12,7 +12,16 @@ from decimal import Decimal
 from typing import Any
 
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
-from cdc_core.textual import TextFormError, enum_name, format_decimal, format_text, parse_decimal, parse_text, set_names
+from cdc_core.textual import (
+    WIDE_DECIMAL,
+    TextFormError,
+    enum_name,
+    format_decimal,
+    format_text,
+    parse_decimal,
+    parse_text,
+    set_names,
+)
 from cdc_core.types import DataType, LogicalType, MySQLType
 from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
 
@@ -31,7 +40,7 @@ def decimal_bytes(unscaled: int) -> bytes:
 
 def unscaled_decimal(value: Decimal, scale: int) -> int:
     """The unscaled integer of ``value`` at ``scale``; refuses values with more fraction digits."""
-    shifted = value.scaleb(scale)
+    shifted = value.scaleb(scale, context=WIDE_DECIMAL)  # exact up to MySQL's 65 digits
     if shifted != shifted.to_integral_value():
         raise TextFormError(f"{value} has more than {scale} fraction digits")
     return int(shifted)

@@ -95,7 +95,8 @@ def format_float_es6(value: float, *, bits: int = 64) -> str:
 # --------------------------------------------------------------------------------------------- decimal
 
 
-_WIDE_DECIMAL: Final = Context(prec=100)
+# Wide enough for DECIMAL(65,30) so that quantizing never overflows the thread's default 28 digits.
+WIDE_DECIMAL: Final = Context(prec=100)
 
 
 def format_decimal(value: Decimal, scale: int) -> str:
@@ -103,7 +104,7 @@ def format_decimal(value: Decimal, scale: int) -> str:
     quantum = Decimal(1).scaleb(-scale)
     try:
         # MySQL DECIMAL has up to 65 digits; the default context (28 digits) would reject wide values.
-        return format(value.quantize(quantum, context=_WIDE_DECIMAL), "f")
+        return format(value.quantize(quantum, context=WIDE_DECIMAL), "f")
     except InvalidOperation as exc:
         raise TextFormError(f"decimal {value} does not fit scale {scale}") from exc
 

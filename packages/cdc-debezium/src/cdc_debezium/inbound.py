@@ -23,6 +23,7 @@ from cdc_core.schema import Column
 from cdc_core.textual import (
     EPOCH_DATE,
     EPOCH_NAIVE,
+    WIDE_DECIMAL,
     TextFormError,
     parse_json,
     parse_set_text,
@@ -196,7 +197,7 @@ def _quantizer(scale: int | None) -> Callable[[Decimal], Decimal]:
 
     def quantize(d: Decimal) -> Decimal:
         try:
-            exact = d.quantize(quantum)
+            exact = d.quantize(quantum, context=WIDE_DECIMAL)
         except InvalidOperation:
             return d
         return exact if exact == d else d
@@ -235,7 +236,7 @@ def _decimal_bytes(scale: int | None) -> Converter:
 
     def convert(v: Any) -> Decimal:
         unscaled = int.from_bytes(_b64(v), "big", signed=True)
-        return Decimal(unscaled).scaleb(-scale)
+        return Decimal(unscaled).scaleb(-scale, context=WIDE_DECIMAL)
 
     return convert
 
@@ -245,7 +246,7 @@ def _decimal_variable(v: Any) -> Decimal:
         raise WireError(f"expected a {{scale, value}} object, got {_kind(v)}")
     scale = _int(v.get("scale"))
     unscaled = int.from_bytes(_b64(v.get("value")), "big", signed=True)
-    return Decimal(unscaled).scaleb(-scale)
+    return Decimal(unscaled).scaleb(-scale, context=WIDE_DECIMAL)
 
 
 def _set(data_type: DataType) -> Converter:

@@ -29,8 +29,8 @@ from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, RowChange, Wate
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
-from cdc_core.values import ZeroTemporal
-from cdc_spark.driver_decode import CONTROL_SCHEMA, DEAD_LETTER_SCHEMA, change_schema, spark_value
+from cdc_spark.driver_decode import CONTROL_SCHEMA, DEAD_LETTER_SCHEMA, ValueRangeError, change_schema, spark_image
+from cdc_spark.time_text import TimeAsText, check_time_as
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -47,9 +47,9 @@ COMMON: Final = (
     " _cdc_sequence struct<commit_ts:bigint,partition:int,offset:bigint,position:int>,"
     " _cdc_changed_columns array<string>, _cdc_database string, _cdc_table string, _cdc_schema_version bigint,"
     " _cdc_topic string, _cdc_partition int, _cdc_offset bigint, _cdc_zero_dates map<string,string>,"
-    " key binary, value binary, error string"
+    " key binary, value binary, error_type string, error string"
 )
-NO_SCHEMA: Final = -1
+NO_SCHEMA: Final = -1  # a change that could not be typed (no schema, a value out of range): a dead letter
 
 
 def _messages(batches: Iterator[pa.RecordBatch]) -> Iterator[Message]:
@@ -153,14 +153,8 @@ def _wide_schema(tables: list[TableSchema]) -> StructType:
 
 
 def _image(table_schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, str]]:
-    values: dict[str, Any] = {}
-    zeros: dict[str, str] = {}
-    for column in table_schema.stored_columns:
-        value = None if image is None else image.get(column.name)
-        if isinstance(value, ZeroTemporal):
-            zeros[column.name] = str(value)
-        values[column.name] = spark_value(value, column.data_type)
-    return values, zeros
+    values, zeros = spark_image(table_schema, image)
+    return dict(zip([c.name for c in table_schema.stored_columns], values, strict=True)), zeros
 
 
 def _second_pass(protocol: str, options: dict[str, object], schema_texts: list[str], wide: StructType) -> Any:
@@ -192,14 +186,19 @@ def _second_pass(protocol: str, options: dict[str, object], schema_texts: list[s
                     "_cdc_topic": message.topic, "_cdc_partition": message.partition, "_cdc_offset": message.offset,
                 }  # fmt: skip
                 index = index_of.get((database, table))
+                dead = {**common, "__table": NO_SCHEMA, "key": message.key, "value": message.value}
                 if index is None:
-                    out.append({**common, "__table": NO_SCHEMA, "key": message.key, "value": message.value,
+                    out.append({**dead, "error_type": "SchemaError",
                                 "error": f"no schema known for table {database}.{table}"})  # fmt: skip
                     continue
                 table_schema = tables[index]
                 image = before if op == "delete" else after
-                values, zeros = _image(table_schema, image)
-                values["_cdc_before"] = None if before is None else _image(table_schema, before)[0]
+                try:
+                    values, zeros = _image(table_schema, image)
+                    values["_cdc_before"] = None if before is None else _image(table_schema, before)[0]
+                except ValueRangeError as exc:
+                    out.append({**dead, "error_type": type(exc).__name__, "error": str(exc)})
+                    continue
                 names = [c.name for c in table_schema.stored_columns]
                 if image is not None and changed is None and any(n not in image for n in names):
                     changed = tuple(n for n in names if n in image)  # an older, narrower schema
@@ -278,7 +277,7 @@ class ExecutorDecodedChanges:
         undecoded: DataFrame = self.spark.createDataFrame(decoded, DEAD_LETTER_SCHEMA)
         unschematized = self._wide.where(F.col("__table") == NO_SCHEMA).select(
             F.col("_cdc_topic").alias("topic"), F.col("_cdc_partition").alias("partition"),
-            F.col("_cdc_offset").alias("offset"), "key", "value", F.lit("SchemaError").alias("error_type"), "error",
+            F.col("_cdc_offset").alias("offset"), "key", "value", "error_type", "error",
         )  # fmt: skip
         frame: DataFrame = undecoded.unionByName(unschematized)
         return frame
@@ -298,8 +297,12 @@ def decode(
     schemas: Mapping[tuple[str, str], TableSchema] | None = None,
     *,
     plan: str = "executor",
+    time_as: str = "interval",
 ) -> Any:
     """Decode ``df`` (Kafka source columns) into the change-frame contract.
+
+    ``time_as``: ``interval`` (TIME as ``interval day to second``) or ``string`` (TiDB's text, see
+    :mod:`cdc_spark.time_text`).
 
     ``plan``: ``executor`` (default) decodes with the protocol's codec in the executors; ``native`` reads
     Canal-JSON with Spark's own ``from_json`` and casts (:mod:`cdc_spark.native_canal`; other protocols use the
@@ -308,15 +311,19 @@ def decode(
     """
     if plan not in PLANS:
         raise ConfigError(f"decode plan {plan!r}: expected one of {', '.join(PLANS)}")
+    check_time_as(time_as)
+    decoded: Any
     if plan == "driver":
         from cdc_spark import driver_decode
 
-        return driver_decode.decode(df, protocol, options, schemas)
-    if plan == "native" and protocol == "canal-json":
+        decoded = driver_decode.decode(df, protocol, options, schemas)
+    elif plan == "native" and protocol == "canal-json":
         from cdc_spark import native_canal
 
-        return native_canal.decode(df, protocol, options, schemas)
-    return decode_in_executors(df, protocol, options, schemas)
+        decoded = native_canal.decode(df, protocol, options, schemas)
+    else:
+        decoded = decode_in_executors(df, protocol, options, schemas)
+    return TimeAsText(decoded) if time_as == "string" else decoded
 
 
 def decode_in_executors(

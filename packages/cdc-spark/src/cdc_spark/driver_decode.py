@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -24,6 +24,7 @@ from cdc_core.events import Bootstrap, DDLEvent, DDLType, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
+from cdc_core.textual import WIDE_DECIMAL
 from cdc_core.types import DataType, LogicalType, MySQLType
 from cdc_core.values import EnumIndex, SetBits, ZeroTemporal
 
@@ -92,6 +93,20 @@ def spark_type(data_type: DataType) -> SparkType:
     return simple[logical]
 
 
+class ValueRangeError(CdcError, ValueError):
+    """A decoded value that its column's Spark type cannot hold (the producer wrote beyond the declared type)."""
+
+
+def _fitted_decimal(number: Decimal, precision: int, scale: int) -> Decimal:
+    try:
+        exact = number.quantize(Decimal(1).scaleb(-scale), context=WIDE_DECIMAL)
+    except InvalidOperation:
+        exact = None
+    if exact is None or (exact and exact.adjusted() >= precision - scale):
+        raise ValueRangeError(f"{number} does not fit decimal({precision},{scale})")
+    return exact
+
+
 def spark_value(value: Any, data_type: DataType) -> Any:
     """A decoded value in the Python form Spark expects for :func:`spark_type`."""
     if value is None or isinstance(value, ZeroTemporal):
@@ -99,11 +114,10 @@ def spark_value(value: Any, data_type: DataType) -> Any:
     logical = data_type.logical
     if logical is LogicalType.DECIMAL:
         number = value if isinstance(value, Decimal) else Decimal(str(value))
-        if data_type.length is None:
-            return number.quantize(Decimal(1).scaleb(-UNDECLARED_SCALE))
-        if data_type.precision > 38:
+        if data_type.length is not None and data_type.precision > 38:
             return str(number)
-        return number.quantize(Decimal(1).scaleb(-data_type.scale))
+        return _fitted_decimal(number, *((38, UNDECLARED_SCALE) if data_type.length is None else
+                                         (data_type.precision, data_type.scale)))  # fmt: skip
     if logical in (LogicalType.INT, LogicalType.BIT) and isinstance(spark_type(data_type).typeName(), str):
         wide = spark_type(data_type).typeName() == "decimal"
         return Decimal(int(value)) if wide else int(value)
@@ -191,13 +205,20 @@ class DecodedChanges:
         return frame
 
 
-def _image_row(schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[list[Any], dict[str, str]]:
+def spark_image(schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[list[Any], dict[str, str]]:
+    """``image``'s values in ``schema``'s stored-column order, typed for Spark, and its zero dates as text.
+
+    Raises :class:`ValueRangeError` naming the column when a value does not fit its column's Spark type.
+    """
     values, zeros = [], {}
     for column in schema.stored_columns:
         value = None if image is None else image.get(column.name)
         if isinstance(value, ZeroTemporal):
             zeros[column.name] = str(value)
-        values.append(spark_value(value, column.data_type))
+        try:
+            values.append(spark_value(value, column.data_type))
+        except ValueRangeError as exc:
+            raise ValueRangeError(f"table {schema.database}.{schema.table} column {column.name}: {exc}") from None
     return values, zeros
 
 
@@ -278,10 +299,13 @@ def decode(
                          "SchemaError", f"no schema known for table {change.database}.{change.table}"))  # fmt: skip
             continue
         image = change.before if change.op == "delete" else change.after
-        values, zeros = _image_row(schema, image)
-        before = None
-        if change.before is not None:
-            before = tuple(_image_row(schema, change.before)[0])
+        try:
+            values, zeros = spark_image(schema, image)
+            before = None if change.before is None else tuple(spark_image(schema, change.before)[0])
+        except ValueRangeError as exc:
+            dead.append((message.topic, message.partition, message.offset, message.key, message.value,
+                         type(exc).__name__, str(exc)))  # fmt: skip
+            continue
         changed = None if change.changed is None else list(change.changed)
         if image is not None and changed is None and any(c.name not in image for c in schema.stored_columns):
             changed = [c.name for c in schema.stored_columns if c.name in image]  # an older, narrower schema

@@ -22,6 +22,7 @@ from cdc_core.secrets import redact_options
 from cdc_spark.apply import DEFAULT_TOMBSTONE_RETENTION, apply_changes
 from cdc_spark.decode import PLANS, decode
 from cdc_spark.sinks import BatchInfo, Sink
+from cdc_spark.time_text import check_time_as
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -38,7 +39,7 @@ KAFKA_SCHEMA: Final = (
 TICDC_PROTOCOLS: Final = frozenset({"simple", "avro", "canal-json", "open-protocol", "debezium"})
 DEAD_LETTERS: Final = "_dead_letters"
 JOB_OPTIONS: Final = frozenset(
-    {"sink", "table-format", "catalog-prefix", "watermark", "trigger-interval", "app-id", "decode"}
+    {"sink", "table-format", "catalog-prefix", "watermark", "trigger-interval", "app-id", "decode", "time-as"}
 )
 
 
@@ -100,6 +101,11 @@ class JobConfig:
         if plan not in PLANS:
             raise ConfigError(f"option decode={plan!r}: expected one of {', '.join(PLANS)}")
         return plan
+
+    @property
+    def time_as(self) -> str:
+        """``time-as=interval|string`` (see :mod:`cdc_spark.time_text`)."""
+        return check_time_as(self.options.get("time-as", "interval"))
 
     def codec_options(self) -> dict[str, str]:
         return {k: v for k, v in self.options.items() if k not in JOB_OPTIONS and not k.startswith("source.")}
@@ -223,6 +229,7 @@ class BatchProcessor:
                 self.config.codec_options(),
                 schemas=self.schemas or None,
                 plan=self.config.decode_plan,
+                time_as=self.config.time_as,
             )
             self.schemas.update(decoded.schemas())
             tables = {f"{db}.{t}": decoded.table(db, t) for db, t in decoded.tables()}
@@ -312,6 +319,7 @@ def start(
     ``stream`` replaces the configured source with any streaming DataFrame in the Kafka source's shape
     (Spark's own ``kafka`` format on a cluster that has it, or files of recorded messages).
     """
+    _ = config.decode_plan, config.time_as  # a bad option fails here, not in the first micro-batch
     gate = None
     if config.watermark:
         from cdc_spark.watermark import WatermarkGate

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from cdc_core.events import Op, RowChange
 from cdc_core.schema import Column, Index, TableSchema
-from cdc_core.textual import to_float32
+from cdc_core.textual import WIDE_DECIMAL, to_float32
 from cdc_core.types import DataType, LogicalType, MySQLType, signed_range, unsigned_max
 from cdc_core.values import Value, ZeroTemporal
 
@@ -120,7 +120,8 @@ def values_for(data_type: DataType, *, zero_dates: bool = False) -> st.SearchStr
     if logical is LogicalType.DECIMAL:
         precision, scale = data_type.precision, data_type.scale
         bound = 10**precision - 1
-        return st.integers(-bound, bound).map(lambda n: Decimal(n).scaleb(-scale))
+        # scaleb in the default 28-digit context would round wide values past the column's precision.
+        return st.integers(-bound, bound).map(lambda n: Decimal(n).scaleb(-scale, context=WIDE_DECIMAL))
     if logical is LogicalType.DATE:
         dates: st.SearchStrategy[Value] = st.dates(dt.date(1000, 1, 1), dt.date(9999, 12, 31))
         return dates | st.just(ZeroTemporal("0000-00-00")) if zero_dates else dates

@@ -1,0 +1,32 @@
+"""Decoded values in the Python form Spark's row converter expects (no Spark session needed)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from cdc_core.types import parse_type_text
+from cdc_core.values import EnumIndex, SetBits
+from cdc_spark.driver_decode import spark_value
+
+
+@pytest.mark.parametrize(
+    ("type_text", "value", "expected"),
+    [
+        # 38 significant digits: more than the thread's default decimal context holds.
+        ("decimal(38,10)", Decimal("1" * 28 + ".5"), Decimal("1" * 28 + ".5000000000")),
+        ("decimal(20,0) unsigned", Decimal("18446744073709551615"), Decimal("18446744073709551615")),
+        ("decimal(10,2)", "3.1", Decimal("3.10")),
+        ("decimal(65,30)", Decimal("1" * 35 + "." + "9" * 30), "1" * 35 + "." + "9" * 30),
+    ],
+)
+def test_decimals_keep_every_digit(type_text: str, value: object, expected: object) -> None:
+    got = spark_value(value, parse_type_text(type_text))
+    assert got == expected
+    assert type(got) is type(expected)
+
+
+def test_unknown_members_travel_as_their_numbers() -> None:
+    assert spark_value(EnumIndex(3), parse_type_text("enum('a','b')")) == "3"
+    assert spark_value(SetBits(5), parse_type_text("set('a','b')")) == ["5"]
