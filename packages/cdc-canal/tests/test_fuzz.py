@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 from decimal import Decimal
-from typing import Any
 
 import orjson
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +19,7 @@ from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.tso import compose
+from cdc_testing.contract import json_paths, replace_at
 from cdc_testing.corpus import corpus_files
 from cdc_testing.strategies import kitchen_sink_schema
 
@@ -95,28 +95,6 @@ ODD_VALUES = st.sampled_from(
 )
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
-def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(node, dict):
-        return {**node, head: _replace(node[head], rest, value)}
-    copy = list(node)
-    copy[head] = _replace(copy[head], rest, value)
-    return copy
-
-
 @st.composite
 def mutated(draw: st.DrawFn) -> bytes:
     seed = draw(st.sampled_from(SEEDS))
@@ -136,7 +114,7 @@ def mutated(draw: st.DrawFn) -> bytes:
         depth = draw(st.integers(100, 5000))
         return b'{"type":"INSERT","database":"d","table":"t","pkNames":[],"data":' + b"[" * depth + b"]" * depth + b"}"
     document = orjson.loads(seed)
-    path = draw(st.sampled_from(_paths(document)[1:]))
+    path = draw(st.sampled_from(json_paths(document)[1:]))
     if kind == "drop":
         parent, last = path[:-1], path[-1]
         target = document
@@ -145,7 +123,7 @@ def mutated(draw: st.DrawFn) -> bytes:
         target.pop(last)  # dict key or list index
         return orjson.dumps(document)
     # stdlib json: orjson refuses integers beyond 64 bits, which are exactly what should be tried
-    return json.dumps(_replace(document, path, draw(ODD_VALUES)), ensure_ascii=False).encode()
+    return json.dumps(replace_at(document, path, draw(ODD_VALUES)), ensure_ascii=False).encode()
 
 
 TRIED = {"inputs": 0}

@@ -21,6 +21,7 @@ from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.tso import compose
 from cdc_debezium import OPTIONS, DebeziumDecoder, DebeziumEncoder
+from cdc_testing.contract import json_paths, replace_at
 from cdc_testing.corpus import corpus_files
 from cdc_testing.strategies import kitchen_sink_schema
 
@@ -97,26 +98,6 @@ ODD_VALUES = st.sampled_from(
 )  # fmt: skip
 
 
-def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(doc, dict):
-        for key, value in doc.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(doc, list):
-        for i, value in enumerate(doc):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
-def _replace(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(doc, dict):
-        return {k: (_replace(v, rest, value) if k == head else v) for k, v in doc.items()}
-    return [(_replace(v, rest, value) if i == head else v) for i, v in enumerate(doc)]
-
-
 def _dumps(document: Any) -> bytes:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
@@ -146,10 +127,10 @@ def mutated(draw: st.DrawFn) -> tuple[bytes | None, bytes]:
     target = key if kind == "key" and key else None
     if target is not None:
         key_doc = orjson.loads(target)
-        path = draw(st.sampled_from(_paths(key_doc)))
-        return _dumps(_replace(key_doc, path, draw(ODD_VALUES))), value
-    path = draw(st.sampled_from(_paths(document)))
-    return key, _dumps(_replace(document, path, draw(ODD_VALUES)))
+        path = draw(st.sampled_from(json_paths(key_doc)))
+        return _dumps(replace_at(key_doc, path, draw(ODD_VALUES))), value
+    path = draw(st.sampled_from(json_paths(document)))
+    return key, _dumps(replace_at(document, path, draw(ODD_VALUES)))
 
 
 TRIED = {"inputs": 0}

@@ -12,21 +12,17 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
 from cdc_spark.changefeed import Changefeed, encode, generate
 from cdc_spark.demo import differences
 from cdc_spark.job import KAFKA_SCHEMA, BatchReport, JobConfig, SourceSpec, make_sink, run
+from cdc_testing.faults import InjectedFault, KillingSink
 
 pytest.importorskip("cdc_debezium")
 pytestmark = pytest.mark.spark
 
 PARTITIONS = 3
-
-
-class InjectedFault(RuntimeError):
-    """Stands for the process dying at this point."""
 
 
 def record(spark: Any, feed: Changefeed, folder: Path, files: int, seed: int) -> int:
@@ -79,31 +75,6 @@ def test_changefeed_with_replays_ends_in_the_source_state(spark: Any, tmp_path: 
     assert differences(str(tmp_path / "tables"), feed) == []
 
 
-@attrs.define
-class FailingSink:
-    """Wraps the real sink; raises after ``fail_after`` successful table writes (fault injection)."""
-
-    inner: Any
-    fail_after: int
-    writes: int = 0
-
-    def read_target(self, spark: Any, table: str) -> Any:
-        return self.inner.read_target(spark, table)
-
-    def committed(self, table: str, batch: Any) -> bool:
-        return bool(self.inner.committed(table, batch))
-
-    def live(self, spark: Any, table: str) -> Any:
-        return self.inner.live(spark, table)
-
-    def write(self, plan: Any, batch: Any) -> bool:
-        written = bool(self.inner.write(plan, batch))
-        self.writes += 1
-        if self.writes >= self.fail_after:
-            raise InjectedFault(f"killed after {self.writes} table writes")
-        return written
-
-
 def test_kill_mid_stream_and_restart_from_checkpoint(spark: Any, tmp_path: Path, monkeypatch: Any) -> None:
     import cdc_spark.job as job
 
@@ -112,7 +83,7 @@ def test_kill_mid_stream_and_restart_from_checkpoint(spark: Any, tmp_path: Path,
     cfg = config(tmp_path)
 
     # 1st run dies in the middle of a batch: some of its tables committed, Spark has not recorded it
-    monkeypatch.setattr(job, "make_sink", lambda s, c: FailingSink(make_sink(s, c), fail_after=4))
+    monkeypatch.setattr(job, "make_sink", lambda s, c: KillingSink(make_sink(s, c), fail_after=4))
     with pytest.raises(Exception, match="killed after 4"):
         run(spark, cfg, None, stream(spark, tmp_path / "messages"))
 

@@ -24,7 +24,7 @@ from cdc_spark.changefeed import encode, generate
 from cdc_spark.demo import differences
 from cdc_spark.job import BatchReport, JobConfig, SourceSpec, make_sink, run
 from cdc_spark.sinks.delta import DeltaSink
-from cdc_testing.faults import proxied
+from cdc_testing.faults import InjectedFault, KillingSink, proxied
 from cdc_testing.kafka import BOOTSTRAP_ENV, create_topic, free_port, produce, running_broker
 
 pytest.importorskip("cdc_debezium")
@@ -38,35 +38,6 @@ pytestmark = [
 ROUNDS = 4
 PARTITIONS = 3
 MAX_RESTARTS = 8
-
-
-class Killed(RuntimeError):
-    """Stands for the job's process dying here."""
-
-
-@attrs.define
-class KillingSink:
-    """The real Delta sink, killed after ``fail_after`` table writes (fault injection)."""
-
-    inner: Any
-    fail_after: int
-    writes: int = 0
-
-    def read_target(self, spark: Any, table: str) -> Any:
-        return self.inner.read_target(spark, table)
-
-    def committed(self, table: str, batch: Any) -> bool:
-        return bool(self.inner.committed(table, batch))
-
-    def live(self, spark: Any, table: str) -> Any:
-        return self.inner.live(spark, table)
-
-    def write(self, plan: Any, batch: Any) -> bool:
-        written = bool(self.inner.write(plan, batch))
-        self.writes += 1
-        if self.writes >= self.fail_after:
-            raise Killed(f"killed after {self.writes} table writes")
-        return written
 
 
 def _outage_later(proxy: Any, rng: random.Random) -> threading.Thread:
@@ -122,7 +93,7 @@ def test_soak_with_broker_outages_and_consumer_kills(spark: Any, tmp_path: Path,
                 if attempt == 0 and fault == "after-commit":
 
                     def progress(report: BatchReport) -> None:
-                        raise Killed(f"killed after batch {report.batch_id} committed")
+                        raise InjectedFault(f"killed after batch {report.batch_id} committed")
 
                 if attempt == 0 and fault == "outage":
                     outage = _outage_later(proxy, rng)

@@ -50,18 +50,20 @@ def _byte_mutations(seed: bytes) -> st.SearchStrategy[bytes]:
     return st.one_of(truncated, flipped, inserted, deleted, bad_utf8, st.binary(max_size=64))
 
 
-def _paths(document: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def json_paths(document: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path (keys and list indexes, the first 8 items of a list) in a parsed JSON document, root first."""
     found = [prefix]
     if isinstance(document, dict):
         for key, value in document.items():
-            found += _paths(value, (*prefix, key))
+            found += json_paths(value, (*prefix, key))
     elif isinstance(document, list):
         for index, value in enumerate(document[:8]):
-            found += _paths(value, (*prefix, index))
+            found += json_paths(value, (*prefix, index))
     return found
 
 
-def _replace(document: Any, path: tuple[Any, ...], value: Any, drop: bool) -> Any:
+def replace_at(document: Any, path: tuple[Any, ...], value: Any, drop: bool = False) -> Any:
+    """A copy of ``document`` with the node at ``path`` replaced by ``value`` (or its key dropped: ``drop``)."""
     if not path:
         return value
     head, rest = path[0], path[1:]
@@ -70,22 +72,22 @@ def _replace(document: Any, path: tuple[Any, ...], value: Any, drop: bool) -> An
         if drop and not rest:
             copy.pop(head, None)
         else:
-            copy[head] = _replace(copy[head], rest, value, drop)
+            copy[head] = replace_at(copy[head], rest, value, drop)
         return copy
     copy_list = list(document)
-    copy_list[head] = _replace(copy_list[head], rest, value, drop)
+    copy_list[head] = replace_at(copy_list[head], rest, value, drop)
     return copy_list
 
 
 def _json_mutations(document: Any) -> st.SearchStrategy[bytes]:
-    paths = _paths(document)
+    paths = json_paths(document)
     deep = st.integers(50, 5000).map(lambda n: "[" * n + "]" * n)
     odd = st.sampled_from(_ODD_VALUES)
     replaced = st.tuples(st.sampled_from(paths), odd, st.booleans()).map(
-        lambda p: json.dumps(_replace(document, p[0], p[1], p[2] and len(p[0]) > 0)).encode()
+        lambda p: json.dumps(replace_at(document, p[0], p[1], p[2] and len(p[0]) > 0)).encode()
     )
     nested = st.tuples(st.sampled_from(paths), deep).map(
-        lambda p: json.dumps(_replace(document, p[0], "@@", False)).replace('"@@"', p[1]).encode()
+        lambda p: json.dumps(replace_at(document, p[0], "@@", False)).replace('"@@"', p[1]).encode()
     )
     return st.one_of(replaced, nested)
 

@@ -1,4 +1,5 @@
-"""Fault injection that a real broker cannot be asked for: a loopback TCP proxy that can go down and come back.
+"""Fault injection that real parts cannot be asked for: a loopback TCP proxy that can go down and come back, and
+a table sink that dies after a number of writes.
 
 The broker here keeps its log in memory, so stopping its process would lose the topic. Instead the broker
 advertises the proxy's port (``running_broker(advertised_port=...)``) and every client connection goes through
@@ -12,6 +13,7 @@ import contextlib
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 
 class TcpProxy:
@@ -96,3 +98,33 @@ def proxied(target_port: int, port: int) -> Iterator[TcpProxy]:
         yield proxy
     finally:
         proxy.down()
+
+
+class InjectedFault(RuntimeError):
+    """Stands for the process dying at the point where a test raised it."""
+
+
+class KillingSink:
+    """Wraps a real table sink and raises :class:`InjectedFault` once ``fail_after`` table writes have landed:
+    the job dies between two tables of one micro-batch, the case that exactly-once restarts must survive."""
+
+    def __init__(self, inner: Any, fail_after: int) -> None:
+        self.inner = inner
+        self.fail_after = fail_after
+        self.writes = 0
+
+    def read_target(self, spark: Any, table: str) -> Any:
+        return self.inner.read_target(spark, table)
+
+    def committed(self, table: str, batch: Any) -> bool:
+        return bool(self.inner.committed(table, batch))
+
+    def live(self, spark: Any, table: str) -> Any:
+        return self.inner.live(spark, table)
+
+    def write(self, plan: Any, batch: Any) -> bool:
+        written = bool(self.inner.write(plan, batch))
+        self.writes += 1
+        if self.writes >= self.fail_after:
+            raise InjectedFault(f"killed after {self.writes} table writes")
+        return written
