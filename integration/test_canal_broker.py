@@ -94,7 +94,7 @@ def test_stream_through_broker_rebuilds_the_table(kafka_bootstrap: str, options:
     topic = kafka.unique_topic("canal")
     kafka.create_topic(kafka_bootstrap, topic, partitions=PARTITIONS)
     events, expected_state = _source_stream()
-    encoder = get_codec("canal-json").encoder({**options, "partition-count": PARTITIONS, "time-zone": "Asia/Tokyo"})
+    encoder = get_codec("canal-json").encoder({**options, "partition-num": PARTITIONS, "time-zone": "Asia/Tokyo"})
     sent = kafka.produce(kafka_bootstrap, topic, [m for e in events for m in encoder.encode(e)])
     received = kafka.consume(kafka_bootstrap, topic, sent)
     assert len(received) == sent

@@ -184,7 +184,7 @@ def test_consumer_from_the_middle_gets_every_later_row_exactly(kafka_bootstrap: 
     encoder = codec.encoder(
         {
             "encoding-format": encoding,
-            "partition-count": PARTITIONS,
+            "partition-num": PARTITIONS,
             "send-bootstrap-in-msg-count": 25,
             "time-zone": "Asia/Shanghai",
             "large-message-handle-compression": "lz4",

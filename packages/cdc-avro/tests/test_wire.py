@@ -168,3 +168,17 @@ def test_rows_over_max_message_bytes_are_refused(schema_registry: SchemaRegistry
     tight = CODEC.encoder({"schema-registry": schema_registry.url, "max-message-bytes": str(size - 1)})
     with pytest.raises(LimitExceededError, match=r"shop\.orders"):
         tight.encode(event)
+
+
+def test_with_the_watermark_switch_a_delete_is_sent_as_its_commit_ts(schema_registry: SchemaRegistryDouble) -> None:
+    options = {"schema-registry": schema_registry.url, "enable-tidb-extension": "true", "avro-enable-watermark": "true"}
+    before = {"id": 4, "amount": Decimal("0.00"), "flags": 0}
+    delete = RowChange(op=Op.DELETE, database="shop", table="orders", before=before, schema=TABLE, commit_ts=1 << 41)
+    (message,) = CODEC.encoder(options).encode(delete)
+    assert message.value == b"\x03" + (1 << 41).to_bytes(8, "big")
+    decoder = CODEC.decoder({"schema-registry": schema_registry.url})
+    (event,) = decoder.decode(Message(value=message.value, key=message.key, topic="tidb_shop_orders"))
+    assert isinstance(event, RowChange)
+    assert (event.op, event.before, event.commit_ts) == (Op.DELETE, {"id": 4}, 1 << 41)
+    plain = CODEC.encoder({"schema-registry": schema_registry.url, "enable-tidb-extension": "true"})
+    assert plain.encode(delete)[0].value is None  # without the switch: the tombstone TiCDC sends

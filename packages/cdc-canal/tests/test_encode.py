@@ -229,7 +229,7 @@ def test_ddl_goes_to_partition_zero_with_struct_key_order() -> None:
         table="a",
         commit_ts=COMMIT_TS,
     )
-    (message,) = encoder(**{"enable-tidb-extension": True, "partition-count": 4}).encode(ddl)
+    (message,) = encoder(**{"enable-tidb-extension": True, "partition-num": 4}).encode(ddl)
     assert message.partition == 0
     assert message.value == (
         b'{"id":0,"database":"test","table":"a","pkNames":null,"isDdl":true,"type":"CREATE",'
@@ -239,7 +239,7 @@ def test_ddl_goes_to_partition_zero_with_struct_key_order() -> None:
 
 
 def test_watermark_to_every_partition() -> None:
-    messages = encoder(**{"enable-tidb-extension": True, "partition-count": 3}).encode(Watermark(ts=COMMIT_TS))
+    messages = encoder(**{"enable-tidb-extension": True, "partition-num": 3}).encode(Watermark(ts=COMMIT_TS))
     assert [m.partition for m in messages] == [0, 1, 2]
     assert messages[0].value == (
         b'{"id":0,"database":"","table":"","pkNames":null,"isDdl":false,"type":"TIDB_WATERMARK",'
@@ -252,7 +252,7 @@ def test_watermark_to_every_partition() -> None:
 def test_rows_are_dispatched_by_table_hash() -> None:
     import zlib
 
-    (message,) = encoder(**{"partition-count": 7}).encode(INSERT)
+    (message,) = encoder(**{"partition-num": 7}).encode(INSERT)
     assert message.partition == zlib.crc32(b"testtp_int") % 7
 
 

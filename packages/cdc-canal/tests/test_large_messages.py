@@ -153,8 +153,8 @@ def test_decoder_refuses_messages_over_its_limit() -> None:
 
 
 def test_partition_count_must_be_positive() -> None:
-    with pytest.raises(ConfigError, match="partition-count"):
-        get_codec("canal-json").encoder({"partition-count": 0})
+    with pytest.raises(ConfigError, match="partition-num"):
+        get_codec("canal-json").encoder({"partition-num": 0})
 
 
 @pytest.mark.parametrize("kind", ["snappy", "lz4"])

@@ -151,7 +151,7 @@ DDL_EVENTS = st.builds(
 @settings(max_examples=60, deadline=None)
 @given(event=DDL_EVENTS | st.builds(Watermark, ts=st.integers(1 << 18, (1 << 64) - 1)))
 def test_ddl_and_watermark_round_trip(event: DDLEvent | Watermark) -> None:
-    messages = _encoder({"enable-tidb-extension": True, "partition-count": 2}).encode(event)
+    messages = _encoder({"enable-tidb-extension": True, "partition-num": 2}).encode(event)
     decoded = [e for m in messages for e in get_codec("canal-json").decoder().decode(m)]
     assert decoded == [event] * len(messages)
     assert [m.partition for m in messages] == ([0] if isinstance(event, DDLEvent) else [0, 1])

@@ -89,7 +89,7 @@ def test_go_string_escaping_and_sorted_row_keys() -> None:
 def test_bootstrap_before_first_row_then_by_count_and_interval() -> None:
     clock = Clock()
     encoder = _encoder(
-        clock, **{"send-bootstrap-in-msg-count": 3, "send-bootstrap-interval-in-sec": 60, "partition-count": 3}
+        clock, **{"send-bootstrap-in-msg-count": 3, "send-bootstrap-interval-in-sec": 60, "partition-num": 3}
     )
     schema = _table()
     sent = encoder.encode(_insert(schema, {"id": 1}))
@@ -107,7 +107,7 @@ def test_bootstrap_before_first_row_then_by_count_and_interval() -> None:
 
 def test_bootstrap_to_partition_zero_only_and_disabled() -> None:
     schema = _table()
-    only_zero = _encoder(**{"send-bootstrap-to-all-partition": False, "partition-count": 4})
+    only_zero = _encoder(**{"send-bootstrap-to-all-partition": False, "partition-num": 4})
     sent = only_zero.encode(_insert(schema, {"id": 1}))
     assert _types(sent) == ["BOOTSTRAP", "INSERT"]
     assert sent[0].partition == 0
@@ -148,7 +148,7 @@ def test_inactive_table_and_schema_changes() -> None:
 
 
 def test_watermark_and_ddl_go_to_every_partition() -> None:
-    encoder = _encoder(**{"partition-count": 3})
+    encoder = _encoder(**{"partition-num": 3})
     events: list[Event] = [
         Watermark(ts=99),
         DDLEvent(ddl_type=DDLType.QUERY, sql="CREATE DATABASE x", commit_ts=5),

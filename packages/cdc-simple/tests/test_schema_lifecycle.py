@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cdc_core.codec import Decoder
+from cdc_core.codec import Decoder, SchemaHoldingDecoder
 from cdc_core.errors import DecodeError, HeldRowsLimitError
 from cdc_core.events import Bootstrap, DDLEvent, Event, RowChange, Watermark
 from cdc_core.message import Message
@@ -93,6 +93,26 @@ def test_dml_before_its_bootstrap_is_held_then_released_with_types(make_decoder:
     assert second.after is not None and (second.after["color"], second.after["flags"]) == ("", ())
     assert first.source is not None and first.source.offset == 0  # each row keeps its own coordinates
     assert decoder.held_summary().rows == 0
+
+
+def test_a_primed_decoder_needs_no_bootstrap_and_reports_what_it_still_holds(
+    make_decoder: Callable[..., Decoder],
+) -> None:
+    # A host that decodes in pieces (one Spark task per batch) learned version 100 from an earlier piece.
+    learned = make_decoder()
+    (bootstrap,) = learned.decode(_msg(_bootstrap(100, V1_COLUMNS), 0))
+    assert isinstance(bootstrap, Bootstrap)
+
+    decoder = make_decoder()
+    assert isinstance(decoder, SchemaHoldingDecoder)
+    decoder.prime(bootstrap.table_schema)
+    (row,) = _rows(decoder.decode(_msg(_insert(100, 150, ROW_V1), 7)))
+    assert row.after is not None and row.after["color"] == "green"
+
+    assert decoder.decode(_msg(_insert(200, 400, ROW_V2), 8)) == []  # version 200 is unknown: held
+    ((message, reason),) = decoder.unreleased()
+    assert message.offset == 8
+    assert "shop.items version 200" in reason
 
 
 def test_mid_stream_start_after_ddl_decodes_each_row_with_its_own_version(

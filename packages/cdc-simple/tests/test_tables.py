@@ -61,5 +61,5 @@ def test_bad_options_are_config_errors() -> None:
         CODEC.encoder({"large-message-handle-option": "claim-check"})
     with pytest.raises(ConfigError, match="handle-key-resolver"):
         CODEC.decoder({"handle-key-resolver": "no_such_module_xyz:f"})
-    with pytest.raises(ConfigError, match="partition-count"):
-        CODEC.encoder({"partition-count": 0})
+    with pytest.raises(ConfigError, match="partition-num"):
+        CODEC.encoder({"partition-num": 0})

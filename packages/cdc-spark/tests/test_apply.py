@@ -99,6 +99,20 @@ def test_partial_updates_keep_untouched_columns(spark: Any, tmp_path: Path) -> N
     assert live(tmp_path) == {1: ("z", Decimal("5.00")), 2: ("new", None)}
 
 
+def test_a_replayed_older_change_cannot_overwrite_columns_in_a_later_batch(spark: Any, tmp_path: Path) -> None:
+    first = [
+        change("insert", 1, 1, "a", "1.00"),
+        change("update", 2, 1, None, "2.00", ["amount"]),
+        change("update", 3, 1, "b", None, ["name"]),
+    ]
+    apply_changes(frame(spark, first), str(tmp_path), ["id"])
+    # A newer partial update and, re-delivered, the original insert: the row moves to sequence 4 (name "c"),
+    # while the replay's amount (sequence 1) is older than the stored row and must not replace 2.00.
+    second = [change("update", 4, 1, "c", None, ["name"]), change("insert", 1, 1, "a", "1.00")]
+    apply_changes(frame(spark, second), str(tmp_path), ["id"])
+    assert live(tmp_path) == {1: ("c", Decimal("2.00"))}
+
+
 def test_truncate_removes_earlier_rows_and_keeps_later_ones(spark: Any, tmp_path: Path) -> None:
     apply_changes(
         frame(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")]), str(tmp_path), ["id"]

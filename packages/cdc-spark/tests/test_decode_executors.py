@@ -73,3 +73,32 @@ def test_a_value_beyond_its_spark_type_is_a_dead_letter_not_a_failed_batch(
     }
     if hasattr(decoded, "release"):
         decoded.release()
+
+
+@pytest.mark.skipif("simple" not in installed_codecs(), reason="needs cdc-simple")
+@pytest.mark.parametrize("plan", ["executor", "driver"])
+def test_rows_whose_schema_never_comes_are_dead_letters_not_lost(kafka_frame: Any, plan: str) -> None:
+    # Simple holds a row until its schema arrives; without BOOTSTRAP messages most never do within the batch.
+    messages = [m for m in encode(generate(seed=3, transactions=4), "simple") if b'"BOOTSTRAP"' not in (m.value or b"")]
+    rows = [i for i, m in enumerate(messages) if b'"schemaVersion"' in (m.value or b"")]
+    frame = kafka_frame(messages)
+
+    decoded = executor.decode(frame, "simple", plan=plan)
+
+    dead = decoded.dead_letters().collect()
+    assert dead and {r["offset"] for r in dead} <= set(rows)
+    changes = sum(decoded.table(*name).count() for name in decoded.tables())  # a DDL teaches its table's schema
+    assert changes + len(dead) == len(rows)
+    assert {r["error_type"] for r in dead} == {"SchemaError"}
+    for letter in dead:  # each names the table of its own message
+        table = letter["error"].split("no schema for shop.")[1].split()[0]
+        assert f'"table":"{table}"'.encode() in letter["value"]
+
+    # Primed with the schemas an earlier batch taught, the same messages decode.
+    learned = executor.decode(kafka_frame(list(encode(generate(seed=3, transactions=4), "simple"))), "simple")
+    primed = executor.decode(frame, "simple", schemas=learned.schemas(), plan=plan)
+    assert primed.dead_letters().count() == 0
+    assert sum(primed.table(*name).count() for name in primed.tables()) == len(rows)
+    for result in (decoded, learned, primed):
+        if hasattr(result, "release"):
+            result.release()

@@ -36,7 +36,8 @@ def test_generated_statements_parse(spark: Any, scd: int) -> None:
     assert "__cdc_changed__" not in create_sql(plan, "cat.db.t", "iceberg")
     if scd == 1:
         assert "s.`__cdc_sequence` > t.`__cdc_sequence`" in merge
-        assert "CASE WHEN s.`__cdc_changed__na me` THEN s.`na me` ELSE t.`na me` END" in merge
+        newer = "s.`__cdc_changed__na me` > t.`__cdc_sequence`"
+        assert f"CASE WHEN {newer} THEN s.`na me` ELSE t.`na me` END" in merge
     else:
         assert "WHEN MATCHED AND s.`__cdc_drop` THEN DELETE" in merge
 

@@ -109,7 +109,8 @@ class AvroEncoder:
             if state.key is None:
                 raise EncodeError(PROTOCOL, "a delete of a table without handle key has no key", table=event.table)
             key_image = event.before if event.before is not None else event.after
-            value = None  # Kafka tombstone
+            # TiCDC's testing switch sends the delete's commit ts (0x03 + TSO); otherwise a Kafka tombstone
+            value = wire.delete_marker(event.commit_ts or 0) if self.enable_watermark else None
         else:
             key_image = event.after
             extension: dict[str, Any] = {}

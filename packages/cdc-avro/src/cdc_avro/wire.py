@@ -46,6 +46,10 @@ def watermark(ts: int) -> bytes:
     return _TSO.pack(WATERMARK_MAGIC, ts)
 
 
+def delete_marker(commit_ts: int) -> bytes:
+    return _TSO.pack(DELETE_MAGIC, commit_ts)
+
+
 def unframe(data: bytes) -> Framed:
     """Split a Confluent- or Glue-framed value into schema identity and datum."""
     if not data:

@@ -75,7 +75,7 @@ OPTIONS: Final = (
         help="largest key + value + 36 bytes a message may have (TiCDC's limit); the decoder refuses larger values",
     ),
     OptionSpec(
-        name="partition-count",
+        name="partition-num",
         kind=int,
         default=1,
         help="partitions of the topic: rows hash by table, watermarks go to every partition, DDL to 0",

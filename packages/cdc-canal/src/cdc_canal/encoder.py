@@ -64,9 +64,9 @@ class CanalEncoder:
         self.content_compatible = options["content-compatible"] or self.canal_flavour
         self.only_updated = options["only-output-updated-columns"] or self.content_compatible
         self.delete_handle_only = options["delete-only-output-handle-key-columns"]
-        self.partitions: int = options["partition-count"]
+        self.partitions: int = options["partition-num"]
         if self.partitions < 1:
-            raise ConfigError(f"{PROTOCOL}: option partition-count must be at least 1, got {self.partitions}")
+            raise ConfigError(f"{PROTOCOL}: option partition-num must be at least 1, got {self.partitions}")
         self.zone = resolve_zone(options["time-zone"])
         self.max_message_bytes: int = options["max-message-bytes"]
         self.large_option: str = options["large-message-handle-option"]

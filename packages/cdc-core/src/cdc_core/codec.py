@@ -15,6 +15,7 @@ import attrs
 from cdc_core.errors import ConfigError
 from cdc_core.events import Event
 from cdc_core.message import Message
+from cdc_core.schema import TableSchema
 from cdc_core.secrets import redact_options
 
 _TRUE = frozenset({"true", "1", "yes", "on"})
@@ -77,7 +78,7 @@ class Options(Mapping[str, Any]):
     def __init__(self, specs: Sequence[OptionSpec], raw: Mapping[str, object] | None = None, *, protocol: str) -> None:
         known = {spec.name: spec for spec in specs}
         given = dict(raw or {})
-        unknown = sorted(set(given) - set(known))
+        unknown = sorted(map(str, set(given) - set(known)))
         if unknown:
             raise ConfigError(
                 f"{protocol}: unknown option(s) {', '.join(unknown)}; valid options: {', '.join(sorted(known))}"
@@ -102,6 +103,24 @@ class Options(Mapping[str, Any]):
 class Decoder(Protocol):
     def decode(self, message: Message) -> list[Event]:
         """Events carried by ``message``, in order. Raises only `cdc_core.errors.CdcError` subclasses."""
+        ...
+
+
+@runtime_checkable
+class SchemaHoldingDecoder(Decoder, Protocol):
+    """A decoder that holds rows back until their table's schema arrives (TiCDC Simple).
+
+    A host that decodes a stream in pieces (a Spark task per micro-batch) cannot keep the decoder between pieces:
+    it primes each new decoder with the schemas it learned before, and at the end of a piece reports what is
+    still held, so that no row waits in a decoder that is about to be dropped.
+    """
+
+    def prime(self, schema: TableSchema) -> None:
+        """Know ``schema`` (with its ``version``) as if a message had brought it."""
+        ...
+
+    def unreleased(self) -> list[tuple[Message, str]]:
+        """The messages still held, in arrival order, each with the reason."""
         ...
 
 

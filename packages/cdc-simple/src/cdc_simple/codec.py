@@ -62,7 +62,7 @@ OPTIONS: Final = (
         for_decoder=False,
     ),
     OptionSpec(
-        name="partition-count",
+        name="partition-num",
         kind=int,
         default=1,
         help="partitions of the topic: rows hash by table, DDL/watermark/bootstrap go to every partition",

@@ -65,6 +65,16 @@ class SimpleDecoder:
         """Rows held back because their schema has not arrived yet (count, bytes, per schema key)."""
         return self.held.summary()
 
+    def prime(self, schema: TableSchema) -> None:
+        """Know ``schema`` (learned by the host from earlier messages), as a BOOTSTRAP would teach it."""
+        self.schemas.add(schema)
+
+    def unreleased(self) -> list[tuple[Message, str]]:
+        return [
+            (row.message, f"{PROTOCOL}: no schema for {row.key[0]}.{row.key[1]} version {row.key[2]} arrived")
+            for row in self.held
+        ]
+
     def schema(self, database: str, table: str, version: int) -> TableSchema | None:
         return self.schemas.get((database, table, version))
 

@@ -55,9 +55,9 @@ class SimpleEncoder:
             raise ConfigError(f"{PROTOCOL}: large-message-handle-option=claim-check needs claim-check-storage-uri")
         self.storage = ClaimCheckStorage(uri, raw_value=options["claim-check-raw-value"]) if uri else None
         self.checksum = options["integrity-check-level"] == "correctness"
-        self.partitions: int = options["partition-count"]
+        self.partitions: int = options["partition-num"]
         if self.partitions <= 0:
-            raise ConfigError(f"{PROTOCOL}: partition-count must be positive, got {self.partitions}")
+            raise ConfigError(f"{PROTOCOL}: partition-num must be positive, got {self.partitions}")
         self.interval: int = options["send-bootstrap-interval-in-sec"]
         self.every: int = options["send-bootstrap-in-msg-count"]
         self.bootstrap_all: bool = options["send-bootstrap-to-all-partition"]

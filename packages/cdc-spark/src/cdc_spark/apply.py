@@ -37,6 +37,7 @@ SEQUENCE: Final = "__cdc_sequence"
 DELETED: Final = "__cdc_deleted"
 UPDATED_AT: Final = "__cdc_updated_at"
 CHANGED_PREFIX: Final = "__cdc_changed__"
+_SET_AT: Final = "__cdc_set_at__"  # the sequence of the newest change in the batch that set a column
 START_AT: Final = "__start_at"
 END_AT: Final = "__end_at"
 START_SEQUENCE: Final = "__cdc_start_sequence"
@@ -86,9 +87,11 @@ class ApplySpec:
 class MergePlan:
     """One batch's merge source for one table, and everything a sink needs to write it atomically.
 
-    ``source`` holds, for SCD1, one row per key (net change) with ``__cdc_changed__<col>`` flags telling which
-    columns the change set (partial updates keep the others); for SCD2, the recomputed versions of every
-    touched key plus rows flagged ``__cdc_drop`` for stored versions that no longer exist.
+    ``source`` holds, for SCD1, one row per key (net change) with ``__cdc_changed__<col>``: the sequence of the
+    newest change of the batch that set the column, null if none did. A sink writes the column only where that
+    is newer than the stored row's sequence, so partial updates keep the other columns, and an older change
+    replayed into a later batch cannot overwrite a column a newer change already set. For SCD2, the recomputed
+    versions of every touched key plus rows flagged ``__cdc_drop`` for stored versions that no longer exist.
     ``truncate_sequence`` is the sortable sequence of the batch's latest truncate, if any.
     """
 
@@ -240,6 +243,10 @@ def scd1_source(changes: DataFrame, spec: ApplySpec) -> MergePlan:
 
     frame, truncate, when = _ordered(changes, spec)
     frame = _tiebreak(_with_change_flags(frame, spec), spec)
+    per_key = Window.partitionBy(*spec.keys)
+    for name in spec.value_columns:  # before the fill turns the flags into "set by this change or an earlier one"
+        set_by = F.max(F.when(F.col(CHANGED_PREFIX + name), F.col(SEQUENCE))).over(per_key)
+        frame = frame.withColumn(_SET_AT + name, set_by)
     frame = _fill_partial(frame, spec)
     latest = Window.partitionBy(*spec.keys).orderBy(F.col(SEQUENCE).desc(), F.col("__cdc_tiebreak").desc())
     net = (
@@ -247,8 +254,8 @@ def scd1_source(changes: DataFrame, spec: ApplySpec) -> MergePlan:
         .where(F.col("__cdc_rank") == 1)
         .withColumn(DELETED, F.col("_cdc_op") == "delete")
     )
-    flags = [CHANGED_PREFIX + c for c in spec.value_columns]
-    source = net.select(*spec.columns, SEQUENCE, DELETED, *flags)
+    set_at = [F.col(_SET_AT + c).alias(CHANGED_PREFIX + c) for c in spec.value_columns]
+    source = net.select(*spec.columns, SEQUENCE, DELETED, *set_at)
     return MergePlan(spec=spec, source=source, truncate_sequence=truncate, truncate_time=when)
 
 

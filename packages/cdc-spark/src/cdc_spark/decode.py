@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from cdc_core.canonical import schema_from_json, schema_to_json
-from cdc_core.codec import Decoder
+from cdc_core.codec import Decoder, SchemaHoldingDecoder
 from cdc_core.errors import CdcError, ConfigError
 from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_spark.driver_decode import CONTROL_SCHEMA, DEAD_LETTER_SCHEMA, ValueRangeError, change_schema, spark_image
+from cdc_spark.partition_clock import PartitionClock, PartitionKey, merge_clocks
 from cdc_spark.time_text import TimeAsText, check_time_as
 
 if TYPE_CHECKING:
@@ -49,6 +50,12 @@ COMMON: Final = (
     " _cdc_topic string, _cdc_partition int, _cdc_offset bigint, _cdc_zero_dates map<string,string>,"
     " key binary, value binary, error_type string, error string"
 )
+
+
+class DecodeRetryError(CdcError, RuntimeError):
+    """A message decoded in the first pass failed in the second: the batch fails (and is retried), nothing is lost."""
+
+
 NO_SCHEMA: Final = -1  # a change that could not be typed (no schema, a value out of range): a dead letter
 
 
@@ -72,6 +79,7 @@ class _Decoders:
 
     protocol: str
     options: dict[str, object]
+    primed: list[str] = attrs.field(factory=list)  # schemas (canonical JSON) learned from earlier batches
     by_partition: dict[tuple[str | None, int | None], Decoder] = attrs.field(factory=dict)
 
     def decode(self, message: Message) -> list[Event]:
@@ -79,10 +87,21 @@ class _Decoders:
         decoder = self.by_partition.get(where)
         if decoder is None:
             decoder = self.by_partition[where] = get_codec(self.protocol).decoder(self.options)
+            if isinstance(decoder, SchemaHoldingDecoder):
+                for text in self.primed:
+                    decoder.prime(schema_from_json(json.loads(text)))
         return decoder.decode(message)
 
+    def unreleased(self) -> list[tuple[Message, str]]:
+        """Rows a decoder still holds at the end of the task: their schema never came; they are dead letters."""
+        held: list[tuple[Message, str]] = []
+        for decoder in self.by_partition.values():
+            if isinstance(decoder, SchemaHoldingDecoder):
+                held += decoder.unreleased()
+        return held
 
-def _first_pass(protocol: str, options: dict[str, object]) -> Any:
+
+def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) -> Any:
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType, _parse_datatype_string
@@ -92,7 +111,7 @@ def _first_pass(protocol: str, options: dict[str, object]) -> Any:
     schema = to_arrow_schema(parsed)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        decoders = _Decoders(protocol, options)
+        decoders = _Decoders(protocol, options, primed)
         newest: dict[tuple[str, str], tuple[tuple[int, int, int, int], TableSchema, Message]] = {}
         out: list[dict[str, Any]] = []
 
@@ -106,6 +125,7 @@ def _first_pass(protocol: str, options: dict[str, object]) -> Any:
             return {"kind": kind, "topic": message.topic, "partition": message.partition, "offset": message.offset,
                     **values}  # fmt: skip
 
+        clock = PartitionClock()
         for message in _messages(batches):
             try:
                 events = decoders.decode(message)
@@ -113,6 +133,7 @@ def _first_pass(protocol: str, options: dict[str, object]) -> Any:
                 out.append(row("dead", message, key=message.key, value=message.value,
                                error_type=type(exc).__name__, error=str(exc)))  # fmt: skip
                 continue
+            clock.see((message.topic, message.partition), events)
             for position, event in enumerate(events):
                 if isinstance(event, RowChange):
                     if event.schema is not None:
@@ -135,6 +156,11 @@ def _first_pass(protocol: str, options: dict[str, object]) -> Any:
             out.append(row("schema", message, database=table_schema.database, table=table_schema.table,
                            commit_ts=rank[0], position=rank[3],
                            schema_json=json.dumps(schema_to_json(table_schema))))  # fmt: skip
+        for message, reason in decoders.unreleased():
+            out.append(row("dead", message, key=message.key, value=message.value, error_type="SchemaError",
+                           error=reason))  # fmt: skip
+        for (topic, partition), ts in clock.snapshot().items():
+            out.append({"kind": "clock", "topic": topic, "partition": partition, "commit_ts": ts})
         yield pa.RecordBatch.from_pylist(out, schema=schema)
 
     return run
@@ -157,7 +183,16 @@ def _image(table_schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[
     return dict(zip([c.name for c in table_schema.stored_columns], values, strict=True)), zeros
 
 
-def _second_pass(protocol: str, options: dict[str, object], schema_texts: list[str], wide: StructType) -> Any:
+def _second_pass(
+    protocol: str,
+    options: dict[str, object],
+    schema_texts: list[str],
+    wide: StructType,
+    *,
+    partition_ts: dict[PartitionKey, int],
+    first_pass_dead: frozenset[tuple[str | None, int | None, int | None]],
+    primed: list[str],
+) -> Any:
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -166,13 +201,24 @@ def _second_pass(protocol: str, options: dict[str, object], schema_texts: list[s
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         tables = [schema_from_json(json.loads(text)) for text in schema_texts]
         index_of = {(t.database, t.table): i for i, t in enumerate(tables)}
-        decoders = _Decoders(protocol, options)
+        decoders = _Decoders(protocol, options, primed)
+        clock = PartitionClock(partition_ts)
         out: list[dict[str, Any]] = []
         for message in _messages(batches):
             try:
                 events = decoders.decode(message)
-            except CdcError:
-                continue  # reported by the first pass
+            except CdcError as exc:
+                if (message.topic, message.partition, message.offset) in first_pass_dead:
+                    continue  # a dead letter of the first pass
+                # The first pass read this message: failing now is not the message's fault (a registry that went
+                # away, say). Dropping the change would lose it; failing the batch makes Spark run it again.
+                raise DecodeRetryError(
+                    f"message {message.topic}[{message.partition}]@{message.offset} decoded in the first pass and "
+                    f"failed in the second: {exc}"
+                ) from exc
+            where = (message.topic, message.partition)
+            order_ts = [clock.order_ts(where, getattr(event, "commit_ts", None)) for event in events]
+            clock.see(where, events)
             for position, event in enumerate(events):
                 change = _change(event)
                 if change is None:
@@ -180,7 +226,7 @@ def _second_pass(protocol: str, options: dict[str, object], schema_texts: list[s
                 op, database, table, before, after, changed, commit_ts, version = change
                 common = {
                     "_cdc_op": op, "_cdc_commit_ts": commit_ts,
-                    "_cdc_sequence": {"commit_ts": commit_ts, "partition": message.partition,
+                    "_cdc_sequence": {"commit_ts": order_ts[position], "partition": message.partition,
                                       "offset": message.offset, "position": position},
                     "_cdc_database": database, "_cdc_table": table, "_cdc_schema_version": version,
                     "_cdc_topic": message.topic, "_cdc_partition": message.partition, "_cdc_offset": message.offset,
@@ -235,6 +281,12 @@ class ExecutorDecodedChanges:
     _first: list[Any]
     _schemas: dict[tuple[str, str], TableSchema]
     _order: list[tuple[str, str]]
+    _partition_ts: dict[PartitionKey, int] = attrs.field(factory=dict)
+
+    def partition_commit_ts(self) -> dict[PartitionKey, int]:
+        """The newest commit ts per topic-partition after this batch: the next batch's ``partition_ts``."""
+        seen = {(r["topic"], r["partition"]): r["commit_ts"] for r in self._first if r["kind"] == "clock"}
+        return merge_clocks(self._partition_ts, seen)
 
     def tables(self) -> list[tuple[str, str]]:
 
@@ -298,8 +350,13 @@ def decode(
     *,
     plan: str = "executor",
     time_as: str = "interval",
+    partition_ts: Mapping[PartitionKey, int] | None = None,
 ) -> Any:
     """Decode ``df`` (Kafka source columns) into the change-frame contract.
+
+    ``partition_ts``: the previous batch's ``partition_commit_ts()``, the newest commit ts per topic-partition, so
+    that changes without one (TiCDC Avro's tombstone deletes) are ordered after what preceded them
+    (:mod:`cdc_spark.partition_clock`).
 
     ``time_as``: ``interval`` (TIME as ``interval day to second``) or ``string`` (TiDB's text, see
     :mod:`cdc_spark.time_text`).
@@ -316,13 +373,13 @@ def decode(
     if plan == "driver":
         from cdc_spark import driver_decode
 
-        decoded = driver_decode.decode(df, protocol, options, schemas)
+        decoded = driver_decode.decode(df, protocol, options, schemas, partition_ts)
     elif plan == "native" and protocol == "canal-json":
         from cdc_spark import native_canal
 
-        decoded = native_canal.decode(df, protocol, options, schemas)
+        decoded = native_canal.decode(df, protocol, options, schemas, partition_ts)
     else:
-        decoded = decode_in_executors(df, protocol, options, schemas)
+        decoded = decode_in_executors(df, protocol, options, schemas, partition_ts)
     return TimeAsText(decoded) if time_as == "string" else decoded
 
 
@@ -331,13 +388,19 @@ def decode_in_executors(
     protocol: str,
     options: Mapping[str, object] | None = None,
     schemas: Mapping[tuple[str, str], TableSchema] | None = None,
+    partition_ts: Mapping[PartitionKey, int] | None = None,
 ) -> ExecutorDecodedChanges:
-    """Decode ``df`` (Kafka source columns) with the ``protocol`` codec in the executors."""
+    """Decode ``df`` (Kafka source columns) with the ``protocol`` codec in the executors.
+
+    ``partition_ts``: the previous batch's :meth:`~ExecutorDecodedChanges.partition_commit_ts`, so that a change
+    without a commit ts (an Avro tombstone) at the start of this batch is ordered (:mod:`cdc_spark.partition_clock`).
+    """
     codec_options = dict(options or {})
     get_codec(protocol).decoder(codec_options)  # fail fast on the driver: unknown protocol or option
     grouped = df.select("key", "value", "topic", "partition", "offset", "timestamp").repartition("topic", "partition")
     grouped = grouped.sortWithinPartitions("topic", "partition", "offset")
-    first = grouped.mapInArrow(_first_pass(protocol, codec_options), FIRST_PASS).collect()
+    primed = [json.dumps(schema_to_json(t)) for t in (schemas or {}).values()]
+    first = grouped.mapInArrow(_first_pass(protocol, codec_options, primed), FIRST_PASS).collect()
 
     known: dict[tuple[str, str], TableSchema] = dict(schemas or {})
     ranks: dict[tuple[str, str], tuple[int, int, int, int]] = {}
@@ -352,8 +415,13 @@ def decode_in_executors(
     tables = [known[name] for name in order]
     wide_schema = _wide_schema(tables)
     texts = [json.dumps(schema_to_json(t)) for t in tables]
-    wide = grouped.mapInArrow(_second_pass(protocol, codec_options, texts, wide_schema), wide_schema).persist()
-    return ExecutorDecodedChanges(df.sparkSession, wide, first, known, order)
+    seed = dict(partition_ts or {})
+    dead = frozenset((r["topic"], r["partition"], r["offset"]) for r in first if r["kind"] == "dead")
+    second = _second_pass(
+        protocol, codec_options, texts, wide_schema, partition_ts=seed, first_pass_dead=dead, primed=primed
+    )
+    wide = grouped.mapInArrow(second, wide_schema).persist()
+    return ExecutorDecodedChanges(df.sparkSession, wide, first, known, order, seed)
 
 
 __all__ = ["ExecutorDecodedChanges", "decode", "decode_in_executors"]

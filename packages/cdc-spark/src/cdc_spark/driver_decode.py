@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from cdc_core.canonical import schema_to_json
-from cdc_core.codec import Decoder
+from cdc_core.codec import Decoder, SchemaHoldingDecoder
 from cdc_core.errors import CdcError
 from cdc_core.events import Bootstrap, DDLEvent, DDLType, RowChange, Watermark
 from cdc_core.message import Message
@@ -27,6 +27,7 @@ from cdc_core.schema import TableSchema
 from cdc_core.textual import WIDE_DECIMAL
 from cdc_core.types import DataType, LogicalType, MySQLType
 from cdc_core.values import EnumIndex, SetBits, ZeroTemporal
+from cdc_spark.partition_clock import PartitionClock, PartitionKey
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -172,6 +173,7 @@ class _Change:
     schema_version: int | None
     message: Message
     position: int
+    order_ts: int | None  # commit_ts, else inferred from its partition (see cdc_spark.partition_clock)
 
 
 @attrs.define
@@ -183,9 +185,14 @@ class DecodedChanges:
     _schemas: dict[tuple[str, str], TableSchema]
     _control: list[tuple[Any, ...]]
     _dead: list[tuple[Any, ...]]
+    _clock: dict[PartitionKey, int] = attrs.field(factory=dict)
 
     def tables(self) -> list[tuple[str, str]]:
         return sorted(self._rows)
+
+    def partition_commit_ts(self) -> dict[PartitionKey, int]:
+        """The newest commit ts per topic-partition after this batch: the next batch's ``partition_ts``."""
+        return dict(self._clock)
 
     def table(self, database: str, table: str) -> DataFrame:
         frame: DataFrame = self.spark.createDataFrame(
@@ -227,9 +234,14 @@ def decode(
     protocol: str,
     options: Mapping[str, object] | None = None,
     schemas: Mapping[tuple[str, str], TableSchema] | None = None,
+    partition_ts: Mapping[PartitionKey, int] | None = None,
 ) -> DecodedChanges:
     """Decode every message of ``df`` (Kafka source columns) with the ``protocol`` codec on the driver."""
     decoder: Decoder = get_codec(protocol).decoder(dict(options or {}))
+    if isinstance(decoder, SchemaHoldingDecoder):
+        for learned in (schemas or {}).values():
+            decoder.prime(learned)
+    clock = PartitionClock(partition_ts)
     known: dict[tuple[str, str], TableSchema] = dict(schemas or {})
     known_at: dict[tuple[str, str], int] = {}  # commit ts of the schema kept: the newest wins, not the last read
 
@@ -259,6 +271,7 @@ def decode(
             dead.append((message.topic, message.partition, message.offset, message.key, message.value,
                          type(exc).__name__, str(exc)))  # fmt: skip
             continue
+        where = (message.topic, message.partition)
         for position, event in enumerate(events):
             if isinstance(event, RowChange):
                 if event.schema is not None:
@@ -266,7 +279,8 @@ def decode(
                 pending.append(
                     _Change(op=event.op.value, database=event.database, table=event.table, before=event.before,
                             after=event.after, changed=event.changed_columns, commit_ts=event.commit_ts,
-                            schema_version=event.schema_version, message=message, position=position)
+                            schema_version=event.schema_version, message=message, position=position,
+                            order_ts=clock.order_ts(where, event.commit_ts))
                 )  # fmt: skip
             elif isinstance(event, Watermark):
                 control.append(("watermark", None, None, event.ts, None, None, None, message.partition, message.offset))
@@ -287,8 +301,13 @@ def decode(
                     pending.append(
                         _Change(op="truncate", database=event.database, table=event.table, before=None, after=None,
                                 changed=None, commit_ts=event.commit_ts, schema_version=None, message=message,
-                                position=position)
+                                position=position, order_ts=clock.order_ts(where, event.commit_ts))
                     )  # fmt: skip
+        clock.see(where, events)
+    if isinstance(decoder, SchemaHoldingDecoder):  # rows whose schema never came: reported, not dropped
+        for message, reason in decoder.unreleased():
+            dead.append((message.topic, message.partition, message.offset, message.key, message.value,
+                         "SchemaError", reason))  # fmt: skip
     rows: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for change in pending:
         message = change.message
@@ -309,10 +328,10 @@ def decode(
         changed = None if change.changed is None else list(change.changed)
         if image is not None and changed is None and any(c.name not in image for c in schema.stored_columns):
             changed = [c.name for c in schema.stored_columns if c.name in image]  # an older, narrower schema
-        sequence = (change.commit_ts, message.partition, message.offset, change.position)
+        sequence = (change.order_ts, message.partition, message.offset, change.position)
         rows.setdefault(name, []).append(
             (*values, change.op, change.commit_ts, sequence,
              before, changed, change.database, change.table, change.schema_version, message.topic,
              message.partition, message.offset, zeros or None)
         )  # fmt: skip
-    return DecodedChanges(df.sparkSession, rows, known, control, dead)
+    return DecodedChanges(df.sparkSession, rows, known, control, dead, clock.snapshot())

@@ -21,6 +21,7 @@ from cdc_core.errors import ConfigError
 from cdc_core.secrets import redact_options
 from cdc_spark.apply import DEFAULT_TOMBSTONE_RETENTION, apply_changes
 from cdc_spark.decode import PLANS, decode
+from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
 from cdc_spark.sinks import BatchInfo, Sink
 from cdc_spark.time_text import check_time_as
 
@@ -205,6 +206,8 @@ class BatchProcessor:
     gate: WatermarkGate | None = None
     progress: Callable[[BatchReport], None] | None = None
     schemas: dict[tuple[str, str], Any] = attrs.field(factory=dict)
+    # newest commit ts per topic-partition, saved in the checkpoint: orders Avro tombstones across batches
+    clock: dict[PartitionKey, int] | None = None
 
     def keys_for(self, table: str, schema: Any) -> tuple[str, ...]:
         keys = self.config.keys.get(table) or self.config.keys.get("*")
@@ -230,6 +233,7 @@ class BatchProcessor:
                 schemas=self.schemas or None,
                 plan=self.config.decode_plan,
                 time_as=self.config.time_as,
+                partition_ts=self._clock(),
             )
             self.schemas.update(decoded.schemas())
             tables = {f"{db}.{t}": decoded.table(db, t) for db, t in decoded.tables()}
@@ -268,6 +272,8 @@ class BatchProcessor:
             dead = self._dead_letters(decoded.dead_letters(), batch)
             if self.gate is not None:
                 self.gate.commit(batch_id)
+            self.clock = decoded.partition_commit_ts()
+            save_clock(self.config.checkpoint, self.clock)
         finally:
             release = getattr(decoded, "release", None)
             if release is not None:  # the executor decoder caches the batch's decode
@@ -285,6 +291,11 @@ class BatchProcessor:
                 seconds=time.monotonic() - started,
             )
             self.progress(report)
+
+    def _clock(self) -> dict[PartitionKey, int]:
+        if self.clock is None:
+            self.clock = load_clock(self.config.checkpoint)
+        return self.clock
 
     def _dead_letters(self, letters: DataFrame, batch: BatchInfo) -> int:
         """Undecodable messages appended to ``<target>/_dead_letters`` (Delta, same app transaction)."""

@@ -37,6 +37,7 @@ from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType, LogicalType
 from cdc_spark.driver_decode import CONTROL_SCHEMA, DEAD_LETTER_SCHEMA, spark_type, spark_value
+from cdc_spark.partition_clock import PartitionKey, merge_clocks
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -181,6 +182,14 @@ class NativeDecodedChanges:
     _schemas: dict[tuple[str, str], TableSchema]
     _rest: Any  # ExecutorDecodedChanges of the messages the native plan left out, or None
     _cached: list[DataFrame]
+    _partition_ts: dict[PartitionKey, int] = attrs.field(factory=dict)
+
+    def partition_commit_ts(self) -> dict[PartitionKey, int]:
+        """The clock passed in, advanced by the messages the executor decoded. Canal-JSON rows never lack a
+        commit ts when others have one (TiCDC writes it on all of them, official Canal on none), so the native
+        tables do not need to advance it."""
+        rest = {} if self._rest is None else self._rest.partition_commit_ts()
+        return merge_clocks(self._partition_ts, rest)
 
     @property
     def native_tables(self) -> list[tuple[str, str]]:
@@ -406,6 +415,7 @@ def decode(
     protocol: str = PROTOCOL,
     options: Mapping[str, object] | None = None,
     schemas: Mapping[tuple[str, str], TableSchema] | None = None,
+    partition_ts: Mapping[PartitionKey, int] | None = None,
 ) -> NativeDecodedChanges:
     """Decode Canal-JSON ``df`` (Kafka source columns) natively where it can, with the executor decoder elsewhere."""
     from pyspark.sql import functions as F
@@ -458,8 +468,8 @@ def decode(
     )
     rest = None
     if rest_messages.limit(1).count() > 0:
-        rest = executor.decode_in_executors(rest_messages, PROTOCOL, codec_options, schemas)
-    return NativeDecodedChanges(spark, frames, learned, rest, cached)
+        rest = executor.decode_in_executors(rest_messages, PROTOCOL, codec_options, schemas, partition_ts)
+    return NativeDecodedChanges(spark, frames, learned, rest, cached, dict(partition_ts or {}))
 
 
 __all__ = ["NativeDecodedChanges", "decode"]

@@ -85,6 +85,10 @@ class TimeAsText:
         schemas: dict[tuple[str, str], TableSchema] = self.decoded.schemas()
         return schemas
 
+    def partition_commit_ts(self) -> dict[tuple[str | None, int | None], int]:
+        clock: dict[tuple[str | None, int | None], int] = self.decoded.partition_commit_ts()
+        return clock
+
     def control(self) -> DataFrame:
         frame: DataFrame = self.decoded.control()
         return frame

@@ -259,8 +259,9 @@ class DeltaSink:
         predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in spec.keys)
         updates = {_quote(k): f"s.{_quote(k)}" for k in spec.keys}
         for column in spec.value_columns:
-            flag = f"s.{_quote(CHANGED_PREFIX + column)}"
-            updates[_quote(column)] = f"CASE WHEN {flag} THEN s.{_quote(column)} ELSE t.{_quote(column)} END"
+            set_at = f"s.{_quote(CHANGED_PREFIX + column)}"
+            newer = f"{set_at} > t.{_quote(SEQUENCE)}"  # null (not set in the batch) keeps the stored value
+            updates[_quote(column)] = f"CASE WHEN {newer} THEN s.{_quote(column)} ELSE t.{_quote(column)} END"
         for column in (SEQUENCE, DELETED, UPDATED_AT):
             updates[_quote(column)] = f"s.{_quote(column)}"
         inserts = {_quote(c): f"s.{_quote(c)}" for c in (*spec.columns, SEQUENCE, DELETED, UPDATED_AT)}

@@ -49,8 +49,8 @@ def merge_sql(plan: MergePlan, target: str, source: str) -> str:
         on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in spec.keys)
         sets = [f"t.{quote(k)} = s.{quote(k)}" for k in spec.keys]
         for column in spec.value_columns:
-            flag = f"s.{quote(CHANGED_PREFIX + column)}"
-            sets.append(f"t.{quote(column)} = CASE WHEN {flag} THEN s.{quote(column)} ELSE t.{quote(column)} END")
+            newer = f"s.{quote(CHANGED_PREFIX + column)} > t.{quote(SEQUENCE)}"  # see MergePlan
+            sets.append(f"t.{quote(column)} = CASE WHEN {newer} THEN s.{quote(column)} ELSE t.{quote(column)} END")
         stamp = "current_timestamp()"
         sets += [f"t.{quote(SEQUENCE)} = s.{quote(SEQUENCE)}", f"t.{quote(DELETED)} = s.{quote(DELETED)}"]
         sets.append(f"t.{quote(UPDATED_AT)} = {stamp}")
