@@ -17,7 +17,7 @@ through the driver. The second pass is cached until :meth:`ExecutorDecodedChange
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -351,12 +351,14 @@ def decode(
     plan: str = "executor",
     time_as: str = "interval",
     partition_ts: Mapping[PartitionKey, int] | None = None,
+    known_versions: Sequence[TableSchema] = (),
 ) -> Any:
     """Decode ``df`` (Kafka source columns) into the change-frame contract.
 
     ``partition_ts``: the previous batch's ``partition_commit_ts()``, the newest commit ts per topic-partition, so
     that changes without one (TiCDC Avro's tombstone deletes) are ordered after what preceded them
-    (:mod:`cdc_spark.partition_clock`).
+    (:mod:`cdc_spark.partition_clock`). ``known_versions``: every schema version earlier batches brought
+    (BOOTSTRAP, DDL), to prime decoders that hold rows until their version is known (TiCDC Simple).
 
     ``time_as``: ``interval`` (TIME as ``interval day to second``) or ``string`` (TiDB's text, see
     :mod:`cdc_spark.time_text`).
@@ -373,13 +375,17 @@ def decode(
     if plan == "driver":
         from cdc_spark import driver_decode
 
-        decoded = driver_decode.decode(df, protocol, options, schemas, partition_ts)
+        decoded = driver_decode.decode(
+            df, protocol, options, schemas, partition_ts=partition_ts, known_versions=known_versions
+        )
     elif plan == "native" and protocol == "canal-json":
         from cdc_spark import native_canal
 
         decoded = native_canal.decode(df, protocol, options, schemas, partition_ts)
     else:
-        decoded = decode_in_executors(df, protocol, options, schemas, partition_ts)
+        decoded = decode_in_executors(
+            df, protocol, options, schemas, partition_ts=partition_ts, known_versions=known_versions
+        )
     return TimeAsText(decoded) if time_as == "string" else decoded
 
 
@@ -388,7 +394,9 @@ def decode_in_executors(
     protocol: str,
     options: Mapping[str, object] | None = None,
     schemas: Mapping[tuple[str, str], TableSchema] | None = None,
+    *,
     partition_ts: Mapping[PartitionKey, int] | None = None,
+    known_versions: Sequence[TableSchema] = (),
 ) -> ExecutorDecodedChanges:
     """Decode ``df`` (Kafka source columns) with the ``protocol`` codec in the executors.
 
@@ -399,7 +407,7 @@ def decode_in_executors(
     get_codec(protocol).decoder(codec_options)  # fail fast on the driver: unknown protocol or option
     grouped = df.select("key", "value", "topic", "partition", "offset", "timestamp").repartition("topic", "partition")
     grouped = grouped.sortWithinPartitions("topic", "partition", "offset")
-    primed = [json.dumps(schema_to_json(t)) for t in (schemas or {}).values()]
+    primed = [json.dumps(schema_to_json(t)) for t in [*known_versions, *(schemas or {}).values()]]
     first = grouped.mapInArrow(_first_pass(protocol, codec_options, primed), FIRST_PASS).collect()
 
     known: dict[tuple[str, str], TableSchema] = dict(schemas or {})

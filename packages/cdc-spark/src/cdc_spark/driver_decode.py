@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Final
 
@@ -234,12 +234,14 @@ def decode(
     protocol: str,
     options: Mapping[str, object] | None = None,
     schemas: Mapping[tuple[str, str], TableSchema] | None = None,
+    *,
     partition_ts: Mapping[PartitionKey, int] | None = None,
+    known_versions: Sequence[TableSchema] = (),
 ) -> DecodedChanges:
     """Decode every message of ``df`` (Kafka source columns) with the ``protocol`` codec on the driver."""
     decoder: Decoder = get_codec(protocol).decoder(dict(options or {}))
     if isinstance(decoder, SchemaHoldingDecoder):
-        for learned in (schemas or {}).values():
+        for learned in [*known_versions, *(schemas or {}).values()]:
             decoder.prime(learned)
     clock = PartitionClock(partition_ts)
     known: dict[tuple[str, str], TableSchema] = dict(schemas or {})

@@ -39,6 +39,7 @@ KAFKA_SCHEMA: Final = (
 )
 TICDC_PROTOCOLS: Final = frozenset({"simple", "avro", "canal-json", "open-protocol", "debezium"})
 DEAD_LETTERS: Final = "_dead_letters"
+MAX_KNOWN_VERSIONS: Final = 1024  # schema versions kept to prime decoders (oldest dropped first)
 JOB_OPTIONS: Final = frozenset(
     {"sink", "table-format", "catalog-prefix", "watermark", "trigger-interval", "app-id", "decode", "time-as"}
 )
@@ -208,6 +209,9 @@ class BatchProcessor:
     schemas: dict[tuple[str, str], Any] = attrs.field(factory=dict)
     # newest commit ts per topic-partition, saved in the checkpoint: orders Avro tombstones across batches
     clock: dict[PartitionKey, int] | None = None
+    # every schema version BOOTSTRAP/DDL messages brought, newest last: a lagging partition's rows of an older
+    # version still decode in a later batch (TiCDC Simple)
+    versions: dict[tuple[str, str, int | None], Any] = attrs.field(factory=dict)
 
     def keys_for(self, table: str, schema: Any) -> tuple[str, ...]:
         keys = self.config.keys.get(table) or self.config.keys.get("*")
@@ -234,8 +238,10 @@ class BatchProcessor:
                 plan=self.config.decode_plan,
                 time_as=self.config.time_as,
                 partition_ts=self._clock(),
+                known_versions=list(self.versions.values()),
             )
             self.schemas.update(decoded.schemas())
+            self._learn_versions(decoded.control())
             tables = {f"{db}.{t}": decoded.table(db, t) for db, t in decoded.tables()}
             watermark = None
             held = 0
@@ -291,6 +297,17 @@ class BatchProcessor:
                 seconds=time.monotonic() - started,
             )
             self.progress(report)
+
+    def _learn_versions(self, control: DataFrame) -> None:
+        from cdc_core.canonical import schema_from_json
+
+        for row in control.where("schema_json IS NOT NULL").select("schema_json").collect():
+            schema = schema_from_json(json.loads(row["schema_json"]))
+            key = (schema.database, schema.table, schema.version)
+            self.versions.pop(key, None)
+            self.versions[key] = schema
+        while len(self.versions) > MAX_KNOWN_VERSIONS:
+            del self.versions[next(iter(self.versions))]
 
     def _clock(self) -> dict[PartitionKey, int]:
         if self.clock is None:

@@ -468,7 +468,7 @@ def decode(
     )
     rest = None
     if rest_messages.limit(1).count() > 0:
-        rest = executor.decode_in_executors(rest_messages, PROTOCOL, codec_options, schemas, partition_ts)
+        rest = executor.decode_in_executors(rest_messages, PROTOCOL, codec_options, schemas, partition_ts=partition_ts)
     return NativeDecodedChanges(spark, frames, learned, rest, cached, dict(partition_ts or {}))
 
 
