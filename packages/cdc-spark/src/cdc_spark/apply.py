@@ -37,7 +37,6 @@ SEQUENCE: Final = "__cdc_sequence"
 DELETED: Final = "__cdc_deleted"
 UPDATED_AT: Final = "__cdc_updated_at"
 CHANGED_PREFIX: Final = "__cdc_changed__"
-_SET_AT: Final = "__cdc_set_at__"  # the sequence of the newest change in the batch that set a column
 START_AT: Final = "__start_at"
 END_AT: Final = "__end_at"
 START_SEQUENCE: Final = "__cdc_start_sequence"
@@ -211,7 +210,8 @@ def _with_change_flags(frame: DataFrame, spec: ApplySpec) -> DataFrame:
 
 
 def _fill_partial(frame: DataFrame, spec: ApplySpec) -> DataFrame:
-    """Per key in sequence order, carry each column's last set value forward and whether any change set it."""
+    """Per key in sequence order, carry each column's last set value forward; its ``__cdc_changed__`` column
+    becomes the sequence of the newest change so far that set it (null: none did)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -223,7 +223,8 @@ def _fill_partial(frame: DataFrame, spec: ApplySpec) -> DataFrame:
     for name in spec.value_columns:
         flag = CHANGED_PREFIX + name
         carried = F.last(F.when(F.col(flag), F.struct(F.col(name).alias("v"))), ignorenulls=True).over(window)
-        frame = frame.withColumn(name, carried.getField("v")).withColumn(flag, F.max(F.col(flag)).over(window))
+        set_at = F.max(F.when(F.col(flag), F.col(SEQUENCE))).over(window)
+        frame = frame.withColumn(name, carried.getField("v")).withColumn(flag, set_at)
     return frame
 
 
@@ -243,10 +244,6 @@ def scd1_source(changes: DataFrame, spec: ApplySpec) -> MergePlan:
 
     frame, truncate, when = _ordered(changes, spec)
     frame = _tiebreak(_with_change_flags(frame, spec), spec)
-    per_key = Window.partitionBy(*spec.keys)
-    for name in spec.value_columns:  # before the fill turns the flags into "set by this change or an earlier one"
-        set_by = F.max(F.when(F.col(CHANGED_PREFIX + name), F.col(SEQUENCE))).over(per_key)
-        frame = frame.withColumn(_SET_AT + name, set_by)
     frame = _fill_partial(frame, spec)
     latest = Window.partitionBy(*spec.keys).orderBy(F.col(SEQUENCE).desc(), F.col("__cdc_tiebreak").desc())
     net = (
@@ -254,7 +251,7 @@ def scd1_source(changes: DataFrame, spec: ApplySpec) -> MergePlan:
         .where(F.col("__cdc_rank") == 1)
         .withColumn(DELETED, F.col("_cdc_op") == "delete")
     )
-    set_at = [F.col(_SET_AT + c).alias(CHANGED_PREFIX + c) for c in spec.value_columns]
+    set_at = [CHANGED_PREFIX + c for c in spec.value_columns]  # the net row is the key's last: its fill saw all
     source = net.select(*spec.columns, SEQUENCE, DELETED, *set_at)
     return MergePlan(spec=spec, source=source, truncate_sequence=truncate, truncate_time=when)
 
