@@ -79,8 +79,9 @@ class _Decoders:
 
     protocol: str
     options: dict[str, object]
-    primed: list[str] = attrs.field(factory=list)  # schemas (canonical JSON) learned from earlier batches
+    primed_texts: list[str] = attrs.field(factory=list)  # schemas (canonical JSON) learned from earlier batches
     by_partition: dict[tuple[str | None, int | None], Decoder] = attrs.field(factory=dict)
+    _primed: list[TableSchema] | None = attrs.field(default=None, init=False)  # parsed once, when first needed
 
     def decode(self, message: Message) -> list[Event]:
         where = (message.topic, message.partition)
@@ -88,8 +89,10 @@ class _Decoders:
         if decoder is None:
             decoder = self.by_partition[where] = get_codec(self.protocol).decoder(self.options)
             if isinstance(decoder, SchemaHoldingDecoder):
-                for text in self.primed:
-                    decoder.prime(schema_from_json(json.loads(text)))
+                if self._primed is None:
+                    self._primed = [schema_from_json(json.loads(text)) for text in self.primed_texts]
+                for schema in self._primed:
+                    decoder.prime(schema)
         return decoder.decode(message)
 
     def unreleased(self) -> list[tuple[Message, str]]:
@@ -217,8 +220,6 @@ def _second_pass(
                     f"failed in the second: {exc}"
                 ) from exc
             where = (message.topic, message.partition)
-            order_ts = [clock.order_ts(where, getattr(event, "commit_ts", None)) for event in events]
-            clock.see(where, events)
             for position, event in enumerate(events):
                 change = _change(event)
                 if change is None:
@@ -226,7 +227,7 @@ def _second_pass(
                 op, database, table, before, after, changed, commit_ts, version = change
                 common = {
                     "_cdc_op": op, "_cdc_commit_ts": commit_ts,
-                    "_cdc_sequence": {"commit_ts": order_ts[position], "partition": message.partition,
+                    "_cdc_sequence": {"commit_ts": clock.order_ts(where, commit_ts), "partition": message.partition,
                                       "offset": message.offset, "position": position},
                     "_cdc_database": database, "_cdc_table": table, "_cdc_schema_version": version,
                     "_cdc_topic": message.topic, "_cdc_partition": message.partition, "_cdc_offset": message.offset,
@@ -251,6 +252,7 @@ def _second_pass(
                 out.append({**common, "__table": index, f"__t{index}": values,
                             "_cdc_changed_columns": None if changed is None else list(changed),
                             "_cdc_zero_dates": list(zeros.items()) or None})  # fmt: skip
+            clock.see(where, events)  # after ordering them: a change without a ts follows the ones before it
             if len(out) >= 4096:
                 yield pa.RecordBatch.from_pylist(out, schema=arrow_schema)
                 out = []
@@ -381,7 +383,7 @@ def decode(
     elif plan == "native" and protocol == "canal-json":
         from cdc_spark import native_canal
 
-        decoded = native_canal.decode(df, protocol, options, schemas, partition_ts)
+        decoded = native_canal.decode(df, protocol, options, schemas, partition_ts=partition_ts)
     else:
         decoded = decode_in_executors(
             df, protocol, options, schemas, partition_ts=partition_ts, known_versions=known_versions

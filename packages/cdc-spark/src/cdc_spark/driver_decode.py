@@ -229,6 +229,11 @@ def spark_image(schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[l
     return values, zeros
 
 
+def _dead_letter(message: Message, error_type: str, error: str) -> tuple[Any, ...]:
+    """A row of :data:`DEAD_LETTER_SCHEMA`."""
+    return (message.topic, message.partition, message.offset, message.key, message.value, error_type, error)
+
+
 def decode(
     df: DataFrame,
     protocol: str,
@@ -270,8 +275,7 @@ def decode(
         try:
             events = decoder.decode(message)
         except CdcError as exc:
-            dead.append((message.topic, message.partition, message.offset, message.key, message.value,
-                         type(exc).__name__, str(exc)))  # fmt: skip
+            dead.append(_dead_letter(message, type(exc).__name__, str(exc)))
             continue
         where = (message.topic, message.partition)
         for position, event in enumerate(events):
@@ -308,24 +312,23 @@ def decode(
         clock.see(where, events)
     if isinstance(decoder, SchemaHoldingDecoder):  # rows whose schema never came: reported, not dropped
         for message, reason in decoder.unreleased():
-            dead.append((message.topic, message.partition, message.offset, message.key, message.value,
-                         "SchemaError", reason))  # fmt: skip
+            dead.append(_dead_letter(message, "SchemaError", reason))
     rows: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for change in pending:
         message = change.message
         name = (change.database, change.table)
         schema = known.get(name)
         if schema is None:
-            dead.append((message.topic, message.partition, message.offset, message.key, message.value,
-                         "SchemaError", f"no schema known for table {change.database}.{change.table}"))  # fmt: skip
+            dead.append(
+                _dead_letter(message, "SchemaError", f"no schema known for table {change.database}.{change.table}")
+            )
             continue
         image = change.before if change.op == "delete" else change.after
         try:
             values, zeros = spark_image(schema, image)
             before = None if change.before is None else tuple(spark_image(schema, change.before)[0])
         except ValueRangeError as exc:
-            dead.append((message.topic, message.partition, message.offset, message.key, message.value,
-                         type(exc).__name__, str(exc)))  # fmt: skip
+            dead.append(_dead_letter(message, type(exc).__name__, str(exc)))
             continue
         changed = None if change.changed is None else list(change.changed)
         if image is not None and changed is None and any(c.name not in image for c in schema.stored_columns):

@@ -415,6 +415,7 @@ def decode(
     protocol: str = PROTOCOL,
     options: Mapping[str, object] | None = None,
     schemas: Mapping[tuple[str, str], TableSchema] | None = None,
+    *,
     partition_ts: Mapping[PartitionKey, int] | None = None,
 ) -> NativeDecodedChanges:
     """Decode Canal-JSON ``df`` (Kafka source columns) natively where it can, with the executor decoder elsewhere."""
