@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from cdc_core.errors import StorageError
 from cdc_core.events import Op, RowChange, Watermark
 from cdc_spark.partition_clock import PartitionClock, load_clock, merge_clocks, save_clock
 
@@ -32,3 +35,10 @@ def test_the_clock_survives_a_restart_through_the_checkpoint(tmp_path: Path) -> 
     save_clock(str(tmp_path), {("orders", 0): 5, ("orders", 2): 9, ("items", 0): 1})
     assert load_clock(str(tmp_path)) == {("orders", 0): 5, ("orders", 2): 9, ("items", 0): 1}
     assert merge_clocks({("a", 0): 3}, {("a", 0): 2, ("b", 1): 4}) == {("a", 0): 3, ("b", 1): 4}
+
+
+@pytest.mark.parametrize("text", ['{"orders": ', '{"orders": {"x": 5}}', '{"orders": [1]}'])
+def test_a_damaged_clock_file_is_a_storage_error_naming_it(tmp_path: Path, text: str) -> None:
+    (tmp_path / "partition-clock.json").write_text(text)
+    with pytest.raises(StorageError, match=r"partition-clock\.json"):
+        load_clock(str(tmp_path))

@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Final
 
+from cdc_core.errors import StorageError
 from cdc_core.events import DDLEvent, Event, RowChange, Watermark
 
 PartitionKey = tuple[str | None, int | None]
@@ -60,9 +61,16 @@ def load_clock(checkpoint: str) -> dict[PartitionKey, int]:
     path = os.path.join(checkpoint, CLOCK_FILE)
     if not os.path.exists(path):
         return {}
-    with open(path, encoding="utf-8") as handle:
-        saved: dict[str, dict[str, int]] = json.load(handle)
-    return {(topic, int(partition)): ts for topic, partitions in saved.items() for partition, ts in partitions.items()}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            saved: dict[str, dict[str, int]] = json.load(handle)
+        return {
+            (topic, int(partition)): int(ts)
+            for topic, partitions in saved.items()
+            for partition, ts in partitions.items()
+        }
+    except (ValueError, TypeError, AttributeError) as exc:  # JSONDecodeError is a ValueError
+        raise StorageError(f"checkpoint file {path}: not a partition clock ({exc})") from exc
 
 
 def save_clock(checkpoint: str, clock: Mapping[PartitionKey, int]) -> None:
