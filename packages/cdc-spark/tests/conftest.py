@@ -1,10 +1,10 @@
-"""One local SparkSession per pytest process (local[2], UTC, no UI, warehouse in a temporary directory)."""
+"""One local SparkSession per pytest process, built by the package's own session builder (Spark's Kafka and Avro
+connectors, Delta Lake and Iceberg; local[2], UTC, no UI, warehouse in a temporary directory)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,21 +16,18 @@ from cdc_core.message import Message
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    from cdc_spark.session import build_session
 
     with tempfile.TemporaryDirectory(prefix="cdc-spark-tests-") as scratch:
-        session = (
-            SparkSession.builder.master("local[2]")
-            .appName("cdc-spark-tests")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.warehouse.dir", os.path.join(scratch, "warehouse"))
-            .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
-            .getOrCreate()
+        session = build_session(
+            os.environ.get("CDC_TEST_SPARK_MASTER", "local[2]"),
+            app_name="cdc-spark-tests",
+            conf={
+                "spark.sql.warehouse.dir": os.path.join(scratch, "warehouse"),
+                "spark.driver.extraJavaOptions": f"-Dderby.system.home={scratch}",
+            },
+            log_level="ERROR",
         )
-        session.sparkContext.setLogLevel("ERROR")
         yield session
         session.stop()
 

@@ -53,6 +53,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "catalog-prefix, trigger-interval, app-id, decode=executor|native|driver, time-as=interval|string",
     )
     parser.add_argument("--master", default=None, help="Spark master (default: the session's, else local[*])")
+    parser.add_argument(
+        "--conf",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting (spark.jars.packages, spark.sql.shuffle.partitions, ...); it wins over the defaults",
+    )
     parser.add_argument("--quiet", action="store_true", help="no per-batch progress lines")
 
 
@@ -75,12 +83,9 @@ def execute(args: argparse.Namespace) -> int:
     """Run ``cdc apply`` for parsed arguments; typed errors become one line on stderr and exit status 2."""
     try:
         config = config_from(args)
-        from pyspark.sql import SparkSession
+        from cdc_spark.session import build_session
 
-        builder = SparkSession.builder.appName("cdc-apply").config("spark.sql.session.timeZone", "UTC")
-        if args.master:
-            builder = builder.master(args.master)
-        spark = builder.getOrCreate()
+        spark = build_session(args.master, app_name="cdc-apply", conf=dict(args.conf))
 
         def progress(report: object) -> None:
             if not args.quiet:

@@ -199,7 +199,7 @@ def _second_pass(
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    arrow_schema = to_arrow_schema(wide, timezone="UTC")
+    arrow_schema = to_arrow_schema(wide)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         tables = [schema_from_json(json.loads(text)) for text in schema_texts]

@@ -1,6 +1,6 @@
 """``python -m cdc_spark.demo`` (``nox -s demo``): the whole pipeline on an embedded default, no services needed.
 
-1. starts a Kafka-protocol broker (tansu, in memory),
+1. starts an Apache Kafka broker (one KRaft node from the pinned Maven Central jars, on loopback),
 2. produces a generated shop changefeed (three tables, many column types, updates, deletes, an ADD COLUMN)
    with the project's own encoder, replaying a share of the messages as an at-least-once producer would,
 3. runs ``cdc apply --once`` on a local Spark into Delta tables, printing a line per micro-batch,
@@ -106,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from pyspark.sql import SparkSession
 
+    from cdc_spark.session import build_session
     from cdc_testing.kafka import create_topic, produce, running_broker
 
     changefeed = generate(seed=args.seed, transactions=args.transactions)
@@ -119,23 +120,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     with tempfile.TemporaryDirectory(prefix="cdc-demo-") as scratch, running_broker() as bootstrap:
         target = args.target or f"{scratch}/tables"
-        print(f"broker: tansu at {bootstrap}; target: {target}")
+        print(f"broker: Apache Kafka at {bootstrap}; target: {target}")
         create_topic(bootstrap, "shop", args.partitions)
         spread = [attrs.evolve(m, partition=(m.partition or 0) % args.partitions) for m in messages + replays]
         sent = produce(bootstrap, "shop", spread)
         print(f"produced {sent} messages to topic shop ({args.partitions} partitions)")
         owned = SparkSession.getActiveSession() is None
-        spark = (
-            SparkSession.builder.master("local[2]")
-            .appName("cdc-demo")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.warehouse.dir", f"{scratch}/warehouse")
-            .getOrCreate()
+        spark = build_session(
+            "local[2]", app_name="cdc-demo", conf={"spark.sql.warehouse.dir": f"{scratch}/warehouse"}, log_level="ERROR"
         )
-        spark.sparkContext.setLogLevel("ERROR")
         config = JobConfig(
             protocol=args.protocol,
             source=SourceSpec.parse(f"kafka://{bootstrap}/shop"),

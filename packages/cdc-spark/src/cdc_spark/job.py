@@ -162,26 +162,24 @@ def make_sink(spark: SparkSession, config: JobConfig) -> Sink:
 
 
 def read_stream(spark: SparkSession, config: JobConfig) -> DataFrame:
-    """The source as a Kafka-shaped streaming DataFrame (cdc-kafka or cdc-messages Python data sources)."""
-    import importlib
+    """The source as a streaming DataFrame in the Kafka source's shape.
 
-    try:
-        sources = importlib.import_module("cdc_spark.source")
-    except ImportError as exc:
-        raise ConfigError(
-            "the cdc-kafka / cdc-messages Spark sources (cdc_spark.source) are not installed; pass a Kafka-shaped"
-            " stream to cdc_spark.job.run(stream=...) instead"
-        ) from exc
-    sources.register(spark)
+    ``kafka://`` reads with Spark's own ``kafka`` format (``startingOffsets`` defaults to ``earliest``); every
+    ``source.*`` option is handed to it as is (``source.maxOffsetsPerTrigger``, ``source.kafka.security.protocol``,
+    ...). ``file://`` reads message lines with the ``cdc-messages`` Python source.
+    """
     options = config.source_options()
     if config.source.kind == "kafka":
         reader = (
-            spark.readStream.format("cdc-kafka")
+            spark.readStream.format("kafka")
             .option("kafka.bootstrap.servers", config.source.location)
             .option("subscribe", ",".join(config.source.topics))
             .option("startingOffsets", options.pop("startingOffsets", "earliest"))
         )
     else:
+        from cdc_spark.source import register
+
+        register(spark)
         reader = spark.readStream.format("cdc-messages").option("path", config.source.location)
     for key, value in options.items():
         reader = reader.option(key, value)

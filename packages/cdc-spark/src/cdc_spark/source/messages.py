@@ -1,10 +1,11 @@
 """``cdc-messages``: files of message lines (the ``cdc decode`` input format) as a Kafka-shaped source.
 
 Options: ``path`` (a file, a directory whose files are read in name order, or a glob), ``topic`` (for lines that
-carry none; default: the file's stem), ``maxFilesPerTrigger`` (streaming). Lines without a partition go to
+carry none; default: the file's stem). Lines without a partition go to
 partition 0; lines without an offset get their position among the file's messages, so replays are stable. Each
 file is one input partition; streaming offsets are ``{"files": N}``, the number of files (in name order) consumed.
 A line that is not a message line fails the read with an error naming file and line: nothing is skipped silently.
+Spark 4.1's Python sources have no read limits: a streaming read takes every file present at each trigger.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxFiles, SupportsTriggerAvailableNow
 
 from cdc_core.errors import ConfigError
 from cdc_core.messagelines import parse_line
@@ -74,30 +74,19 @@ class MessagesBatchReader(DataSourceReader):
         return read_file(partition.path, self._options.get("topic"))
 
 
-class MessagesStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+class MessagesStreamReader(DataSourceStreamReader):
     def __init__(self, options: Mapping[str, str]) -> None:
         self._options = lowered(options)
-        raw = self._options.get("maxfilespertrigger")
-        self._max_files = int(raw) if raw else None
-        self._target: int | None = None
+        if "maxfilespertrigger" in self._options:
+            raise ConfigError(
+                "cdc-messages: maxFilesPerTrigger needs read limits, which Spark 4.1's Python sources lack"
+            )
 
     def initialOffset(self) -> dict[str, int]:
         return {"files": 0}
 
-    def getDefaultReadLimit(self) -> ReadLimit:
-        return ReadAllAvailable() if self._max_files is None else ReadMaxFiles(self._max_files)
-
-    def prepareForTriggerAvailableNow(self) -> None:
-        self._target = len(list_files(self._options))
-
-    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, int]:
-        begin = int(start["files"])
-        available = len(list_files(self._options))
-        if self._target is not None:
-            available = min(available, self._target)
-        if isinstance(limit, ReadMaxFiles):
-            available = min(available, begin + limit.max_files)
-        return {"files": max(begin, available)}
+    def latestOffset(self) -> dict[str, int]:
+        return {"files": len(list_files(self._options))}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[MessageFile]:
         files = list_files(self._options)

@@ -1,0 +1,242 @@
+"""The JVM artifacts the project runs, pinned in one file (``jvm.toml`` beside this module), and their resolution.
+
+``jvm.toml`` names Spark's connectors (Kafka source, Avro, Delta Lake, Iceberg) and the bundles that tests and the
+demo run (Apache Kafka, ...). :func:`classpath` resolves a bundle with the machine's own Maven: a generated POM in
+the cache directory (``CDC_JVM_CACHE``, default ``~/.cache/cdc-jvm``), ``mvn dependency:build-classpath`` fetching
+what is missing into the local Maven repository, the classpath reused until the bundle's artifacts change.
+``python -m cdc_core.jvm warm`` resolves every bundle up front (CI runs it before the tests) and prints what each
+weighs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import IO, Any, Final
+from xml.sax.saxutils import escape
+
+import attrs
+
+from cdc_core.errors import CdcError, ConfigError
+
+ARTIFACTS_FILE: Final = "jvm.toml"
+CACHE_ENV: Final = "CDC_JVM_CACHE"
+RESOLVE_TIMEOUT_S: Final = 1800.0
+
+
+class JvmUnavailableError(CdcError, RuntimeError):
+    """Java or Maven is missing, or Maven could not resolve a bundle (the message says which and why)."""
+
+
+@attrs.frozen
+class Coordinate:
+    """A Maven coordinate ``group:artifact[:packaging[:classifier]]:version``."""
+
+    group: str
+    artifact: str
+    version: str
+    packaging: str = "jar"
+    classifier: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Coordinate:
+        parts = text.split(":")
+        if len(parts) == 3:
+            return cls(parts[0], parts[1], parts[2])
+        if len(parts) == 4:
+            return cls(parts[0], parts[1], parts[3], packaging=parts[2])
+        if len(parts) == 5:
+            return cls(parts[0], parts[1], parts[4], packaging=parts[2], classifier=parts[3])
+        raise ConfigError(f"{ARTIFACTS_FILE}: {text!r} is not group:artifact[:packaging[:classifier]]:version")
+
+    def __str__(self) -> str:
+        middle = "" if self.packaging == "jar" and self.classifier is None else f":{self.packaging}"
+        middle += f":{self.classifier}" if self.classifier else ""
+        return f"{self.group}:{self.artifact}{middle}:{self.version}"
+
+
+@attrs.frozen(kw_only=True)
+class Bundle:
+    """Artifacts resolved together into one classpath, and the class to run if the bundle is a program."""
+
+    name: str
+    artifacts: tuple[Coordinate, ...]
+    main: str | None = None
+    options: dict[str, Any] = attrs.field(factory=dict)  # bundle-specific settings (e.g. an archive to unpack)
+
+
+@functools.cache
+def _document() -> dict[str, Any]:
+    text = resources.files("cdc_core").joinpath(ARTIFACTS_FILE).read_text(encoding="utf-8")
+    document: dict[str, Any] = tomllib.loads(text)
+    return document
+
+
+def spark_version() -> str:
+    """The Spark version the connectors are built for (pyspark is pinned to it)."""
+    version: str = _document()["spark"]["version"]
+    return version
+
+
+def bundle_names() -> tuple[str, ...]:
+    return tuple(_document().get("bundles", {}))
+
+
+def bundle(name: str) -> Bundle:
+    """One bundle of ``jvm.toml``; an unknown name is a :class:`ConfigError` listing the known ones."""
+    bundles: dict[str, dict[str, Any]] = _document().get("bundles", {})
+    entry = bundles.get(name)
+    if entry is None:
+        raise ConfigError(f"no JVM bundle {name!r} in {ARTIFACTS_FILE}; known: {', '.join(sorted(bundles))}")
+    options = {k: v for k, v in entry.items() if k not in ("artifacts", "main")}
+    return Bundle(
+        name=name,
+        artifacts=tuple(Coordinate.parse(a) for a in entry["artifacts"]),
+        main=entry.get("main"),
+        options=options,
+    )
+
+
+def spark_packages() -> tuple[str, ...]:
+    """Spark's connectors (Kafka, Avro, Delta Lake, Iceberg) as ``spark.jars.packages`` takes them."""
+    return tuple(str(c) for c in bundle("spark").artifacts)
+
+
+def cache_root() -> Path:
+    configured = os.environ.get(CACHE_ENV)
+    return Path(configured) if configured else Path.home() / ".cache" / "cdc-jvm"
+
+
+def java_executable() -> str:
+    """``$JAVA_HOME/bin/java``, else ``java`` on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    candidate = Path(home) / "bin" / "java" if home else None
+    if candidate is not None and candidate.exists():
+        return str(candidate)
+    found = shutil.which("java")
+    if found is None:
+        raise JvmUnavailableError("no java on PATH (and JAVA_HOME unset): install a JDK 17")
+    return found
+
+
+def maven_available() -> bool:
+    return shutil.which("mvn") is not None
+
+
+def _pom(resolved: Bundle) -> str:
+    dependencies = []
+    for c in resolved.artifacts:
+        extra = "" if c.packaging == "jar" else f"<type>{escape(c.packaging)}</type>"
+        extra += f"<classifier>{escape(c.classifier)}</classifier>" if c.classifier else ""
+        dependencies.append(
+            f"    <dependency><groupId>{escape(c.group)}</groupId><artifactId>{escape(c.artifact)}</artifactId>"
+            f"<version>{escape(c.version)}</version>{extra}</dependency>"
+        )
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0">\n'
+        "  <modelVersion>4.0.0</modelVersion>\n"
+        f"  <groupId>cdc.jvm</groupId><artifactId>{escape(resolved.name)}</artifactId><version>0</version>\n"
+        "  <dependencies>\n" + "\n".join(dependencies) + "\n  </dependencies>\n</project>\n"
+    )
+
+
+def bundle_dir(resolved: Bundle) -> Path:
+    """The bundle's cache directory, named by a digest of its POM (a version change gets a new one)."""
+    digest = hashlib.sha256(_pom(resolved).encode()).hexdigest()[:16]
+    return cache_root() / f"{resolved.name}-{digest}"
+
+
+def run_maven(pom_dir: Path, goals: Sequence[str], what: str) -> None:
+    """Run Maven on ``pom_dir/pom.xml``; a failure is a :class:`JvmUnavailableError` with Maven's last lines."""
+    maven = shutil.which("mvn")
+    if maven is None:
+        raise JvmUnavailableError("no mvn on PATH: install Maven 3.8+ to fetch the JVM parts from Maven Central")
+    command = [maven, "-q", "-B", "-f", str(pom_dir / "pom.xml"), *goals]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise JvmUnavailableError(f"Maven did not resolve {what} within {RESOLVE_TIMEOUT_S:.0f} s") from exc
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise JvmUnavailableError(f"Maven could not resolve {what} (exit {done.returncode}):\n{tail}")
+
+
+def classpath(name: str) -> list[Path]:
+    """The jars of bundle ``name`` with all their dependencies, resolved once and then read from the cache."""
+    resolved = bundle(name)
+    folder = bundle_dir(resolved)
+    listing = folder / "classpath.txt"
+    if not listing.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "pom.xml").write_text(_pom(resolved), encoding="utf-8")
+        partial = folder / f"classpath.{os.getpid()}.tmp"
+        run_maven(folder, ["dependency:build-classpath", f"-Dmdep.outputFile={partial}"], f"bundle {name}")
+        partial.replace(listing)  # atomic: a concurrent resolver sees no list or the whole list
+    jars = [Path(p) for p in listing.read_text(encoding="utf-8").strip().split(os.pathsep) if p]
+    if any(not j.exists() for j in jars):  # the local repository was cleaned since: resolve again
+        listing.unlink()
+        return classpath(name)
+    return jars
+
+
+def warm(names: Sequence[str] | None = None, out: IO[str] | None = None) -> dict[str, tuple[int, int]]:
+    """Resolve bundles (default: all); returns and prints ``name -> (jars, bytes)``."""
+    figures: dict[str, tuple[int, int]] = {}
+    for name in names or bundle_names():
+        started = time.monotonic()
+        jars = classpath(name)
+        size = sum(j.stat().st_size for j in jars)
+        figures[name] = (len(jars), size)
+        print(
+            f"jvm bundle {name}: {len(jars)} jars, {size / 2**20:.1f} MiB ({time.monotonic() - started:.1f} s)",
+            file=out or sys.stdout,
+            flush=True,
+        )
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cdc_core.jvm", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    warm_parser = commands.add_parser("warm", help="resolve bundles into the local Maven repository")
+    warm_parser.add_argument("bundles", nargs="*", help="bundle names (default: every bundle)")
+    commands.add_parser("classpath", help="print one bundle's classpath").add_argument("bundle")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "warm":
+            warm(args.bundles)
+        else:
+            print(os.pathsep.join(str(j) for j in classpath(args.bundle)))
+    except CdcError as exc:
+        print(f"cdc_core.jvm: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = [
+    "Bundle",
+    "Coordinate",
+    "JvmUnavailableError",
+    "bundle",
+    "bundle_names",
+    "classpath",
+    "java_executable",
+    "maven_available",
+    "spark_packages",
+    "spark_version",
+    "warm",
+]

@@ -1,0 +1,134 @@
+"""The Spark session the pipeline runs in: Spark's own connectors, Delta Lake and Iceberg, sane local defaults.
+
+:func:`build_session` is what ``cdc apply``, the demo and the tests use. It adds only what the user has not set:
+
+* **Connectors** pinned in ``cdc_core/jvm.toml`` (Kafka source, Avro, Delta Lake, Iceberg), unless
+  ``spark.jars.packages`` or ``spark.jars`` is already configured. With a local master and Maven on the machine,
+  Maven resolves them (through ``~/.m2`` and its ``settings.xml``, once, then cached) and Spark gets the jar files
+  (``spark.jars``) minus those Spark ships itself; otherwise Spark's Ivy resolves the coordinates
+  (``spark.jars.packages``), as ``spark-submit --packages`` does on a cluster.
+* **Table formats**: Delta's and Iceberg's SQL extensions, and Delta's catalog as the session catalog, so
+  ``MERGE INTO delta.`path``` and Iceberg catalogs work (the Iceberg sink registers its own catalog).
+* **A local master** (``local[N]``, also the default when nothing names one): shuffle partitions follow the cores,
+  adaptive execution on, no UI and no console progress bar, Spark's logs at WARN.
+* **Python workers** run this interpreter when ``PYSPARK_PYTHON`` is unset, so a job started by absolute path (cron,
+  a scheduler, no virtualenv on ``PATH``) finds its packages in the workers too.
+
+On a cluster (``spark-submit`` or a platform that starts the session), the master and whatever the platform sets
+win: nothing here overrides a setting that is already present.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+from cdc_core.jvm import classpath, maven_available, spark_packages
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER: Final = "local[*]"
+EXTENSIONS: Final = (
+    "io.delta.sql.DeltaSparkSessionExtension",
+    "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+)
+SESSION_CATALOG: Final = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+_LOCAL: Final = re.compile(r"local(?:-cluster)?(?:\[(?P<threads>\*|\d+)(?:,\s*\d+)*(?:,\s*\d+)?\])?$")
+
+
+def local_cores(master: str) -> int | None:
+    """Worker threads of a local master (``local``, ``local[4]``, ``local[*]``); None for a cluster master."""
+    match = _LOCAL.match(master.strip())
+    if match is None or master.startswith("local-cluster"):
+        return None
+    threads = match.group("threads")
+    if threads is None:
+        return 1
+    return os.cpu_count() or 1 if threads == "*" else int(threads)
+
+
+def session_settings(master: str | None, user: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The settings :func:`build_session` adds for ``master`` given what the user already set (``user``)."""
+    given = dict(user or {})
+    settings: dict[str, str] = {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.extensions": ",".join(EXTENSIONS),
+        "spark.sql.catalog.spark_catalog": SESSION_CATALOG,
+        "spark.sql.adaptive.enabled": "true",
+        "spark.ui.showConsoleProgress": "false",
+    }
+    if "spark.jars.packages" not in given and "spark.jars" not in given:
+        if master is not None and master.startswith("local") and maven_available():
+            settings["spark.jars"] = ",".join(connector_jars())
+        else:
+            settings["spark.jars.packages"] = ",".join(spark_packages())
+    if master is not None:
+        cores = local_cores(master)
+        if cores is not None:
+            settings["spark.sql.shuffle.partitions"] = str(cores)
+            settings["spark.default.parallelism"] = str(cores)
+            settings["spark.ui.enabled"] = "false"
+        elif master.startswith("local-cluster"):
+            settings["spark.sql.shuffle.partitions"] = "4"
+            settings["spark.ui.enabled"] = "false"
+    return {k: v for k, v in settings.items() if k not in given}
+
+
+def _artifact_name(jar: str) -> str:
+    """``jackson-core-2.13.5.jar`` -> ``jackson-core``: the name without version, to spot a jar Spark ships."""
+    stem = jar.removesuffix(".jar")
+    parts = stem.split("-")
+    for index, part in enumerate(parts):
+        if index and part[:1].isdigit():
+            return "-".join(parts[:index])
+    return stem
+
+
+def connector_jars() -> list[str]:
+    """The connectors' jars with their dependencies, resolved by Maven, minus the libraries Spark ships."""
+    import pyspark
+
+    shipped_dir = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+    shipped = {_artifact_name(name) for name in os.listdir(shipped_dir)} if os.path.isdir(shipped_dir) else set()
+    return [str(jar) for jar in classpath("spark") if _artifact_name(jar.name) not in shipped]
+
+
+def _submitted() -> bool:
+    """Whether this driver was launched by spark-submit (which owns the master and the jars)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def build_session(
+    master: str | None = None,
+    app_name: str = "cdc",
+    conf: Mapping[str, str] | None = None,
+    log_level: str = "WARN",
+) -> SparkSession:
+    """The active session if there is one, else a new one configured as the module docstring says.
+
+    ``conf`` is the user's own settings; they win over every default here.
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if master is None and not _submitted():
+        master = DEFAULT_MASTER
+    user = dict(conf or {})
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    for key, value in {**session_settings(master, user), **user}.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(log_level)
+    return session
+
+
+__all__ = ["build_session", "connector_jars", "local_cores", "session_settings"]
