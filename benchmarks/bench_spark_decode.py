@@ -38,8 +38,8 @@ def spark() -> Iterator[Any]:
 
 
 def _kafka_frame(spark: Any, protocol: str) -> Any:
-    from cdc_spark.changefeed import encode, generate
     from cdc_spark.source.columns import KAFKA_COLUMNS
+    from cdc_testing.changefeed import encode, generate
 
     stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
     messages = list(encode(generate(seed=11, transactions=TRANSACTIONS), protocol))

@@ -11,7 +11,7 @@ from cdc_core.message import Message
 from cdc_core.registry import installed_codecs
 from cdc_spark import decode as executor
 from cdc_spark import driver_decode as driver
-from cdc_spark.changefeed import encode, generate
+from cdc_testing.changefeed import encode, generate
 
 pytestmark = pytest.mark.spark
 

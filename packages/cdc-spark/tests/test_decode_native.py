@@ -16,7 +16,7 @@ from cdc_core.message import Message
 from cdc_core.registry import get_codec, installed_codecs
 from cdc_spark import decode as executor
 from cdc_spark import native_canal
-from cdc_spark.changefeed import encode, generate
+from cdc_testing.changefeed import encode, generate
 from cdc_testing.strategies import kitchen_sink_schema
 
 pytestmark = [

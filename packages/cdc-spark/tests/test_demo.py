@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from cdc_spark.changefeed import generate
 from cdc_spark.demo import differences, main
+from cdc_testing.changefeed import generate
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from cdc_core.registry import installed_codecs
-from cdc_spark.changefeed import Changefeed, encode, generate
 from cdc_spark.demo import differences
 from cdc_spark.job import KAFKA_SCHEMA, BatchReport, JobConfig, SourceSpec, make_sink, run
+from cdc_testing.changefeed import Changefeed, encode, generate
 from cdc_testing.faults import InjectedFault, KillingSink
 
 pytest.importorskip("cdc_debezium")

@@ -20,10 +20,10 @@ from typing import Any
 import attrs
 import pytest
 
-from cdc_spark.changefeed import encode, generate
 from cdc_spark.demo import differences
 from cdc_spark.job import BatchReport, JobConfig, SourceSpec, make_sink, run
 from cdc_spark.sinks.delta import DeltaSink
+from cdc_testing.changefeed import encode, generate
 from cdc_testing.faults import InjectedFault, KillingSink, proxied
 from cdc_testing.kafka import BOOTSTRAP_ENV, create_topic, free_port, produce, running_broker
 

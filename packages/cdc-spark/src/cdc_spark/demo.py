@@ -23,8 +23,8 @@ import attrs
 
 from cdc_core.schema import TableSchema
 from cdc_core.types import LogicalType
-from cdc_spark.changefeed import Changefeed, encode, generate
 from cdc_spark.job import BatchReport, JobConfig, SourceSpec, describe, run
+from cdc_testing.changefeed import Changefeed, encode, generate
 
 
 def _normal(value: Any, logical: LogicalType | None) -> Any:

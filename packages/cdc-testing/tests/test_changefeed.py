@@ -9,7 +9,7 @@ import pytest
 
 from cdc_core.events import DDLEvent, Op, RowChange
 from cdc_core.registry import get_codec
-from cdc_spark.changefeed import encode, generate
+from cdc_testing.changefeed import encode, generate
 from cdc_testing.kafka import consume, create_topic, produce, unique_topic
 
 
