@@ -1,0 +1,98 @@
+"""What a protocol brings to the JVM decode path (:mod:`cdc_spark.decoding.jvm_path`).
+
+An adapter parses its envelope with Spark's ``from_json`` (or ``from_avro``) and says, per message, where it
+goes; it flattens row messages into one row per change with the values still in their wire text; and it turns one
+sample message per wire *shape* (decoded on the driver by the protocol's own codec) into the column readers that
+type those texts in the JVM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING, Final, Protocol
+
+import attrs
+
+from cdc_core.message import Message
+from cdc_core.schema import TableSchema
+from cdc_spark.decoding.jvm_values import Typed
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+
+class Route(StrEnum):
+    """Where a message is decoded."""
+
+    JVM = "jvm"  # row changes typed by Spark expressions
+    WATERMARK = "watermark"  # a control row made in the JVM
+    PYTHON = "python"  # the protocol's codec in the executors (DDL, claim-check, compressed, malformed...)
+    SKIP = "skip"  # carries no change and no control row (heartbeats, tombstones where they mean nothing)
+
+
+# Columns ``prepare`` adds to the messages.
+ROUTE: Final = "__route"
+DATABASE: Final = "__database"
+TABLE: Final = "__table"
+SHAPE: Final = "__shape"  # the message's wire shape within its table (a digest of what types its values)
+RANK: Final = "__rank"  # struct<ts,partition,offset,position>: the newest shape of a table wins
+SAMPLE: Final = "__sample"  # whether this message's shape needs a sample decoded on the driver
+TS: Final = "__ts"  # commit ts (null when the message has none)
+# Columns ``rows`` gives per change (besides topic, partition, offset, key, value, timestamp).
+POSITION: Final = "__position"
+OP: Final = "__op"  # insert, update, delete
+VERSION: Final = "__version"  # the table's schema version, where the protocol carries one
+AFTER: Final = "__after"  # map<string,string>: the new image's wire texts
+BEFORE: Final = "__before"  # map<string,string>: the old image's wire texts (full, as the codec builds it)
+CHANGED: Final = "__changed"  # array<string>: the columns an update set, where the protocol says
+
+
+Reader = Callable[["Column"], Typed]
+
+
+@attrs.frozen(kw_only=True)
+class Sample:
+    """One shape of one table in a batch: how many messages, its newest rank, and a message to decode."""
+
+    database: str
+    table: str
+    shape: str
+    rank: tuple[int, int, int, int]
+    message: Message | None
+    jvm: bool  # rows of this shape are for the JVM (else the sample only teaches a schema, e.g. a BOOTSTRAP)
+
+
+@attrs.frozen(kw_only=True)
+class ShapeReaders:
+    """The codec's schema for one shape, and per column a reader of its wire text and a signature (equal
+    signatures read the same way, so one expression serves several shapes)."""
+
+    schema: TableSchema
+    readers: Mapping[str, Reader]
+    signatures: Mapping[str, Hashable]
+
+
+class Adapter(Protocol):
+    """A protocol's JVM decode rules (see the module docstring)."""
+
+    protocol: str
+
+    def prepare(self, messages: DataFrame) -> DataFrame:
+        """``messages`` (Kafka columns) with ``ROUTE``, ``DATABASE``, ``TABLE``, ``SHAPE``, ``RANK``, ``SAMPLE``
+        and ``TS`` added; a watermark's commit ts is its ``TS``."""
+        ...
+
+    def rows(self, prepared: DataFrame) -> DataFrame:
+        """One row per change of the ``Route.JVM`` messages of ``prepared``."""
+        ...
+
+    def describe(
+        self, samples: Sequence[Sample], known: Sequence[TableSchema]
+    ) -> dict[tuple[str, str, str], ShapeReaders | None]:
+        """Readers per ``(database, table, shape)`` of the JVM samples (``known``: the schema versions of earlier
+        batches; samples that are not for the JVM may teach more); None: that shape goes to the codec."""
+        ...
+
+
+__all__ = ["Adapter", "Reader", "Route", "Sample", "ShapeReaders"]

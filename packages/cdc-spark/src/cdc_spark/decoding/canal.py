@@ -1,0 +1,202 @@
+"""Canal-JSON on the JVM path: every value is a string in TiDB's text form and every message carries its types.
+
+A message is read in the JVM when it is a plain row message (INSERT, UPDATE, DELETE, INIT) that Canal's own
+decoder would accept as it is: no claim-check or handle-key-only row, valid UTF-8, within ``max-message-bytes``,
+every row naming the same columns, no table filter among the options. Watermarks are read in the JVM too; DDL
+and everything else goes to the codec. A shape is a table's column list with its ``mysqlType``/``sqlType`` texts
+and key columns: the codec decodes one sample of each, so every schema is exactly the codec's.
+
+One leniency remains: a JSON number where Canal puts a string is read as its text, where the codec would reject
+the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from cdc_core.codec import Options
+from cdc_core.errors import CdcError
+from cdc_core.events import RowChange
+from cdc_core.registry import get_codec
+from cdc_core.schema import TableSchema
+from cdc_core.textual import resolve_zone, zone_name
+from cdc_core.types import DataType, LogicalType
+from cdc_spark.decoding import adapter as A
+from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
+from cdc_spark.decoding.jvm_values import Typed, checked, text_value
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+PROTOCOL: Final = "canal-json"
+ENVELOPE: Final = (
+    "database string, table string, pkNames array<string>, isDdl boolean, type string,"
+    " sqlType map<string,int>, mysqlType map<string,string>,"
+    " data array<map<string,string>>, old array<map<string,string>>,"
+    " _tidb struct<commitTs:decimal(20,0), watermarkTs:decimal(20,0), onlyHandleKey:boolean,"
+    " claimCheckLocation:string>"
+)
+_LONG_MAX: Final = 2**63 - 1
+_ROW_TYPES: Final = ("INSERT", "UPDATE", "DELETE", "INIT")
+_OPS: Final = {"INSERT": "insert", "INIT": "insert", "UPDATE": "update", "DELETE": "delete"}
+# Options under which the codec drops rows the envelope alone cannot judge.
+_CODEC_ONLY_OPTIONS: Final = ("database.include", "table.include")
+
+
+def _binary(text: Column) -> Typed:
+    """Canal carries bytes as ISO-8859-1 text: a character above U+00FF is not a byte."""
+    from pyspark.sql import functions as F
+
+    return checked(text, F.when(~text.rlike("[^\\x00-\\xFF]"), F.encode(text, "ISO-8859-1")))
+
+
+@attrs.define
+class CanalAdapter:
+    options: Mapping[str, object]
+    session_zone: str
+    protocol: str = PROTOCOL
+    _resolved: Options = attrs.field(init=False)
+    _zone: str = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        codec = get_codec(PROTOCOL)
+        self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
+        self._zone = zone_name(resolve_zone(str(self.options.get("time-zone") or "") or None))
+
+    def _row_message(self, doc: Column) -> Column:
+        from pyspark.sql import functions as F
+
+        keys = F.col("__keys")
+        first_keys = F.map_keys(F.element_at(doc["data"], 1))
+        tidb = doc["_tidb"]
+        return (
+            doc.isNotNull()
+            & F.is_valid_utf8(F.col("value").cast("string"))
+            & (F.length(F.col("value")) <= int(self._resolved["max-message-bytes"]))
+            & doc["type"].isin(*_ROW_TYPES)
+            & F.coalesce(~doc["isDdl"], ~F.array_contains(keys, "isDdl"))
+            & F.array_contains(keys, "pkNames")
+            & doc["database"].isNotNull()
+            & (F.length(doc["table"]) > 0)
+            & (F.size(doc["data"]) >= 1)
+            & F.forall(doc["data"], lambda row: row.isNotNull() & (F.map_keys(row) == first_keys))
+            & F.when(
+                doc["type"] == "UPDATE",
+                (F.size(doc["old"]) == F.size(doc["data"]))
+                & F.forall(
+                    doc["old"],
+                    lambda row: row.isNotNull() & (F.size(F.array_except(F.map_keys(row), first_keys)) == 0),
+                ),
+            ).otherwise(F.lit(True))
+            & F.coalesce(~tidb["onlyHandleKey"], F.lit(True))
+            & tidb["claimCheckLocation"].isNull()
+            & F.coalesce(tidb["commitTs"].between(0, _LONG_MAX), F.lit(True))
+        )
+
+    def prepare(self, messages: DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        text = F.col("value").cast("string")
+        parsed = messages.withColumn("__doc", F.from_json(text, ENVELOPE)).withColumn(
+            "__keys", F.json_object_keys(text)
+        )
+        doc = F.col("__doc")
+        tidb = doc["_tidb"]
+        codec_only = any(self._resolved[name] for name in _CODEC_ONLY_OPTIONS)
+        watermark = (
+            doc.isNotNull()
+            & (doc["type"] == "TIDB_WATERMARK")
+            & F.coalesce(~doc["isDdl"], F.lit(True))
+            & tidb["watermarkTs"].between(0, _LONG_MAX)
+        )
+        route = (
+            F.when(F.lit(codec_only), F.lit(Route.PYTHON.value))
+            .when(F.coalesce(self._row_message(doc), F.lit(False)), F.lit(Route.JVM.value))
+            .when(F.coalesce(watermark, F.lit(False)), F.lit(Route.WATERMARK.value))
+            .otherwise(F.lit(Route.PYTHON.value))
+        )
+        first = F.element_at(doc["data"], 1)
+        columns = F.map_keys(first)
+        shape = F.xxhash64(
+            F.array_join(columns, "\u0000"),
+            F.to_json(F.transform(columns, lambda c: F.element_at(doc["mysqlType"], c))),
+            F.to_json(F.transform(columns, lambda c: F.element_at(doc["sqlType"], c))),
+            F.array_join(F.coalesce(doc["pkNames"], F.array().cast("array<string>")), "\u0000"),
+        ).cast("string")
+        ts = F.when(F.col(A.ROUTE) == Route.WATERMARK, tidb["watermarkTs"]).otherwise(tidb["commitTs"])
+        return (
+            parsed.withColumn(A.ROUTE, route)
+            .withColumn(A.DATABASE, doc["database"])
+            .withColumn(A.TABLE, doc["table"])
+            .withColumn(A.SHAPE, F.when(F.col(A.ROUTE) == Route.JVM, shape))
+            .withColumn(A.TS, F.when(ts.between(0, _LONG_MAX), ts.cast("long")))
+            .withColumn(
+                A.RANK,
+                F.struct(
+                    F.coalesce(F.col(A.TS), F.lit(-1).cast("long")).alias("ts"),
+                    F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
+                    F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
+                    F.coalesce(F.size(doc["data"]) - 1, F.lit(0)).alias("position"),
+                ),
+            )
+            .withColumn(A.SAMPLE, F.col(A.ROUTE) == Route.JVM)
+        )
+
+    def rows(self, prepared: DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        doc = F.col("__doc")
+        exploded = prepared.select(
+            *[c for c in prepared.columns if not c.startswith("__")],
+            A.DATABASE, A.TABLE, A.SHAPE, A.TS, doc["type"].alias("__type"), doc["old"].alias("__olds"),
+            F.posexplode(doc["data"]).alias(A.POSITION, "__row"),
+        )  # fmt: skip
+        row, kind = F.col("__row"), F.col("__type")
+        old = F.element_at(F.col("__olds"), F.col(A.POSITION) + 1)
+        update, delete = kind == "UPDATE", kind == "DELETE"
+        overlaid = F.transform_values(row, lambda k, v: F.when(F.map_contains_key(old, k), old[k]).otherwise(v))
+        op = F.create_map(*[x for name, value in _OPS.items() for x in (F.lit(name), F.lit(value))])[kind]
+        partial = update & (F.size(old) != F.size(row))
+        return exploded.select(
+            *[c for c in exploded.columns if not c.startswith("__")],
+            A.DATABASE, A.TABLE, A.SHAPE, A.TS, A.POSITION,
+            op.alias(A.OP),
+            F.lit(None).cast("long").alias(A.VERSION),
+            F.when(~delete, row).alias(A.AFTER),
+            F.when(delete, row).when(update, overlaid).alias(A.BEFORE),
+            F.when(partial, F.filter(F.map_keys(row), lambda k: F.map_contains_key(old, k))).alias(A.CHANGED),
+        )  # fmt: skip
+
+    def describe(
+        self, samples: Sequence[Sample], known: Sequence[TableSchema] = ()
+    ) -> dict[tuple[str, str, str], ShapeReaders | None]:
+        decoder = get_codec(PROTOCOL).decoder(dict(self.options))
+        described: dict[tuple[str, str, str], ShapeReaders | None] = {}
+        for sample in samples:
+            if not sample.jvm or sample.message is None:
+                continue
+            try:
+                events = decoder.decode(sample.message)
+            except CdcError:
+                events = []
+            schema = next((e.schema for e in events if isinstance(e, RowChange) and e.schema is not None), None)
+            key = (sample.database, sample.table, sample.shape)
+            if schema is None:
+                described[key] = None
+                continue
+            readers = {c.name: self._reader(c.data_type) for c in schema.stored_columns}
+            signatures = {c.name: c.data_type for c in schema.stored_columns}
+            described[key] = ShapeReaders(schema=schema, readers=readers, signatures=signatures)
+        return described
+
+    def _reader(self, data_type: DataType) -> A.Reader:
+        if data_type.logical is LogicalType.BYTES:
+            return _binary
+        zone, session_zone = self._zone, self.session_zone
+        return lambda text: text_value(text, data_type, zone, session_zone)
+
+
+__all__ = ["CanalAdapter"]

@@ -1,0 +1,475 @@
+"""Debezium JSON on the JVM path: row messages whose field schemas say how each value is written.
+
+A message is read in the JVM when it is a row change (``op`` c, r, u or d) with its image(s), a field schema (or a
+user ``table-schema`` for schemaless streams), a key that is a JSON object or absent, and a commit ts that fits.
+TiCDC's watermarks (``op`` m with ``source.commit_ts``) are read in the JVM too; DDL, truncates, transaction
+metadata, heartbeats and everything else go to the codec. A shape is the message's schema document and its key's
+column names (the schema's primary key comes from the key): the codec decodes one sample of each, and every field
+is read the way the codec reads it (:func:`wire_form`); a shape with a field the JVM does not read (Debezium's
+variable-scale decimals, say) goes to the codec whole.
+
+Values arrive as the JSON texts of ``payload.after``/``before``. Spark re-prints a JSON number through a double, so
+a decimal written as a number (``decimal.handling.mode=double``, or Kafka Connect's ``decimal.format=NUMERIC``)
+with 16 or more digits sends its message to the codec, which reads it exactly; a sample whose Connect decimals
+are numbers marks its shape as NUMERIC.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from cdc_core.codec import Options
+from cdc_core.errors import CdcError
+from cdc_core.events import RowChange
+from cdc_core.registry import get_codec
+from cdc_core.schema import TableSchema
+from cdc_core.textual import resolve_zone
+from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_spark.decoding import adapter as A
+from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
+from cdc_spark.decoding.jvm_values import (
+    INTEGER,
+    Typed,
+    checked,
+    interval_from_micros,
+    json_text,
+    member_names,
+    vector_text,
+)
+from cdc_spark.decoding.spark_types import spark_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+PROTOCOL: Final = "debezium"
+_IMAGE: Final = "before map<string,string>, after map<string,string>, op string, ddl string, message string"
+_SOURCE: Final = "source struct<db:string, table:string, commit_ts:decimal(20,0)>"
+ENVELOPE: Final = f"schema string, payload struct<{_IMAGE}, {_SOURCE}>, {_IMAGE}, {_SOURCE}"
+_LONG_MAX: Final = 2**63 - 1
+_OPS: Final = {"c": "insert", "r": "insert", "u": "update", "d": "delete"}
+_EPOCH_DAYS_MIN: Final = -719162  # 0001-01-01
+_EPOCH_DAYS_MAX: Final = 2932896  # 9999-12-31
+_EPOCH_MICROS_MIN: Final = -62135596800_000000
+_EPOCH_MICROS_MAX: Final = 253402300799_999999
+_DOUBLE_DIGITS: Final = 15  # a decimal with more significant digits may not survive Spark's double re-print
+
+
+class Form(StrEnum):
+    """How the codec reads a field's values (cdc_debezium.inbound.converter_for), for the JVM to do the same."""
+
+    INT = "int"
+    UINT64 = "uint64"
+    BOOL_INT = "bool_int"
+    FLOAT32 = "float32"
+    FLOAT64 = "float64"
+    DECIMAL_NUMBER = "decimal_number"  # a JSON number: digits beyond a double's go to the codec
+    DECIMAL_TEXT = "decimal_text"  # a JSON string
+    DECIMAL_BYTES = "decimal_bytes"
+    STRING = "string"
+    BASE64 = "base64"
+    BASE64_URL = "base64_url"
+    HEX = "hex"
+    BITS = "bits"
+    DAYS = "days"
+    DATETIME_MS = "datetime_ms"
+    DATETIME_US = "datetime_us"
+    DATETIME_NS = "datetime_ns"
+    TIME_MS = "time_ms"
+    TIME_US = "time_us"
+    TIME_NS = "time_ns"
+    ZONED = "zoned"
+    SET = "set"
+    JSON = "json"
+    VECTOR = "vector"
+
+
+_NAMED: Final = {
+    "io.debezium.time.Date": Form.DAYS,
+    "org.apache.kafka.connect.data.Date": Form.DAYS,
+    "io.debezium.time.Timestamp": Form.DATETIME_MS,
+    "org.apache.kafka.connect.data.Timestamp": Form.DATETIME_MS,
+    "io.debezium.time.MicroTimestamp": Form.DATETIME_US,
+    "io.debezium.time.NanoTimestamp": Form.DATETIME_NS,
+    "io.debezium.time.Time": Form.TIME_MS,
+    "org.apache.kafka.connect.data.Time": Form.TIME_MS,
+    "io.debezium.time.MicroTime": Form.TIME_US,
+    "io.debezium.time.NanoTime": Form.TIME_NS,
+    "io.debezium.time.Year": Form.INT,
+    "io.debezium.data.Bits": Form.BITS,
+    "io.debezium.data.Json": Form.JSON,
+    "io.debezium.data.TiDBVectorFloat32": Form.VECTOR,
+    "io.debezium.time.ZonedTimestamp": Form.ZONED,
+    "org.apache.kafka.connect.data.Decimal": Form.DECIMAL_BYTES,
+    "io.debezium.data.Enum": Form.STRING,
+    "io.debezium.data.EnumSet": Form.SET,
+}
+_CONNECT_DECIMAL: Final = "org.apache.kafka.connect.data.Decimal"
+_NUMERIC: Final = "cdc.numeric-decimal"  # a Connect decimal written as a JSON number (decimal.format=NUMERIC)
+
+
+_CONNECT_INTS: Final = frozenset({"int8", "int16", "int32", "int64"})
+
+
+@attrs.frozen
+class Modes:
+    """The connector settings of a schemaless stream (the codec's options of the same names)."""
+
+    decimal: str = "double"
+    binary: str = "base64"
+    time_precision: str = "adaptive_time_microseconds"
+
+
+def _binary_form(modes: Modes, kind: str) -> Form:
+    if kind == "bytes" or modes.binary in ("base64", "bytes"):
+        return Form.BASE64
+    return Form.BASE64_URL if modes.binary == "base64-url-safe" else Form.HEX
+
+
+def _integral(data_type: DataType) -> Form:
+    unsigned64 = data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned
+    return Form.UINT64 if unsigned64 else Form.INT
+
+
+def schemaless_form(data_type: DataType, modes: Modes) -> Form | None:
+    """The form of a column without a field schema: what the connector settings produce."""
+    logical = data_type.logical
+    adaptive = modes.time_precision != "connect"
+    forms: dict[LogicalType, Form] = {
+        LogicalType.FLOAT: Form.FLOAT32,
+        LogicalType.DOUBLE: Form.FLOAT64,
+        LogicalType.DATE: Form.DAYS,
+        LogicalType.TIMESTAMP: Form.ZONED,
+        LogicalType.STRING: Form.STRING,
+        LogicalType.ENUM: Form.STRING,
+        LogicalType.SET: Form.SET,
+        LogicalType.JSON: Form.JSON,
+        LogicalType.VECTOR: Form.VECTOR,
+    }
+    if logical in (LogicalType.INT, LogicalType.YEAR):
+        return _integral(data_type)
+    if logical is LogicalType.BIT:
+        return Form.BOOL_INT if data_type.bit_width == 1 else Form.BITS
+    if logical is LogicalType.DECIMAL:
+        return {"precise": Form.DECIMAL_BYTES, "string": Form.DECIMAL_TEXT}.get(modes.decimal, Form.DECIMAL_NUMBER)
+    if logical is LogicalType.DATETIME:
+        return Form.DATETIME_US if adaptive and data_type.fsp > 3 else Form.DATETIME_MS
+    if logical is LogicalType.TIME:
+        if modes.time_precision == "adaptive_time_microseconds":
+            return Form.TIME_US
+        return Form.TIME_US if adaptive and data_type.fsp > 3 else Form.TIME_MS
+    if logical is LogicalType.BYTES:
+        return _binary_form(modes, "string")
+    return forms.get(logical)
+
+
+def wire_form(kind: str | None, name: str | None, data_type: DataType, modes: Modes) -> Form | None:
+    """How the codec reads values of field schema ``(kind, name)`` into ``data_type``; None: not in the JVM."""
+    logical = data_type.logical
+    if kind is None:
+        return schemaless_form(data_type, modes)
+    if name is not None:
+        if name == _NUMERIC:
+            return Form.DECIMAL_NUMBER
+        if name in _NAMED:
+            return _NAMED[name]
+        if name.startswith(("io.debezium.", "org.apache.kafka.connect.")):
+            return None  # a logical type the JVM path does not read (VariableScaleDecimal, geometry, ...)
+    if logical is LogicalType.DECIMAL:
+        return {"bytes": Form.DECIMAL_BYTES, "string": Form.DECIMAL_TEXT}.get(kind, Form.DECIMAL_NUMBER)
+    if kind == "boolean":
+        return Form.BOOL_INT
+    if kind in _CONNECT_INTS:
+        if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
+            return _integral(data_type)
+        return schemaless_form(data_type, modes)
+    if kind in ("float", "double"):
+        return Form.FLOAT32 if logical is LogicalType.FLOAT else Form.FLOAT64
+    if kind == "bytes":
+        return Form.BITS if logical is LogicalType.BIT else Form.BASE64
+    if kind == "string":
+        if logical is LogicalType.BYTES:
+            return _binary_form(modes, kind)
+        if logical is LogicalType.STRING:
+            return Form.STRING
+        return schemaless_form(data_type, modes)
+    return None
+
+
+def _decimal_from_bytes(binary: Column, scale: int) -> Column:
+    """Big-endian two's-complement bytes as decimal(38, scale), read by Avro's decimal logical type."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.avro.functions import from_avro
+
+    framed = F.concat(F.unhex(F.lpad(F.hex(F.length(binary) * 2), 2, "0")), binary)  # Avro bytes: zigzag length
+    schema = json.dumps({"type": "bytes", "logicalType": "decimal", "precision": 38, "scale": scale})
+    return F.when(F.length(binary).between(1, 16), from_avro(framed, schema, {"mode": "PERMISSIVE"}))
+
+
+def _bits(binary: Column, data_type: DataType) -> Column:
+    """Little-endian bytes (Debezium's Bits) as the unsigned integer they hold."""
+    from pyspark.sql import functions as F
+
+    pairs = F.split(F.regexp_replace(F.hex(binary), "(..)", "$1,"), ",")
+    big_endian = F.array_join(F.reverse(F.filter(pairs, lambda p: p != "")), "")
+    unsigned = F.conv(F.when(F.length(binary).between(1, 8), big_endian), 16, 10)
+    return F.when(F.length(binary) == 0, F.lit("0")).otherwise(unsigned).try_cast(spark_type(data_type))
+
+
+def _datetime(micros: Column) -> Column:
+    """A naive DATETIME ``micros`` microseconds after the epoch (years 1 to 9999, as Python's datetime)."""
+    from pyspark.sql import functions as F
+
+    epoch = F.lit("1970-01-01 00:00:00").cast("timestamp_ntz")
+    return F.when(micros.between(_EPOCH_MICROS_MIN, _EPOCH_MICROS_MAX), epoch + interval_from_micros(micros))
+
+
+def _floor_div(number: Column, divisor: int) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.floor(number.cast("decimal(20,0)") / F.lit(divisor)).cast("long")
+
+
+def read(text: Column, form: Form, data_type: DataType, zone: str) -> Typed:
+    """The JVM's reading of a value text of ``form`` as the contract's type of ``data_type``."""
+    from pyspark.sql import functions as F
+
+    target = spark_type(data_type)
+    integer = F.when(text.rlike(INTEGER), text.try_cast("long"))
+    if form is Form.INT:
+        return checked(text, integer.try_cast(target) if target.typeName() != "decimal" else text.try_cast(target))
+    if form is Form.UINT64:
+        wide = F.when(text.rlike(INTEGER), text.try_cast("decimal(20,0)"))
+        span = F.lit(str(2**64)).cast("decimal(21,0)")
+        value = F.when(wide < 0, wide + span).otherwise(wide)
+        return checked(text, F.when((value >= 0) & (value < span), value.try_cast(target)))
+    if form is Form.BOOL_INT:
+        flag = F.when(text == "true", F.lit(1)).when(text == "false", F.lit(0)).otherwise(integer)
+        return checked(text, flag.try_cast(target))
+    if form in (Form.FLOAT32, Form.FLOAT64):
+        number = text.try_cast("double")  # a FLOAT rounds from the double, as the codec's to_float32 does
+        return checked(text, number.try_cast(target))
+    if form in (Form.DECIMAL_NUMBER, Form.DECIMAL_TEXT):
+        exact = text.try_cast("decimal(38,18)")
+        if form is Form.DECIMAL_NUMBER:
+            exact = F.when(F.length(F.regexp_replace(text, "[^0-9]", "")) <= _DOUBLE_DIGITS, exact)
+        if target.typeName() != "decimal":  # over 38 digits: the codec's text
+            return checked(text, F.lit(None).cast(target))
+        scale = target.scale  # type: ignore[attr-defined]
+        return checked(text, F.bround(exact, scale).try_cast(target))  # half-even, as the codec quantizes
+    if form is Form.DECIMAL_BYTES:
+        binary = F.try_to_binary(text, F.lit("base64"))
+        decimal = _decimal_from_bytes(binary, data_type.scale if data_type.length is not None else 0)
+        return checked(text, decimal.try_cast(target))
+    if form is Form.STRING:
+        return Typed(value=text, bad=F.lit(False))
+    if form in (Form.BASE64, Form.BASE64_URL, Form.HEX):
+        if form is Form.HEX:
+            return checked(text, F.try_to_binary(text, F.lit("hex")))
+        source = F.translate(text, "-_", "+/") if form is Form.BASE64_URL else text
+        return checked(text, F.try_to_binary(source, F.lit("base64")))
+    if form is Form.BITS:
+        return checked(text, _bits(F.try_to_binary(text, F.lit("base64")), data_type))
+    if form is Form.DAYS:
+        days = integer.try_cast("int")
+        epoch = F.lit("1970-01-01").cast("date")
+        return checked(text, F.when(days.between(_EPOCH_DAYS_MIN, _EPOCH_DAYS_MAX), F.date_add(epoch, days)))
+    if form in (Form.DATETIME_MS, Form.DATETIME_US, Form.DATETIME_NS):
+        micros = {Form.DATETIME_MS: integer * 1000, Form.DATETIME_US: integer}.get(form)
+        micros = _floor_div(integer, 1000) if micros is None else micros
+        return checked(text, _datetime(micros))
+    if form in (Form.TIME_MS, Form.TIME_US, Form.TIME_NS):
+        micros = {Form.TIME_MS: integer * 1000, Form.TIME_US: integer}.get(form)
+        micros = _floor_div(integer, 1000) if micros is None else micros
+        return checked(text, interval_from_micros(micros))
+    if form is Form.ZONED:
+        zoned = text.rlike(r"(Z|[+-][0-9]{2}:?[0-9]{2})$")
+        return checked(text, F.when(zoned, text.try_cast("timestamp")))
+    if form is Form.SET:
+        return checked(text, member_names(text, data_type) if data_type.elements else _set_names(text))
+    if form is Form.JSON:
+        return json_text(text)
+    return vector_text(text)
+
+
+def _reader(form: Form, data_type: DataType, zone: str) -> A.Reader:
+    def reader(text: Column) -> Typed:
+        return read(text, form, data_type, zone)
+
+    return reader
+
+
+def _set_names(text: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.when(text == "", F.array().cast("array<string>")).otherwise(F.split(text, ","))
+
+
+def _fields(schema_doc: Any) -> dict[str, tuple[str | None, str | None]] | None:
+    """``column -> (kind, logical name)`` of the row struct of a Debezium schema document."""
+    if not isinstance(schema_doc, dict) or not isinstance(schema_doc.get("fields"), list):
+        return None
+    for candidate in ("after", "before"):
+        for entry in schema_doc["fields"]:
+            if isinstance(entry, dict) and entry.get("field") == candidate and isinstance(entry.get("fields"), list):
+                return {
+                    str(f.get("field")): (f.get("type"), f.get("name")) for f in entry["fields"] if isinstance(f, dict)
+                }
+    return None
+
+
+def _numeric_decimals(
+    fields: dict[str, tuple[str | None, str | None]], payload: Mapping[str, Any]
+) -> dict[str, tuple[str | None, str | None]]:
+    """Connect decimals whose sample values are JSON numbers: the shape was written with ``decimal.format=NUMERIC``."""
+    images = [payload.get(name) for name in ("after", "before")]
+    for column, (_kind, name) in fields.items():
+        if name != _CONNECT_DECIMAL:
+            continue
+        values = [image.get(column) for image in images if isinstance(image, dict)]
+        if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            fields[column] = ("double", _NUMERIC)
+    return fields
+
+
+@attrs.define
+class DebeziumAdapter:
+    options: Mapping[str, object]
+    session_zone: str
+    protocol: str = PROTOCOL
+    _resolved: Options = attrs.field(init=False)
+    _modes: Modes = attrs.field(init=False)
+    _zone: dt.tzinfo = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        codec = get_codec(PROTOCOL)
+        self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
+        self._modes = Modes(
+            decimal=str(self._resolved["decimal.handling.mode"]),
+            binary=str(self._resolved["binary.handling.mode"]),
+            time_precision=str(self._resolved["time.precision.mode"]),
+        )
+        self._zone = resolve_zone(self._resolved["time-zone"])
+
+    def prepare(self, messages: DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        text = F.col("value").cast("string")
+        doc = F.from_json(text, ENVELOPE)
+        parsed = messages.withColumn("__doc", doc)
+        doc = F.col("__doc")
+        payload = doc["payload"]
+        flat = F.struct(*[doc[n].alias(n) for n in ("before", "after", "op", "ddl", "message", "source")])
+        envelope = F.when(payload.isNotNull(), payload).otherwise(flat)
+        parsed = parsed.withColumn("__env", envelope)
+        env = F.col("__env")
+        source = env["source"]
+        commit_ts = source["commit_ts"]
+        key_text = F.col("key").cast("string")
+        key_payload = F.coalesce(F.get_json_object(key_text, "$.payload"), key_text)
+        key_names = F.json_object_keys(key_payload)
+        typed = doc["schema"].isNotNull() | F.lit(bool(self._resolved["table-schema"]))
+        op = env["op"]
+        row = (
+            F.col("value").isNotNull()
+            & F.is_valid_utf8(text)
+            & op.isin(*_OPS)
+            & env["ddl"].isNull()
+            & source["db"].isNotNull()
+            & source["table"].isNotNull()
+            & F.when(op == "d", env["before"].isNotNull()).otherwise(env["after"].isNotNull())
+            & F.coalesce(commit_ts.between(0, _LONG_MAX), commit_ts.isNull())
+            & (F.col("key").isNull() | key_names.isNotNull())
+            & typed
+        )
+        watermark = (op == "m") & env["message"].isNull() & commit_ts.between(0, _LONG_MAX)
+        route = (
+            F.when(F.col("value").isNull(), F.lit(Route.SKIP.value))
+            .when(F.coalesce(row, F.lit(False)), F.lit(Route.JVM.value))
+            .when(F.coalesce(watermark, F.lit(False)), F.lit(Route.WATERMARK.value))
+            .otherwise(F.lit(Route.PYTHON.value))
+        )
+        shape = F.xxhash64(F.coalesce(doc["schema"], F.lit("")), F.array_join(key_names, "\u0000")).cast("string")
+        return (
+            parsed.withColumn(A.ROUTE, route)
+            .withColumn(A.DATABASE, source["db"])
+            .withColumn(A.TABLE, source["table"])
+            .withColumn(A.SHAPE, F.when(F.col(A.ROUTE) == Route.JVM, shape))
+            .withColumn(A.TS, F.when(commit_ts.between(0, _LONG_MAX), commit_ts.cast("long")))
+            .withColumn(
+                A.RANK,
+                F.struct(
+                    F.coalesce(F.col(A.TS), F.lit(-1).cast("long")).alias("ts"),
+                    F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
+                    F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
+                    F.lit(0).alias("position"),
+                ),
+            )
+            .withColumn(A.SAMPLE, F.col(A.ROUTE) == Route.JVM)
+        )
+
+    def rows(self, prepared: DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        env = F.col("__env")
+        op = F.create_map(*[x for wire, name in _OPS.items() for x in (F.lit(wire), F.lit(name))])[env["op"]]
+        return prepared.select(
+            *[c for c in prepared.columns if not c.startswith("__")],
+            A.DATABASE, A.TABLE, A.SHAPE, A.TS,
+            F.lit(0).alias(A.POSITION),
+            op.alias(A.OP),
+            F.lit(None).cast("long").alias(A.VERSION),
+            env["after"].alias(A.AFTER),
+            env["before"].alias(A.BEFORE),
+            F.lit(None).cast("array<string>").alias(A.CHANGED),
+        )  # fmt: skip
+
+    def describe(
+        self, samples: Sequence[Sample], known: Sequence[TableSchema] = ()
+    ) -> dict[tuple[str, str, str], ShapeReaders | None]:
+        decoder = get_codec(PROTOCOL).decoder(dict(self.options))
+        described: dict[tuple[str, str, str], ShapeReaders | None] = {}
+        for sample in samples:
+            if not sample.jvm or sample.message is None:
+                continue
+            key = (sample.database, sample.table, sample.shape)
+            try:
+                events = decoder.decode(sample.message)
+                document = json.loads(sample.message.value or b"")
+            except (CdcError, ValueError):
+                described[key] = None
+                continue
+            schema = next((e.schema for e in events if isinstance(e, RowChange) and e.schema is not None), None)
+            enveloped = isinstance(document, dict) and "payload" in document
+            schema_doc = document.get("schema") if enveloped else None
+            payload = document.get("payload") if enveloped else document
+            fields = _fields(schema_doc)
+            if fields is not None and isinstance(payload, dict):
+                fields = _numeric_decimals(fields, payload)
+            described[key] = None if schema is None else self._readers(schema, fields)
+        return described
+
+    def _readers(
+        self, schema: TableSchema, fields: Mapping[str, tuple[str | None, str | None]] | None
+    ) -> ShapeReaders | None:
+        readers: dict[str, A.Reader] = {}
+        signatures: dict[str, Any] = {}
+        zone = self.session_zone
+        for column in schema.stored_columns:
+            kind, name = (None, None) if fields is None else fields.get(column.name, (None, None))
+            if fields is not None and column.name not in fields:
+                continue  # not in this shape's images
+            form = wire_form(kind, name, column.data_type, self._modes)
+            if form is None:
+                return None
+            readers[column.name] = _reader(form, column.data_type, zone)
+            signatures[column.name] = (form, column.data_type)
+        return ShapeReaders(schema=schema, readers=readers, signatures=signatures)
+
+
+__all__ = ["DebeziumAdapter", "Form", "read", "wire_form"]

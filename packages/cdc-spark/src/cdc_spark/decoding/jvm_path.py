@@ -1,0 +1,392 @@
+"""Decode in the JVM, with the protocol's codec only for the residue.
+
+One micro-batch, for an :class:`~cdc_spark.decoding.adapter.Adapter`:
+
+1. **Shapes** (one job): the adapter parses every envelope with ``from_json``; a grouping by table and wire shape
+   yields one sample message per shape (the only payloads that reach the driver), and by topic-partition the
+   newest commit ts (the partition clock). The driver decodes each sample with the codec: that is the shape's
+   schema, and the adapter turns it into column readers. Per table the newest shape wins (commit ts, partition,
+   offset, position), the Python path's rule.
+2. **Typing** (one job): every change becomes one wide row, its table's columns typed by Spark expressions into a
+   struct for that table; the wide frame is cached and one small aggregate counts rows per table and rows that
+   did not convert.
+3. **Residue** (only when there is one): DDL, claim-check, compressed and malformed messages, shapes the driver
+   could not decode, and messages with a value that did not convert go to :class:`PythonPath`, in the executors;
+   their rows, control rows and dead letters join the JVM's. Should the residue bring a newer schema for a table
+   the JVM typed, that table's messages are decoded in Python too, so each table has one schema.
+
+Nothing is shuffled on the JVM path: each task types its own messages; only the residue is grouped by
+topic-partition for the codecs that keep state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from cdc_core.message import Message
+from cdc_core.schema import TableSchema
+from cdc_spark.decoding import adapter as A
+from cdc_spark.decoding.adapter import Adapter, Route, Sample, ShapeReaders
+from cdc_spark.decoding.contract import DecodedChanges
+from cdc_spark.decoding.jvm_values import Typed
+from cdc_spark.decoding.python_path import (
+    COORDINATES,
+    MESSAGE_COLUMNS,
+    SEED_RANK,
+    PythonPath,
+    Rank,
+    assemble,
+    newest,
+)
+from cdc_spark.decoding.spark_types import change_schema, spark_type
+from cdc_spark.partition_clock import PartitionKey, merge_clocks
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+
+@attrs.frozen
+class _Shapes:
+    """What the shapes job found: samples, message counts per route, the partition clock."""
+
+    samples: list[Sample]
+    python_messages: int
+    clock: dict[PartitionKey, int]
+
+
+def _find_shapes(prepared: DataFrame) -> _Shapes:
+    from pyspark.sql import functions as F
+
+    rank = F.col(A.RANK)
+    sample = F.struct(*MESSAGE_COLUMNS)
+    shape_keys = [A.ROUTE, A.DATABASE, A.TABLE, A.SHAPE, A.SAMPLE]
+    rows = (
+        prepared.groupingSets([shape_keys, ["topic", "partition"]], *shape_keys, "topic", "partition")
+        .agg(
+            F.grouping("topic").alias("by_shape"),
+            F.count(F.lit(1)).alias("messages"),
+            F.max(rank).alias("rank"),
+            F.max_by(F.when(F.col(A.SAMPLE), sample), rank).alias("sample"),
+            F.max(A.TS).alias("ts"),
+        )
+        .select(
+            "by_shape",
+            *shape_keys,
+            "topic",
+            "partition",
+            "messages",
+            "rank",
+            "ts",
+            F.when(F.col("by_shape") == 1, F.col("sample")).alias("sample"),
+        )
+        .collect()
+    )
+    samples: list[Sample] = []
+    python_messages = 0
+    clock: dict[PartitionKey, int] = {}
+    for row in rows:
+        if row["by_shape"] == 0:
+            if row["ts"] is not None:
+                clock[(row["topic"], row["partition"])] = row["ts"]
+            continue
+        if row[A.ROUTE] == Route.PYTHON:
+            python_messages += row["messages"]
+        if row[A.SAMPLE] and row[A.DATABASE] is not None and row[A.TABLE] is not None:
+            found = row["sample"]
+            stamp = found["timestamp"]
+            message = Message(
+                value=found["value"], key=found["key"], topic=found["topic"], partition=found["partition"],
+                offset=found["offset"], timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
+            )  # fmt: skip
+            rank_row = row["rank"]
+            samples.append(
+                Sample(
+                    database=row[A.DATABASE],
+                    table=row[A.TABLE],
+                    shape=row[A.SHAPE] or "",
+                    message=message,
+                    rank=(rank_row["ts"], rank_row["partition"], rank_row["offset"], rank_row["position"]),
+                    jvm=row[A.ROUTE] == Route.JVM,
+                )
+            )
+    return _Shapes(samples, python_messages, clock)
+
+
+def _key(database: Column | str, table: Column | str, shape: Column | str) -> Column:
+    from pyspark.sql import functions as F
+
+    parts = [F.lit(p) if isinstance(p, str) else p for p in (database, table, shape)]
+    return F.concat_ws("\u0000", *parts)
+
+
+@attrs.frozen
+class _TableTyping:
+    """How one table's rows are typed: its final schema and the readers of each of its shapes."""
+
+    index: int
+    schema: TableSchema
+    shapes: Mapping[str, ShapeReaders]
+
+
+def _column(typing: _TableTyping, name: str, image: str) -> Typed:
+    """One column of one image, read by its shape's reader and cast to the final schema's type."""
+    from pyspark.sql import functions as F
+
+    text = F.element_at(F.col(image), F.lit(name))
+    target = spark_type(next(c.data_type for c in typing.schema.stored_columns if c.name == name))
+    by_signature: dict[Any, list[str]] = {}
+    readers: dict[Any, A.Reader] = {}
+    for shape, shape_readers in typing.shapes.items():
+        reader = shape_readers.readers.get(name)
+        if reader is None:
+            continue
+        signature = shape_readers.signatures[name]
+        by_signature.setdefault(signature, []).append(shape)
+        readers[signature] = reader
+    if not readers:
+        return Typed(value=F.lit(None).cast(target), bad=F.lit(False))
+    typed = [(shapes, readers[signature](text)) for signature, shapes in by_signature.items()]
+
+    def fitted(part: Typed) -> Typed:
+        cast = part.value.cast(target)  # the shape's own type to the final one: a widening, or a bad value
+        return Typed(value=cast, bad=part.bad | (part.value.isNotNull() & cast.isNull()), zero=part.zero)
+
+    if len(typed) == 1:
+        return fitted(typed[0][1])
+    shape_column = F.col(A.SHAPE)
+    value, bad, zero = None, None, None
+    for shapes, unfitted in typed:
+        part = fitted(unfitted)
+        test = shape_column.isin(*shapes)
+        value = F.when(test, part.value) if value is None else value.when(test, part.value)
+        bad = F.when(test, part.bad) if bad is None else bad.when(test, part.bad)
+        part_zero = part.zero if part.zero is not None else F.lit(None).cast("string")
+        zero = F.when(test, part_zero) if zero is None else zero.when(test, part_zero)
+    assert value is not None and bad is not None
+    return Typed(value=value, bad=F.coalesce(bad, F.lit(False)), zero=zero)
+
+
+def _table_struct(typing: _TableTyping) -> tuple[Column, Column]:
+    """The table's typed struct (its columns, ``_cdc_before``, changed columns, zero dates) and its ``bad``."""
+    from pyspark.sql import functions as F
+
+    schema = typing.schema
+    names = [c.name for c in schema.stored_columns]
+    contract = change_schema(schema)
+    op = F.col(A.OP)
+    values: list[Column] = []
+    before_values: list[Column] = []
+    bad = F.lit(False)
+    zeros: list[tuple[str, Column]] = []
+    for name in names:
+        after = _column(typing, name, A.AFTER)
+        before = _column(typing, name, A.BEFORE)
+        is_delete = op == "delete"
+        values.append(F.when(is_delete, before.value).otherwise(after.value).alias(name))
+        before_values.append(before.value.alias(name))
+        bad = bad | after.bad | before.bad
+        if after.zero is not None or before.zero is not None:
+            after_zero = after.zero if after.zero is not None else F.lit(None).cast("string")
+            before_zero = before.zero if before.zero is not None else F.lit(None).cast("string")
+            zeros.append((name, F.when(is_delete, before_zero).otherwise(after_zero)))
+    image = F.when(op == "delete", F.col(A.BEFORE)).otherwise(F.col(A.AFTER))
+    present = F.filter(F.array(*[F.lit(n) for n in names]), lambda n: F.map_contains_key(image, n))
+    changed = F.when(F.col(A.CHANGED).isNotNull(), F.col(A.CHANGED)).when(
+        image.isNotNull() & (F.size(present) < len(names)), present
+    )
+    zero_map: Column = F.lit(None).cast("map<string,string>")
+    if zeros:
+        entries = [F.struct(F.lit(n).alias("key"), c.alias("value")) for n, c in zeros]
+        found = F.filter(F.array(*entries), lambda entry: entry["value"].isNotNull())
+        zero_map = F.when(F.size(found) > 0, F.map_from_entries(found))
+    before_struct = F.when(F.col(A.BEFORE).isNotNull(), F.struct(*before_values)).cast(contract["_cdc_before"].dataType)
+    struct = F.struct(
+        *values,
+        before_struct.alias("_cdc_before"),
+        changed.alias("_cdc_changed_columns"),
+        zero_map.alias("_cdc_zero_dates"),
+    )
+    return struct, bad
+
+
+def _typed_wide(rows: DataFrame, typings: Sequence[_TableTyping], partition_ts: Mapping[PartitionKey, int]) -> Any:
+    """Every change as one row: common columns, ``__tidx`` and one typed struct per table; ``__bad`` rows did not
+    convert (their messages go to the codec)."""
+    from pyspark.sql import functions as F
+
+    table_key = _key(F.col(A.DATABASE), F.col(A.TABLE), "")
+    index = F.lit(-1)
+    for typing in typings:
+        index = F.when(
+            table_key == _key(typing.schema.database, typing.schema.table, ""), F.lit(typing.index)
+        ).otherwise(index)
+    tidx = F.col("__tidx")
+    structs: list[Column] = []
+    bad: Column = F.lit(False)
+    for typing in typings:
+        struct, table_bad = _table_struct(typing)
+        structs.append(F.when(tidx == typing.index, struct).alias(f"__t{typing.index}"))
+        bad = F.when(tidx == typing.index, table_bad).otherwise(bad)
+    seed = F.create_map(*[x for (t, p), ts in partition_ts.items() for x in (F.lit(f"{t}\u0000{p}"), F.lit(ts))])
+    clock_ts = F.element_at(seed, F.concat_ws("\u0000", F.col("topic"), F.col("partition").cast("string")))
+    order_ts = F.coalesce(F.col(A.TS), clock_ts.cast("long")) if partition_ts else F.col(A.TS)
+    with_index = rows.withColumn("__tidx", index)
+    return with_index.select(
+        "topic", "partition", "offset", "key", "value", "__tidx",
+        F.col(A.OP).alias("_cdc_op"),
+        F.col(A.TS).alias("_cdc_commit_ts"),
+        F.struct(
+            order_ts.alias("commit_ts"), F.col("partition").cast("int").alias("partition"),
+            F.col("offset").alias("offset"), F.col(A.POSITION).cast("int").alias("position"),
+        ).alias("_cdc_sequence"),
+        F.col(A.DATABASE).alias("_cdc_database"),
+        F.col(A.TABLE).alias("_cdc_table"),
+        F.col(A.VERSION).cast("long").alias("_cdc_schema_version"),
+        F.col("topic").alias("_cdc_topic"),
+        F.col("partition").cast("int").alias("_cdc_partition"),
+        F.col("offset").alias("_cdc_offset"),
+        bad.alias("__bad"),
+        *structs,
+    )  # fmt: skip
+
+
+def _jvm_part(wide: DataFrame, typing: _TableTyping) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    struct = F.col(f"__t{typing.index}")
+    names = [c.name for c in typing.schema.stored_columns]
+    frame: DataFrame = wide.where(F.col("__tidx") == typing.index).select(
+        *[struct.getField(n).alias(n) for n in names],
+        "_cdc_op", "_cdc_commit_ts", "_cdc_sequence", struct.getField("_cdc_before").alias("_cdc_before"),
+        struct.getField("_cdc_changed_columns").alias("_cdc_changed_columns"), "_cdc_database", "_cdc_table",
+        "_cdc_schema_version", "_cdc_topic", "_cdc_partition", "_cdc_offset",
+        struct.getField("_cdc_zero_dates").alias("_cdc_zero_dates"),
+    )  # fmt: skip
+    return frame
+
+
+def _watermarks(prepared: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    none = F.lit(None).cast("string")
+    frame: DataFrame = prepared.where(F.col(A.ROUTE) == Route.WATERMARK).select(
+        F.lit("watermark").alias("kind"), none.alias("database"), none.alias("table"), F.col(A.TS).alias("commit_ts"),
+        none.alias("sql"), none.alias("ddl_type"), none.alias("schema_json"),
+        F.col("partition").cast("int").alias("partition"), F.col("offset").alias("offset"),
+    )  # fmt: skip
+    return frame
+
+
+def decode(
+    df: DataFrame,
+    adapter: Adapter,
+    options: Mapping[str, object],
+    schemas: Mapping[tuple[str, str], TableSchema],
+    *,
+    partition_ts: Mapping[PartitionKey, int],
+    known_versions: Sequence[TableSchema],
+    time_as: str,
+) -> DecodedChanges:
+    """Decode ``df`` (Kafka source columns) on the JVM path (module docstring)."""
+    from pyspark.sql import functions as F
+
+    spark = df.sparkSession
+    prepared = adapter.prepare(df.select(*MESSAGE_COLUMNS)).persist()
+    cached: list[DataFrame] = [prepared]
+    found = _find_shapes(prepared)
+    described = adapter.describe(found.samples, [*known_versions, *schemas.values()])
+    candidates: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {
+        name: [(SEED_RANK, schema)] for name, schema in schemas.items()
+    }
+    shapes_of: dict[tuple[str, str], dict[str, ShapeReaders]] = {}
+    python_shapes: list[tuple[str, str, str]] = []
+    for sample in found.samples:
+        if not sample.jvm:
+            continue
+        readers = described.get((sample.database, sample.table, sample.shape))
+        if readers is None:
+            python_shapes.append((sample.database, sample.table, sample.shape))
+            continue
+        name = (sample.database, sample.table)
+        shapes_of.setdefault(name, {})[sample.shape] = readers
+        candidates.setdefault(name, []).append((sample.rank, readers.schema))
+    provisional = newest(candidates)
+
+    # 2. typing in the JVM
+    routed_to_python = F.col(A.ROUTE) == Route.PYTHON
+    if python_shapes:
+        routed_to_python = routed_to_python | _key(F.col(A.DATABASE), F.col(A.TABLE), F.col(A.SHAPE)).isin(
+            *[_key(*k) for k in python_shapes]
+        )
+    typings = [
+        _TableTyping(index, provisional[name][1], shapes)
+        for index, (name, shapes) in enumerate(sorted(shapes_of.items()))
+    ]
+    wide = None
+    counts: dict[int, int] = {}
+    bad_messages: DataFrame | None = None
+    if typings:
+        rows = adapter.rows(prepared.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM)))
+        wide = _typed_wide(rows, typings, partition_ts).persist()
+        cached.append(wide)
+        bad_rows = 0
+        for row in wide.groupBy("__tidx", "__bad").count().collect():
+            if row["__bad"]:
+                bad_rows += row["count"]
+            else:
+                counts[row["__tidx"]] = counts.get(row["__tidx"], 0) + row["count"]
+        if bad_rows:
+            bad_messages = wide.where(F.col("__bad")).select(*COORDINATES).distinct()
+
+    # 3. the residue, in Python
+    residue_filter = routed_to_python
+    jvm_tables = {(t.schema.database, t.schema.table): t for t in typings}
+    python: PythonPath | None = None
+    final = dict(provisional)
+    if found.python_messages or python_shapes or bad_messages is not None:
+        while True:
+            residue = prepared.where(residue_filter)
+            if bad_messages is not None:
+                rejected = prepared.join(F.broadcast(bad_messages), on=list(COORDINATES), how="left_semi")
+                residue = residue.unionByName(rejected.where(~residue_filter))
+            python = PythonPath.run(residue, adapter.protocol, options, [*known_versions, *schemas.values()])
+            merged: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {n: [v] for n, v in provisional.items()}
+            for name, ranked in python.first.schemas().items():
+                merged.setdefault(name, []).append(ranked)
+            final = newest(merged)
+            moved = [name for name in jvm_tables if final[name][1] != provisional[name][1]]
+            if not moved:
+                break
+            # A newer schema in the residue: those tables are decoded in Python whole, so each has one schema.
+            for database, table in moved:
+                residue_filter = residue_filter | ((F.col(A.DATABASE) == database) & (F.col(A.TABLE) == table))
+                del jvm_tables[(database, table)]
+    parts: dict[tuple[str, str], list[DataFrame]] = {}
+    control: list[DataFrame] = [_watermarks(prepared)]
+    dead: list[DataFrame] = []
+    clock = merge_clocks(partition_ts, found.clock)
+    if wide is not None:
+        jvm_rows = (
+            wide
+            if bad_messages is None
+            else wide.join(F.broadcast(bad_messages), on=list(COORDINATES), how="left_anti")
+        )
+        for name, typing in jvm_tables.items():
+            if counts.get(typing.index):
+                parts.setdefault(name, []).append(_jvm_part(jvm_rows, typing))
+    if python is not None:
+        result = assemble(python, [schema for _, schema in (final[n] for n in sorted(final))], partition_ts)
+        cached.append(result.cached)
+        for name, part in result.parts.items():
+            parts.setdefault(name, []).append(part)
+        control.append(result.control)
+        dead += result.dead
+        clock = merge_clocks(clock, result.clock)
+    final_schemas = {name: schema for name, (_, schema) in final.items()}
+    return DecodedChanges(spark, parts, final_schemas, control, dead, clock, cached, time_as)
+
+
+__all__ = ["decode"]

@@ -1,0 +1,244 @@
+"""Spark SQL expressions that type one column value in the JVM: TiDB's text forms and the shared pieces.
+
+Every builder returns :class:`Typed`: the value in the contract's Spark type (:func:`spark_type`), whether the
+input failed to convert (``bad``: its message then goes to the protocol's codec in Python, which decides), and for
+temporal types the zero-date text (MySQL's ``0000-00-00``, null in the typed column).
+
+Expressions use ``try_`` forms only, so a session with ANSI mode on turns a bad value into ``bad``, never into a
+failed batch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from cdc_core.types import DataType, LogicalType
+from cdc_spark.decoding.spark_types import decimal_shape, spark_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+INTEGER: Final = r"^-?[0-9]+$"
+DIGITS: Final = r"^[0-9]+$"
+DATE_TEXT: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+DATETIME_TEXT: Final = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})[ T]([0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]{1,9})?$"
+TIME_TEXT: Final = r"^(-)?([0-9]{1,3}):([0-9]{2}):([0-9]{2})(\.([0-9]{1,9}))?$"
+DECIMAL_TEXT: Final = r"^-?[0-9]+(\.[0-9]+)?$"
+LONG_NUMBER: Final = r"[0-9]{19}"  # the Python codecs read such JSON integers exactly; Spark's variant would not
+
+
+@attrs.frozen
+class Typed:
+    """One value of one row image: its Spark value, whether its input failed to convert, its zero-date text."""
+
+    value: Column
+    bad: Column
+    zero: Column | None = None
+
+
+def checked(text: Column, value: Column) -> Typed:
+    """A conversion whose null result for a non-null input means the input was not of the expected form."""
+    return Typed(value=value, bad=text.isNotNull() & value.isNull())
+
+
+def integer_text(text: Column, data_type: DataType) -> Typed:
+    return checked(text, _when_matches(text, INTEGER, text.try_cast(spark_type(data_type))))
+
+
+def _when_matches(text: Column, pattern: str, value: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.when(text.rlike(pattern), value)
+
+
+def decimal_text(text: Column, data_type: DataType) -> Typed:
+    """DECIMAL text; beyond 38 digits the contract keeps text, padded to the column's scale."""
+    from pyspark.sql import functions as F
+
+    shape = decimal_shape(data_type)
+    trimmed = F.trim(text)
+    if shape is not None:
+        return checked(text, _when_matches(trimmed, DECIMAL_TEXT, trimmed.try_cast(spark_type(data_type))))
+    return checked(text, _when_matches(trimmed, DECIMAL_TEXT, padded_decimal(trimmed, data_type.scale)))
+
+
+def padded_decimal(text: Column, scale: int) -> Column:
+    """Decimal text with at least ``scale`` fractional digits (zeros appended), as the codecs read it."""
+    from pyspark.sql import functions as F
+
+    if scale <= 0:
+        return text
+    fraction = F.when(F.instr(text, ".") > 0, F.length(text) - F.instr(text, ".")).otherwise(F.lit(0))
+    missing = F.greatest(F.lit(scale) - fraction, F.lit(0))
+    point = F.when(F.instr(text, ".") > 0, F.lit("")).otherwise(F.lit("."))
+    return F.concat(text, point, F.repeat(F.lit("0"), missing))
+
+
+def float_text(text: Column, data_type: DataType) -> Typed:
+    """A FLOAT rounds from the double the text names, as the codecs' ``to_float32(float(text))`` does."""
+    return checked(text, text.try_cast("double").try_cast(spark_type(data_type)))
+
+
+def zero_date(text: Column) -> Column:
+    """MySQL's zero and partial-zero dates (year, month or day 0), which Spark cannot hold."""
+    from pyspark.sql import functions as F
+
+    return (F.substring(text, 1, 4) == "0000") | (F.substring(text, 6, 2) == "00") | (F.substring(text, 9, 2) == "00")
+
+
+def temporal_text(text: Column, data_type: DataType, zone: str, session_zone: str) -> Typed:
+    """DATE, DATETIME and TIMESTAMP text (TIMESTAMP as local time in ``zone``, the changefeed's)."""
+    from pyspark.sql import functions as F
+
+    logical = data_type.logical
+    present = text.isNotNull()
+    shape = text.rlike(DATE_TEXT if logical is LogicalType.DATE else DATETIME_TEXT)
+    zero = present & shape & zero_date(text)
+    if logical is LogicalType.DATE:
+        value = F.when(shape & ~zero, text.try_cast("date"))
+    else:
+        # beyond 6 fractional digits the codecs truncate (TiDB never sends them)
+        micros = F.substring(F.regexp_extract(text, DATETIME_TEXT, 3), 1, 7)
+        canonical = F.concat(
+            F.regexp_extract(text, DATETIME_TEXT, 1), F.lit(" "), F.regexp_extract(text, DATETIME_TEXT, 2), micros
+        )
+        value = F.when(shape & ~zero, canonical.try_cast("timestamp_ntz"))
+        if logical is LogicalType.TIMESTAMP:  # local time in the changefeed's zone -> an instant
+            value = F.convert_timezone(F.lit(zone), F.lit(session_zone), value).cast("timestamp")
+    return Typed(value=value, bad=present & ~zero & value.isNull(), zero=F.when(zero, text))
+
+
+def interval_from_micros(micros: Column) -> Column:
+    """A day-time interval of ``micros`` microseconds (negative allowed)."""
+    from pyspark.sql import functions as F
+
+    seconds = (micros.cast("decimal(20,0)") / F.lit(1_000_000)).cast("decimal(18,6)")
+    return F.make_dt_interval(F.lit(0), F.lit(0), F.lit(0), seconds)
+
+
+def time_text(text: Column) -> Typed:
+    """MySQL TIME ``[-]hhh:mm:ss[.ffffff]`` (beyond 6 fractional digits truncated) as an interval."""
+    from pyspark.sql import functions as F
+
+    trimmed = F.trim(text)
+
+    def part(index: int) -> Column:
+        return F.regexp_extract(trimmed, TIME_TEXT, index)
+
+    fraction = F.rpad(F.substring(part(6), 1, 6), 6, "0")
+    micros = (
+        part(2).cast("long") * 3_600_000_000
+        + part(3).cast("long") * 60_000_000
+        + part(4).cast("long") * 1_000_000
+        + fraction.cast("long")
+    )
+    signed = F.when(part(1) == "-", -micros).otherwise(micros)
+    value = F.when(trimmed.rlike(TIME_TEXT), interval_from_micros(signed))
+    return checked(text, value)
+
+
+def json_text(text: Column) -> Typed:
+    """A JSON document as the contract's compact text (keys sorted: Spark's variant form).
+
+    Documents with integers of 19 digits or more are left to the codec, which reads them exactly.
+    """
+    from pyspark.sql import functions as F
+
+    value = F.when(~text.rlike(LONG_NUMBER), F.to_json(F.try_parse_json(text)))
+    return checked(text, value)
+
+
+def vector_text(text: Column) -> Typed:
+    """TiDB VECTOR text ``[1,2.5]`` as ``array<float>``."""
+    from pyspark.sql import functions as F
+
+    trimmed = F.trim(text)
+    inner = F.trim(F.substring(trimmed, 2, F.length(trimmed) - 2))
+    shaped = trimmed.startswith("[") & trimmed.endswith("]")
+    parts = F.transform(F.split(inner, ","), lambda part: F.trim(part).try_cast("float"))
+    value = F.when(shaped & (inner == ""), F.array().cast("array<float>")).when(
+        shaped & F.forall(parts, lambda v: v.isNotNull()), parts
+    )
+    return checked(text, value)
+
+
+def member_names(text: Column, data_type: DataType) -> Column:
+    """ENUM: a 1-based index (0 is MySQL's invalid ``""``) or the name; SET: a bitmask or comma-joined names.
+
+    Without member names, the index or bitmask itself, as text (``EnumIndex``/``SetBits`` in the codecs).
+    """
+    from pyspark.sql import functions as F
+
+    elements = list(data_type.elements or ())
+    digits = text.rlike(DIGITS)
+    number = text.try_cast("long")
+    if data_type.logical is LogicalType.ENUM:
+        if not elements:
+            return F.when(digits & (number == 0), F.lit("")).when(digits, number.cast("string")).when(text == "", text)
+        names = F.array(*[F.lit(e) for e in elements])
+        return (
+            F.when(digits & (number == 0), F.lit(""))
+            .when(digits & (number >= 1) & (number <= len(elements)), F.element_at(names, number.cast("int")))
+            .when(~digits & (text.isin(*elements) | (text == "")), text)
+        )
+    if not elements:
+        return F.when(digits & number.isNotNull(), F.array(number.cast("string")))
+    return F.when(digits, set_from_bits(number, elements)).when(~digits, _set_from_names(text, elements))
+
+
+def set_from_bits(number: Column, elements: list[str]) -> Column:
+    """SET member names from a bitmask (null when a bit names no member)."""
+    from pyspark.sql import functions as F
+
+    in_range = number.isNotNull() & (F.shiftright(number, len(elements)) == 0) if len(elements) < 63 else number >= 0
+    names = F.filter(
+        F.array(*[F.when(F.shiftright(number, i).bitwiseAND(1) == 1, F.lit(e)) for i, e in enumerate(elements)]),
+        lambda name: name.isNotNull(),
+    )
+    return F.when(in_range, names)
+
+
+def _set_from_names(text: Column, elements: list[str]) -> Column:
+    from pyspark.sql import functions as F
+
+    given = F.when(text == "", F.array().cast("array<string>")).otherwise(F.split(text, ","))
+    known = F.size(F.array_except(given, F.array(*[F.lit(e) for e in elements]))) == 0
+    ordered = F.filter(
+        F.array(*[F.when(F.array_contains(given, e), F.lit(e)) for e in elements]), lambda name: name.isNotNull()
+    )
+    return F.when(known, ordered)
+
+
+def text_value(text: Column, data_type: DataType, zone: str, session_zone: str) -> Typed:
+    """A value in TiDB's text form (Canal-JSON, Simple JSON), binary columns excluded (protocol-specific)."""
+    logical = data_type.logical
+    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
+        return integer_text(text, data_type)
+    if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
+        return float_text(text, data_type)
+    if logical is LogicalType.DECIMAL:
+        return decimal_text(text, data_type)
+    if logical in (LogicalType.DATE, LogicalType.DATETIME, LogicalType.TIMESTAMP):
+        return temporal_text(text, data_type, zone, session_zone)
+    if logical is LogicalType.TIME:
+        return time_text(text)
+    if logical in (LogicalType.ENUM, LogicalType.SET):
+        return checked(text, member_names(text, data_type))
+    if logical is LogicalType.JSON:
+        return json_text(text)
+    if logical is LogicalType.VECTOR:
+        return vector_text(text)
+    if logical is LogicalType.STRING:
+        return Typed(value=text, bad=_false())
+    raise ValueError(f"{data_type.type_text()} has no text form here (binary is protocol-specific)")
+
+
+def _false() -> Column:
+    from pyspark.sql import functions as F
+
+    return F.lit(False)
+
+
+__all__ = ["Typed", "checked", "interval_from_micros", "member_names", "text_value", "time_text"]

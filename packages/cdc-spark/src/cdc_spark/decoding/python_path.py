@@ -1,0 +1,457 @@
+"""Messages decoded by the protocol's own codec in the executors: the residue of the JVM path, or every message.
+
+Messages are grouped by topic-partition and sorted by offset inside each task, so a stateful decoder (Simple's
+schema cache, Avro's registry client) sees its partition in order. Two ``mapInArrow`` passes:
+
+1. every message is decoded; the pass emits only control rows (DDL, watermark, bootstrap), dead letters, the
+   newest schema of each table with its rank, and the partition clock. The driver collects this small result.
+2. every message is decoded again with the tables' final schemas broadcast; each row change becomes one wide
+   Arrow row with the common ``_cdc_*`` columns and a struct for its table, typed by :func:`spark_image`.
+
+A message that decoded in the first pass and fails in the second (a registry that went away) fails the batch
+with :class:`DecodeRetryError`, so Spark runs it again: it is never skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from cdc_core.canonical import schema_from_json, schema_to_json
+from cdc_core.codec import Decoder, SchemaHoldingDecoder
+from cdc_core.errors import CdcError
+from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, RowChange, Watermark
+from cdc_core.message import Message
+from cdc_core.registry import get_codec
+from cdc_core.schema import TableSchema
+from cdc_spark.decoding.spark_types import (
+    CONTROL_SCHEMA,
+    DEAD_LETTER_SCHEMA,
+    ValueRangeError,
+    change_schema,
+    spark_image,
+)
+from cdc_spark.partition_clock import PartitionClock, PartitionKey, merge_clocks
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, Row, SparkSession
+    from pyspark.sql.types import StructType
+
+Rank = tuple[int, int, int, int]  # commit ts (-1: none), partition, offset, position: the newest schema wins
+MESSAGE_COLUMNS: Final = ("key", "value", "topic", "partition", "offset", "timestamp")
+FIRST_PASS: Final = (
+    "kind string, database string, table string, commit_ts bigint, sql string, ddl_type string, schema_json string,"
+    " topic string, partition int, offset bigint, position int, key binary, value binary, error_type string,"
+    " error string"
+)
+COMMON: Final = (
+    "__table int, _cdc_op string, _cdc_commit_ts bigint,"
+    " _cdc_sequence struct<commit_ts:bigint,partition:int,offset:bigint,position:int>,"
+    " _cdc_changed_columns array<string>, _cdc_database string, _cdc_table string, _cdc_schema_version bigint,"
+    " _cdc_topic string, _cdc_partition int, _cdc_offset bigint, _cdc_zero_dates map<string,string>,"
+    " key binary, value binary, error_type string, error string"
+)
+SEED_RANK: Final = (-2, 0, 0, 0)  # schemas of earlier batches: older than anything in this batch
+COORDINATES: Final = ("topic", "partition", "offset")
+NO_SCHEMA: Final = -1  # a change that could not be typed (no schema, a value out of range): a dead letter
+_BATCH_ROWS: Final = 4096
+
+
+class DecodeRetryError(CdcError, RuntimeError):
+    """A message decoded in the first pass failed in the second: the batch fails (and is retried), nothing is lost."""
+
+
+def _messages(batches: Iterator[pa.RecordBatch]) -> Iterator[Message]:
+    for batch in batches:
+        for row in batch.to_pylist():
+            stamp = row["timestamp"]
+            yield Message(
+                value=row["value"],
+                key=row["key"],
+                topic=row["topic"],
+                partition=row["partition"],
+                offset=row["offset"],
+                timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
+            )
+
+
+@attrs.define
+class _Decoders:
+    """One decoder per topic-partition within a task: decoder state follows the partition's own order."""
+
+    protocol: str
+    options: dict[str, object]
+    primed_texts: list[str] = attrs.field(factory=list)  # schemas (canonical JSON) learned from earlier batches
+    by_partition: dict[tuple[str | None, int | None], Decoder] = attrs.field(factory=dict)
+    _primed: list[TableSchema] | None = attrs.field(default=None, init=False)  # parsed once, when first needed
+
+    def decode(self, message: Message) -> list[Event]:
+        where = (message.topic, message.partition)
+        decoder = self.by_partition.get(where)
+        if decoder is None:
+            decoder = self.by_partition[where] = get_codec(self.protocol).decoder(self.options)
+            if isinstance(decoder, SchemaHoldingDecoder):
+                if self._primed is None:
+                    self._primed = [schema_from_json(json.loads(text)) for text in self.primed_texts]
+                for schema in self._primed:
+                    decoder.prime(schema)
+        return decoder.decode(message)
+
+    def unreleased(self) -> list[tuple[Message, str]]:
+        """Rows a decoder still holds at the end of the task: their schema never came; they are dead letters."""
+        held: list[tuple[Message, str]] = []
+        for decoder in self.by_partition.values():
+            if isinstance(decoder, SchemaHoldingDecoder):
+                held += decoder.unreleased()
+        return held
+
+
+def _schema_json(schema: TableSchema) -> str:
+    return json.dumps(schema_to_json(schema))
+
+
+def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) -> Any:
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    parsed = _parse_datatype_string(FIRST_PASS)
+    assert isinstance(parsed, StructType)
+    schema = to_arrow_schema(parsed)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        decoders = _Decoders(protocol, options, primed)
+        newest: dict[tuple[str, str], tuple[Rank, TableSchema, Message]] = {}
+        out: list[dict[str, Any]] = []
+
+        def learn(table_schema: TableSchema, commit_ts: int | None, message: Message, position: int) -> None:
+            name = (table_schema.database, table_schema.table)
+            rank = (-1 if commit_ts is None else commit_ts, message.partition or 0, message.offset or 0, position)
+            if name not in newest or rank >= newest[name][0]:
+                newest[name] = (rank, table_schema, message)
+
+        def row(kind: str, message: Message, **values: Any) -> dict[str, Any]:
+            return {"kind": kind, "topic": message.topic, "partition": message.partition, "offset": message.offset,
+                    **values}  # fmt: skip
+
+        clock = PartitionClock()
+        for message in _messages(batches):
+            try:
+                events = decoders.decode(message)
+            except CdcError as exc:
+                out.append(row("dead", message, key=message.key, value=message.value,
+                               error_type=type(exc).__name__, error=str(exc)))  # fmt: skip
+                continue
+            clock.see((message.topic, message.partition), events)
+            for position, event in enumerate(events):
+                if isinstance(event, RowChange):
+                    if event.schema is not None:
+                        learn(event.schema, event.commit_ts, message, position)
+                elif isinstance(event, Watermark):
+                    out.append(row("watermark", message, commit_ts=event.ts))
+                elif isinstance(event, Bootstrap):
+                    learn(event.table_schema, None, message, position)
+                    out.append(row("bootstrap", message, database=event.database, table=event.table,
+                                   schema_json=_schema_json(event.table_schema)))  # fmt: skip
+                elif isinstance(event, DDLEvent):
+                    text = None
+                    if event.table_schema is not None:
+                        learn(event.table_schema, event.commit_ts, message, position)
+                        text = _schema_json(event.table_schema)
+                    out.append(row("ddl", message, database=event.database, table=event.table,
+                                   commit_ts=event.commit_ts, sql=event.sql, ddl_type=event.ddl_type.value,
+                                   schema_json=text))  # fmt: skip
+        for rank, table_schema, message in newest.values():
+            out.append(row("schema", message, database=table_schema.database, table=table_schema.table,
+                           commit_ts=rank[0], position=rank[3], schema_json=_schema_json(table_schema)))  # fmt: skip
+        for message, reason in decoders.unreleased():
+            out.append(row("dead", message, key=message.key, value=message.value, error_type="SchemaError",
+                           error=reason))  # fmt: skip
+        for (topic, partition), ts in clock.snapshot().items():
+            out.append({"kind": "clock", "topic": topic, "partition": partition, "commit_ts": ts})
+        yield pa.RecordBatch.from_pylist(out, schema=schema)
+
+    return run
+
+
+def wide_schema(tables: Sequence[TableSchema]) -> StructType:
+    """The second pass's rows: the common columns, then one struct per table (``__t<index>``)."""
+    from pyspark.sql import types as T
+
+    wide = T._parse_datatype_string(COMMON)
+    assert isinstance(wide, T.StructType)
+    for index, table_schema in enumerate(tables):
+        typed = change_schema(table_schema)
+        keep = [f for f in typed.fields if not f.name.startswith("_cdc_") or f.name == "_cdc_before"]
+        wide.add(f"__t{index}", T.StructType(keep), True)
+    return wide
+
+
+def _image(table_schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, str]]:
+    values, zeros = spark_image(table_schema, image)
+    return dict(zip([c.name for c in table_schema.stored_columns], values, strict=True)), zeros
+
+
+_Change = tuple[str, str, str, Mapping[str, Any] | None, Mapping[str, Any] | None, tuple[str, ...] | None,
+                int | None, int | None]  # fmt: skip
+
+
+def _change(event: Event) -> _Change | None:
+    if isinstance(event, RowChange):
+        return (event.op.value, event.database, event.table, event.before, event.after, event.changed_columns,
+                event.commit_ts, event.schema_version)  # fmt: skip
+    if isinstance(event, DDLEvent) and event.ddl_type is DDLType.TRUNCATE and event.database and event.table:
+        return ("truncate", event.database, event.table, None, None, None, event.commit_ts, None)
+    return None
+
+
+def _second_pass(
+    protocol: str,
+    options: dict[str, object],
+    schema_texts: list[str],
+    wide: StructType,
+    *,
+    partition_ts: dict[PartitionKey, int],
+    first_pass_dead: frozenset[tuple[str | None, int | None, int | None]],
+    primed: list[str],
+) -> Any:
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow_schema = to_arrow_schema(wide)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        tables = [schema_from_json(json.loads(text)) for text in schema_texts]
+        index_of = {(t.database, t.table): i for i, t in enumerate(tables)}
+        decoders = _Decoders(protocol, options, primed)
+        clock = PartitionClock(partition_ts)
+        out: list[dict[str, Any]] = []
+        for message in _messages(batches):
+            try:
+                events = decoders.decode(message)
+            except CdcError as exc:
+                if (message.topic, message.partition, message.offset) in first_pass_dead:
+                    continue  # a dead letter of the first pass
+                raise DecodeRetryError(
+                    f"message {message.topic}[{message.partition}]@{message.offset} decoded in the first pass and "
+                    f"failed in the second: {exc}"
+                ) from exc
+            where = (message.topic, message.partition)
+            for position, event in enumerate(events):
+                change = _change(event)
+                if change is None:
+                    continue
+                op, database, table, before, after, changed, commit_ts, version = change
+                common = {
+                    "_cdc_op": op, "_cdc_commit_ts": commit_ts,
+                    "_cdc_sequence": {"commit_ts": clock.order_ts(where, commit_ts), "partition": message.partition,
+                                      "offset": message.offset, "position": position},
+                    "_cdc_database": database, "_cdc_table": table, "_cdc_schema_version": version,
+                    "_cdc_topic": message.topic, "_cdc_partition": message.partition, "_cdc_offset": message.offset,
+                }  # fmt: skip
+                index = index_of.get((database, table))
+                dead = {**common, "__table": NO_SCHEMA, "key": message.key, "value": message.value}
+                if index is None:
+                    out.append({**dead, "error_type": "SchemaError",
+                                "error": f"no schema known for table {database}.{table}"})  # fmt: skip
+                    continue
+                table_schema = tables[index]
+                image = before if op == "delete" else after
+                try:
+                    values, zeros = _image(table_schema, image)
+                    values["_cdc_before"] = None if before is None else _image(table_schema, before)[0]
+                except ValueRangeError as exc:
+                    out.append({**dead, "error_type": type(exc).__name__, "error": str(exc)})
+                    continue
+                names = [c.name for c in table_schema.stored_columns]
+                if image is not None and changed is None and any(n not in image for n in names):
+                    changed = tuple(n for n in names if n in image)  # an older, narrower schema
+                out.append({**common, "__table": index, f"__t{index}": values,
+                            "_cdc_changed_columns": None if changed is None else list(changed),
+                            "_cdc_zero_dates": list(zeros.items()) or None})  # fmt: skip
+            clock.see(where, events)  # after ordering them: a change without a ts follows the ones before it
+            if len(out) >= _BATCH_ROWS:
+                yield pa.RecordBatch.from_pylist(out, schema=arrow_schema)
+                out = []
+        yield pa.RecordBatch.from_pylist(out, schema=arrow_schema)
+
+    return run
+
+
+@attrs.frozen
+class FirstPass:
+    """The small, collected result of the first pass."""
+
+    rows: Sequence[Row]
+
+    def of_kind(self, *kinds: str) -> list[Row]:
+        return [r for r in self.rows if r["kind"] in kinds]
+
+    def schemas(self) -> dict[tuple[str, str], tuple[Rank, TableSchema]]:
+        """The newest schema each table's messages brought, with its rank."""
+        found: dict[tuple[str, str], tuple[Rank, TableSchema]] = {}
+        for row in self.of_kind("schema"):
+            name = (row["database"], row["table"])
+            rank = (row["commit_ts"], row["partition"] or 0, row["offset"] or 0, row["position"] or 0)
+            if name not in found or rank >= found[name][0]:
+                found[name] = (rank, schema_from_json(json.loads(row["schema_json"])))
+        return found
+
+    def clock(self) -> dict[PartitionKey, int]:
+        return {(r["topic"], r["partition"]): r["commit_ts"] for r in self.of_kind("clock")}
+
+    def dead_coordinates(self) -> frozenset[tuple[str | None, int | None, int | None]]:
+        return frozenset((r["topic"], r["partition"], r["offset"]) for r in self.of_kind("dead"))
+
+    def control_rows(self) -> list[tuple[Any, ...]]:
+        return [
+            (r["kind"], r["database"], r["table"], r["commit_ts"], r["sql"], r["ddl_type"], r["schema_json"],
+             r["partition"], r["offset"])
+            for r in self.of_kind("ddl", "watermark", "bootstrap")
+        ]  # fmt: skip
+
+    def dead_rows(self) -> list[tuple[Any, ...]]:
+        return [
+            (r["topic"], r["partition"], r["offset"], r["key"], r["value"], r["error_type"], r["error"])
+            for r in self.of_kind("dead")
+        ]
+
+
+@attrs.define
+class PythonPath:
+    """The codec decode of a set of messages: the first pass on construction, typed rows on demand."""
+
+    protocol: str
+    options: dict[str, object]
+    messages: DataFrame  # grouped by topic-partition, in offset order within each task
+    primed: list[str]
+    first: FirstPass
+
+    @classmethod
+    def run(
+        cls,
+        messages: DataFrame,
+        protocol: str,
+        options: Mapping[str, object],
+        known_versions: Sequence[TableSchema] = (),
+    ) -> PythonPath:
+        """Group ``messages`` by topic-partition in offset order and run the first pass (one collected job)."""
+        codec_options = dict(options)
+        grouped = messages.select(*MESSAGE_COLUMNS).repartition("topic", "partition")
+        grouped = grouped.sortWithinPartitions("topic", "partition", "offset")
+        primed = [_schema_json(t) for t in known_versions]
+        rows = grouped.mapInArrow(_first_pass(protocol, codec_options, primed), FIRST_PASS).collect()
+        return cls(protocol, codec_options, grouped, primed, FirstPass(rows))
+
+    def typed(self, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int]) -> DataFrame:
+        """The second pass: one wide row per change, typed by ``tables`` (the batch's final schemas)."""
+        wide = wide_schema(tables)
+        second = _second_pass(
+            self.protocol,
+            self.options,
+            [_schema_json(t) for t in tables],
+            wide,
+            partition_ts=dict(partition_ts),
+            first_pass_dead=self.first.dead_coordinates(),
+            primed=self.primed,
+        )
+        return self.messages.mapInArrow(second, wide)
+
+
+def table_part(wide: DataFrame, index: int, table_schema: TableSchema) -> DataFrame:
+    """One table's change frame out of the second pass's wide rows."""
+    from pyspark.sql import functions as F
+
+    struct = F.col(f"__t{index}")
+    columns: list[Column | str] = [struct.getField(c.name).alias(c.name) for c in table_schema.stored_columns]
+    ordered: list[Column | str] = [
+        *columns, "_cdc_op", "_cdc_commit_ts", "_cdc_sequence", struct.getField("_cdc_before").alias("_cdc_before"),
+        "_cdc_changed_columns", "_cdc_database", "_cdc_table", "_cdc_schema_version", "_cdc_topic", "_cdc_partition",
+        "_cdc_offset", "_cdc_zero_dates",
+    ]  # fmt: skip
+    frame: DataFrame = wide.where(F.col("__table") == index).select(*ordered)
+    return frame
+
+
+def untyped_dead_letters(wide: DataFrame) -> DataFrame:
+    """Second-pass changes that could not be typed (no schema, a value beyond its Spark type)."""
+    from pyspark.sql import functions as F
+
+    frame: DataFrame = wide.where(F.col("__table") == NO_SCHEMA).select(
+        F.col("_cdc_topic").alias("topic"), F.col("_cdc_partition").alias("partition"),
+        F.col("_cdc_offset").alias("offset"), "key", "value", "error_type", "error",
+    )  # fmt: skip
+    return frame
+
+
+def newest(
+    candidates: Mapping[tuple[str, str], Sequence[tuple[Rank, TableSchema]]],
+) -> dict[tuple[str, str], tuple[Rank, TableSchema]]:
+    """Per table the schema of highest rank (ties: the later candidate)."""
+    found: dict[tuple[str, str], tuple[Rank, TableSchema]] = {}
+    for name, ranked in candidates.items():
+        for rank, schema in ranked:
+            if name not in found or rank >= found[name][0]:
+                found[name] = (rank, schema)
+    return found
+
+
+def _dead_letters(spark: SparkSession, python: PythonPath) -> DataFrame:
+    """The first pass's dead letters with their payloads taken from the distributed messages (not the driver)."""
+    from pyspark.sql import functions as F
+
+    errors = [
+        (r["topic"], r["partition"], r["offset"], r["error_type"], r["error"]) for r in python.first.of_kind("dead")
+    ]
+    if not errors:
+        return spark.createDataFrame([], DEAD_LETTER_SCHEMA)
+    found = spark.createDataFrame(errors, "topic string, partition int, offset bigint, error_type string, error string")
+    frame: DataFrame = python.messages.join(F.broadcast(found), on=list(COORDINATES), how="inner").select(
+        "topic", "partition", "offset", "key", "value", "error_type", "error"
+    )
+    return frame
+
+
+@attrs.frozen
+class PythonResult:
+    """What the codec path contributes to a batch's :class:`~cdc_spark.decoding.contract.DecodedChanges`."""
+
+    parts: dict[tuple[str, str], DataFrame]
+    control: DataFrame
+    dead: list[DataFrame]
+    clock: dict[PartitionKey, int]
+    cached: DataFrame
+
+
+def assemble(
+    python: PythonPath, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int]
+) -> PythonResult:
+    """Type the path's rows by ``tables`` (the batch's final schemas): per-table parts, control, dead letters."""
+    spark = python.messages.sparkSession
+    wide = python.typed(tables, partition_ts).persist()
+    present = {r["__table"] for r in wide.select("__table").distinct().collect()}
+    parts = {
+        (schema.database, schema.table): table_part(wide, index, schema)
+        for index, schema in enumerate(tables)
+        if index in present
+    }
+    control = spark.createDataFrame(python.first.control_rows(), CONTROL_SCHEMA)
+    dead = [_dead_letters(spark, python), untyped_dead_letters(wide)]
+    return PythonResult(parts, control, dead, merge_clocks(partition_ts, python.first.clock()), wide)
+
+
+__all__ = [
+    "DecodeRetryError",
+    "FirstPass",
+    "PythonPath",
+    "PythonResult",
+    "assemble",
+    "newest",
+    "table_part",
+    "untyped_dead_letters",
+    "wide_schema",
+]

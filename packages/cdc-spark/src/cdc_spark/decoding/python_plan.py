@@ -1,0 +1,42 @@
+"""The ``python`` plan: every message decoded by the protocol's codec in the executors (the JVM path's reference)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from cdc_core.schema import TableSchema
+from cdc_spark.decoding.contract import DecodedChanges
+from cdc_spark.decoding.python_path import SEED_RANK, PythonPath, Rank, assemble, newest
+from cdc_spark.partition_clock import PartitionKey
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+
+def decode(
+    df: DataFrame,
+    protocol: str,
+    options: Mapping[str, object],
+    schemas: Mapping[tuple[str, str], TableSchema],
+    *,
+    partition_ts: Mapping[PartitionKey, int],
+    known_versions: Sequence[TableSchema],
+    time_as: str,
+) -> DecodedChanges:
+    python = PythonPath.run(df, protocol, options, [*known_versions, *schemas.values()])
+    candidates: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {
+        name: [(SEED_RANK, schema)] for name, schema in schemas.items()
+    }
+    for name, ranked in python.first.schemas().items():
+        candidates.setdefault(name, []).append(ranked)
+    final = newest(candidates)
+    result = assemble(python, [final[name][1] for name in sorted(final)], partition_ts)
+    parts = {name: [part] for name, part in result.parts.items()}
+    schemas_out = {name: schema for name, (_, schema) in final.items()}
+    return DecodedChanges(
+        df.sparkSession, parts, schemas_out, [result.control], result.dead, result.clock, [result.cached], time_as
+    )
+
+
+__all__ = ["decode"]

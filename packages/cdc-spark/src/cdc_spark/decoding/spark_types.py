@@ -1,0 +1,174 @@
+"""The contract's Spark types: one per column type, the Python form of each value, and the change frame's shape.
+
+Both decode paths type rows by these rules: the JVM path casts to :func:`spark_type`, the Python path converts
+codec values with :func:`spark_value`; a test holds them equal value for value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any, Final
+
+from cdc_core.errors import CdcError
+from cdc_core.schema import TableSchema
+from cdc_core.textual import WIDE_DECIMAL
+from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.values import EnumIndex, SetBits, ZeroTemporal
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import DataType as SparkType
+    from pyspark.sql.types import StructType
+
+SEQUENCE_TYPE: Final = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
+CONTROL_SCHEMA: Final = (
+    "kind string, database string, table string, commit_ts bigint, sql string, ddl_type string,"
+    " schema_json string, partition int, offset bigint"
+)
+DEAD_LETTER_SCHEMA: Final = (
+    "topic string, partition int, offset bigint, key binary, value binary, error_type string, error string"
+)
+UNDECLARED_SCALE: Final = 10  # DECIMAL without declared precision/scale: decimal(38,10)
+MAX_SPARK_PRECISION: Final = 38
+_INT_WIDTH: Final = {
+    MySQLType.TINYINT: 1,
+    MySQLType.SMALLINT: 2,
+    MySQLType.MEDIUMINT: 3,
+    MySQLType.INT: 4,
+    MySQLType.BIGINT: 8,
+}
+
+
+class ValueRangeError(CdcError, ValueError):
+    """A decoded value that its column's Spark type cannot hold (the producer wrote beyond the declared type)."""
+
+
+def decimal_shape(data_type: DataType) -> tuple[int, int] | None:
+    """(precision, scale) of a DECIMAL column's Spark decimal; None when it is text (over 38 digits)."""
+    if data_type.length is None:  # the protocol did not say (e.g. Debezium's tidb_type "decimal")
+        return MAX_SPARK_PRECISION, UNDECLARED_SCALE
+    if data_type.precision > MAX_SPARK_PRECISION:
+        return None
+    return data_type.precision, data_type.scale
+
+
+def spark_type(data_type: DataType) -> SparkType:
+    """The contract's Spark type of a column (summarised in docs/spark-source-decode.md)."""
+    from pyspark.sql import types as T
+
+    logical = data_type.logical
+    if logical is LogicalType.INT:
+        width = _INT_WIDTH[data_type.mysql_type] * (2 if data_type.unsigned else 1)
+        if width > 8:
+            return T.DecimalType(20, 0)
+        return {1: T.ByteType(), 2: T.ShortType()}.get(width) or (T.IntegerType() if width <= 4 else T.LongType())
+    if logical is LogicalType.DECIMAL:
+        shape = decimal_shape(data_type)
+        return T.StringType() if shape is None else T.DecimalType(*shape)
+    if logical is LogicalType.BIT:
+        return T.DecimalType(20, 0) if data_type.bit_width > 63 else T.LongType()
+    simple: dict[LogicalType, SparkType] = {
+        LogicalType.FLOAT: T.FloatType(),
+        LogicalType.DOUBLE: T.DoubleType(),
+        LogicalType.DATE: T.DateType(),
+        LogicalType.DATETIME: T.TimestampNTZType(),
+        LogicalType.TIMESTAMP: T.TimestampType(),
+        LogicalType.TIME: T.DayTimeIntervalType(),
+        LogicalType.YEAR: T.IntegerType(),
+        LogicalType.STRING: T.StringType(),
+        LogicalType.ENUM: T.StringType(),
+        LogicalType.JSON: T.StringType(),
+        LogicalType.BYTES: T.BinaryType(),
+        LogicalType.SET: T.ArrayType(T.StringType()),
+        LogicalType.VECTOR: T.ArrayType(T.FloatType()),
+    }
+    return simple[logical]
+
+
+def _fitted_decimal(number: Decimal, precision: int, scale: int) -> Decimal:
+    try:
+        exact = number.quantize(Decimal(1).scaleb(-scale), context=WIDE_DECIMAL)
+    except InvalidOperation:
+        exact = None
+    if exact is None or (exact and exact.adjusted() >= precision - scale):
+        raise ValueRangeError(f"{number} does not fit decimal({precision},{scale})")
+    return exact
+
+
+def json_text(document: Any) -> str:
+    """A JSON column's text in the contract: compact, keys sorted (what Spark's variant prints)."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def spark_value(value: Any, data_type: DataType) -> Any:
+    """A decoded value in the Python form Spark expects for :func:`spark_type`."""
+    if value is None or isinstance(value, ZeroTemporal):
+        return None
+    logical = data_type.logical
+    if logical is LogicalType.DECIMAL:
+        number = value if isinstance(value, Decimal) else Decimal(str(value))
+        shape = decimal_shape(data_type)
+        return str(number) if shape is None else _fitted_decimal(number, *shape)
+    if logical in (LogicalType.INT, LogicalType.BIT):
+        return Decimal(int(value)) if spark_type(data_type).typeName() == "decimal" else int(value)
+    if logical is LogicalType.JSON:
+        return json_text(value)
+    if logical is LogicalType.SET:  # member names; the bitmask as text when the names are unknown
+        return [str(value.bits)] if isinstance(value, SetBits) else list(value)
+    if logical is LogicalType.ENUM:  # the member name; the 1-based index as text when the names are unknown
+        return str(value.index) if isinstance(value, EnumIndex) else str(value)
+    if logical is LogicalType.TIMESTAMP and isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
+        return float(value)
+    return value
+
+
+def spark_image(schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[list[Any], dict[str, str]]:
+    """``image``'s values in ``schema``'s stored-column order, typed for Spark, and its zero dates as text.
+
+    Raises :class:`ValueRangeError` naming the column when a value does not fit its column's Spark type.
+    """
+    values, zeros = [], {}
+    for column in schema.stored_columns:
+        value = None if image is None else image.get(column.name)
+        if isinstance(value, ZeroTemporal):
+            zeros[column.name] = str(value)
+        try:
+            values.append(spark_value(value, column.data_type))
+        except ValueRangeError as exc:
+            raise ValueRangeError(f"table {schema.database}.{schema.table} column {column.name}: {exc}") from None
+    return values, zeros
+
+
+def change_schema(schema: TableSchema) -> StructType:
+    """The change frame of ``schema``'s table: its columns, then the ``_cdc_*`` columns."""
+    from pyspark.sql import types as T
+
+    columns = [T.StructField(c.name, spark_type(c.data_type), True) for c in schema.stored_columns]
+    before = T.StructType([T.StructField(f.name, f.dataType, True) for f in columns])
+    return T.StructType(
+        [
+            *columns,
+            T.StructField("_cdc_op", T.StringType(), False),
+            T.StructField("_cdc_commit_ts", T.LongType(), True),
+            T.StructField("_cdc_sequence", T._parse_datatype_string(SEQUENCE_TYPE), False),
+            T.StructField("_cdc_before", before, True),
+            T.StructField("_cdc_changed_columns", T.ArrayType(T.StringType()), True),
+            T.StructField("_cdc_database", T.StringType(), False),
+            T.StructField("_cdc_table", T.StringType(), False),
+            T.StructField("_cdc_schema_version", T.LongType(), True),
+            T.StructField("_cdc_topic", T.StringType(), True),
+            T.StructField("_cdc_partition", T.IntegerType(), True),
+            T.StructField("_cdc_offset", T.LongType(), True),
+            T.StructField("_cdc_zero_dates", T.MapType(T.StringType(), T.StringType()), True),
+        ]
+    )
+
+
+CHANGE_METADATA: Final = (
+    "_cdc_op", "_cdc_commit_ts", "_cdc_sequence", "_cdc_before", "_cdc_changed_columns", "_cdc_database",
+    "_cdc_table", "_cdc_schema_version", "_cdc_topic", "_cdc_partition", "_cdc_offset", "_cdc_zero_dates",
+)  # fmt: skip
