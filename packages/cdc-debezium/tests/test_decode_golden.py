@@ -286,7 +286,7 @@ FOO_ROW: dict[str, Any] = {
     "col_blob": b"foo",
     "col_decimal": Decimal("12345.12345"),
     "col_numeric": Decimal("12345.12345"),
-    "col_float": to_float32(12345.12345),
+    "col_float": 12345.123,  # the FLOAT's shortest digits, not the widened float32 12345.123046875
     "col_double": 12345.12345,
     "col_int": -2147483648,
     "col_int_unsigned": 4294967295,
