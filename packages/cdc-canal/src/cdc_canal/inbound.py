@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
 from typing import Final
 
 import orjson
@@ -17,20 +18,22 @@ import orjson
 from cdc_canal.names import SQL_CODE_FALLBACK, SqlType
 from cdc_core.errors import SchemaError
 from cdc_core.textual import (
+    WIDE_DECIMAL,
     TextFormError,
     enum_name,
+    float32_value,
     parse_date,
     parse_datetime,
     parse_decimal,
     parse_float,
     parse_json,
+    parse_mysql_geometry,
     parse_set_text,
     parse_time,
     parse_vector,
     set_names,
-    to_float32,
 )
-from cdc_core.types import DataType, LogicalType, parse_type_text
+from cdc_core.types import DataType, LogicalType, MySQLType, parse_type_text
 from cdc_core.values import EnumIndex, SetBits, Value
 
 Parser = Callable[[str], Value]
@@ -43,20 +46,34 @@ class TypeResolutionError(ValueError):
 _BINARY_CODES: Final = frozenset({SqlType.BLOB, -2, -3, -4})  # BLOB, BINARY, VARBINARY, LONGVARBINARY
 
 
+# A column the message gives no type for at all (official Canal INIT snapshots can carry a column that
+# ``mysqlType`` and ``sqlType`` lack): its wire string is all that is known, so it is kept as text.
+UNTYPED_COLUMN: Final = DataType(mysql_type=MySQLType.LONGTEXT)
+
+
 def resolve_type(mysql_type: object, sql_code: object) -> DataType:
-    """The column type: ``mysqlType`` text first, ``sqlType`` where it adds binary-ness or is all there is."""
+    """The column type: ``mysqlType`` text first, ``sqlType`` where it adds binary-ness or is all there is.
+
+    A column with neither is text (`UNTYPED_COLUMN`); a ``mysqlType`` this library does not know falls back
+    to a known ``sqlType`` code, and is an error only without one.
+    """
+    known_code = isinstance(sql_code, int) and not isinstance(sql_code, bool) and sql_code in SQL_CODE_FALLBACK
     if isinstance(mysql_type, str):
         try:
             data_type = _parse_canal_type_text(mysql_type)
         except SchemaError as exc:
+            if known_code:
+                return DataType(mysql_type=SQL_CODE_FALLBACK[sql_code])  # type: ignore[index]
             raise TypeResolutionError(str(exc)) from exc
         if data_type.logical is LogicalType.STRING and isinstance(sql_code, int) and sql_code in _BINARY_CODES:
             return data_type.as_binary()
         return data_type
     if mysql_type is not None:
         raise TypeResolutionError(f"mysqlType must be a string, got {type(mysql_type).__name__}")
-    if isinstance(sql_code, int) and not isinstance(sql_code, bool) and sql_code in SQL_CODE_FALLBACK:
-        return DataType(mysql_type=SQL_CODE_FALLBACK[sql_code])
+    if known_code:
+        return DataType(mysql_type=SQL_CODE_FALLBACK[sql_code])  # type: ignore[index]
+    if sql_code is None:
+        return UNTYPED_COLUMN
     raise TypeResolutionError(f"no mysqlType and no known sqlType code ({sql_code!r})")
 
 
@@ -80,7 +97,38 @@ def make_parser(data_type: DataType, zone: dt.tzinfo) -> Parser:
 
 
 def _float32(text: str) -> float:
-    return to_float32(parse_float(text))
+    return float32_value(parse_float(text))
+
+
+def _decimal_parser(data_type: DataType) -> Parser:
+    """DECIMAL text, padded to the column's declared scale (Canal prints ``1.5`` for ``1.50`` in DECIMAL(5,2))."""
+    scale = data_type.decimal
+    if scale is None:
+        return parse_decimal
+    quantum = Decimal(1).scaleb(-scale)
+
+    def parse(text: str) -> Decimal:
+        value = parse_decimal(text)
+        if -value.as_tuple().exponent >= scale:  # type: ignore[operator]
+            return value
+        try:
+            return value.quantize(quantum, context=WIDE_DECIMAL)
+        except InvalidOperation as exc:
+            raise TextFormError(f"decimal {text} does not fit scale {scale}") from exc
+
+    return parse
+
+
+def _geometry(text: str) -> Value:
+    """A spatial value: Canal prints MySQL's internal bytes (SRID + WKB) as ISO-8859-1 text."""
+    return parse_mysql_geometry(_latin1(text))
+
+
+def _no_array(data_type: DataType) -> Parser:
+    def parse(text: str) -> Value:
+        raise TextFormError("canal-json has no ARRAY columns (MySQL has no array type)")
+
+    return parse
 
 
 _LONG_NUMBER: Final = re.compile(r"\d{19}")
@@ -203,7 +251,7 @@ PARSERS: Final[Mapping[LogicalType, ParserFactory]] = {
     LogicalType.BIT: lambda t, z: _int,
     LogicalType.FLOAT: lambda t, z: _float32,
     LogicalType.DOUBLE: lambda t, z: parse_float,
-    LogicalType.DECIMAL: lambda t, z: parse_decimal,
+    LogicalType.DECIMAL: lambda t, z: _decimal_parser(t),
     LogicalType.DATE: lambda t, z: _date,
     LogicalType.DATETIME: lambda t, z: _datetime,
     LogicalType.TIMESTAMP: lambda t, z: lambda text: _timestamp(text, z),
@@ -214,6 +262,8 @@ PARSERS: Final[Mapping[LogicalType, ParserFactory]] = {
     LogicalType.SET: lambda t, z: _set_parser(t),
     LogicalType.JSON: lambda t, z: _json,
     LogicalType.VECTOR: lambda t, z: parse_vector,
+    LogicalType.GEOMETRY: lambda t, z: _geometry,
+    LogicalType.ARRAY: lambda t, z: _no_array(t),
 }
 
 
