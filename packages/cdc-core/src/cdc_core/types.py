@@ -126,6 +126,12 @@ MYSQL_TO_LOGICAL: Final[Mapping[MySQLType, LogicalType]] = {
     MySQLType.ARRAY: LogicalType.ARRAY,
 }
 
+# Types of the model that TiDB has no column of (MySQL spatial types, PostgreSQL arrays): TiCDC-only protocols
+# (Simple, Avro) can neither carry nor meet them.
+NOT_IN_TIDB: Final = frozenset(
+    t for t, logical in MYSQL_TO_LOGICAL.items() if logical in (LogicalType.GEOMETRY, LogicalType.ARRAY)
+)
+
 # Spellings MySQL accepts in DDL (and Canal/Debezium print) for the canonical names above.
 TYPE_ALIASES: Final[Mapping[str, MySQLType]] = {
     "integer": MySQLType.INT,
