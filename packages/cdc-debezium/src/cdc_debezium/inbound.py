@@ -317,10 +317,13 @@ def _quantizer(scale: int | None, *, rounding: bool) -> Callable[[Decimal], Deci
     return quantize
 
 
-def _decimal_number(scale: int | None) -> Converter:
+def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
     """A DECIMAL from a double (``decimal.handling.mode=double``), a string (``string``) or an exact JSON
-    number (JsonConverter ``decimal.format=NUMERIC``, read without float by `jsonreader`)."""
-    exact = _quantizer(scale, rounding=False)
+    number (JsonConverter ``decimal.format=NUMERIC``, read without float by `jsonreader`).
+
+    ``double``: the wire value is a double (whatever digits the JSON text has), so it is rounded to the scale.
+    """
+    exact = _quantizer(scale, rounding=double)
     rounded = _quantizer(scale, rounding=True)
 
     def convert(v: Any) -> Decimal:
@@ -645,7 +648,7 @@ _REFINES: Final = frozenset(
     }
 )
 _SIZED: Final = frozenset(
-    {MySQLType.CHAR, MySQLType.VARCHAR, MySQLType.BINARY, MySQLType.VARBINARY, MySQLType.BIT, MySQLType.DECIMAL}
+    {MySQLType.CHAR, MySQLType.VARCHAR, MySQLType.BINARY, MySQLType.VARBINARY, *INTEGER_BITS}
 )
 
 
@@ -718,7 +721,7 @@ def converter_for(kind: str | None, name: str | None, data_type: DataType, modes
     if logical is LogicalType.DECIMAL:
         if kind == "bytes":
             return _decimal_bytes(data_type.decimal)
-        return _decimal_number(data_type.decimal)
+        return _decimal_number(data_type.decimal, double=kind in ("double", "float"))
     if kind == "boolean":
         return _bool_int
     if kind in _CONNECT_INT:
@@ -788,8 +791,9 @@ def _named_converter(name: str, data_type: DataType, modes: Modes) -> Converter 
     if name == Logical.ZONED_TIMESTAMP:
         return _zoned(modes.zone)
     if name == Logical.CONNECT_DECIMAL:
-        decimal = _connect_decimal(data_type.decimal)
-        return _integer(data_type, _integral(decimal)) if data_type.logical is LogicalType.INT else decimal
+        if data_type.logical is LogicalType.INT:
+            return _integer(data_type, _integral(_connect_decimal(0)))
+        return _connect_decimal(data_type.decimal)
     if name == Logical.BITS:
         return _integer(data_type, _bits) if data_type.logical is LogicalType.BIT else _bits
     if name == Logical.ENUM:
@@ -817,7 +821,7 @@ def _schemaless_converter(data_type: DataType, modes: Modes) -> Converter:
     if logical is LogicalType.DECIMAL:
         if modes.decimal is DecimalMode.PRECISE:
             return _connect_decimal(data_type.decimal)
-        return _decimal_number(data_type.decimal)
+        return _decimal_number(data_type.decimal, double=modes.decimal is DecimalMode.DOUBLE)
     if logical is LogicalType.DATE:
         return _days
     if logical is LogicalType.DATETIME:
