@@ -73,7 +73,9 @@ def test_decimal_without_a_declared_scale_stays_as_written() -> None:
 # ------------------------------------------------------------------------------------------------- float
 
 
-@pytest.mark.parametrize(("text", "expected"), [("9.9", 9.9), ("5.15", 5.15), ("0.1", 0.1), ("3.4028235E38", 3.4028235e38)])
+@pytest.mark.parametrize(
+    ("text", "expected"), [("9.9", 9.9), ("5.15", 5.15), ("0.1", 0.1), ("3.4028235E38", 3.4028235e38)]
+)
 def test_float_keeps_the_written_value(text: str, expected: float) -> None:
     doc = message([{"id": "1", "f": text}], {"id": "int(11)", "f": "float"}, {"id": 4, "f": 7})
     (event,) = decode(doc)
@@ -129,7 +131,9 @@ def test_spatial_value_too_short_names_the_field() -> None:
 
 
 def test_spatial_values_encode_back_as_canal_prints_them() -> None:
-    doc = message([{"id": "1", "g": _mysql_geometry(0, POINT_WKB)}], {"id": "int(11)", "g": "point"}, {"id": 4, "g": 2004})
+    doc = message(
+        [{"id": "1", "g": _mysql_geometry(0, POINT_WKB)}], {"id": "int(11)", "g": "point"}, {"id": 4, "g": 2004}
+    )
     (event,) = decode(doc)
     (out,) = get_codec("canal-json").encoder({"content-compatible": True}).encode(event)
     written = orjson.loads(out.value or b"")

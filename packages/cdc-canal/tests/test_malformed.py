@@ -99,6 +99,19 @@ def test_missing_pk_names() -> None:
 
 def test_type_value_mismatches_per_type() -> None:
     for mysql_type, value in [
+        # out of range: DecodeError naming the value's field, never a bare OverflowError/ValueError
+        ("tinyint", "300"),
+        ("tinyint(3) unsigned", "-1"),
+        ("int unsigned", "4294967296"),
+        ("bigint", "9223372036854775808"),
+        ("bigint unsigned", "18446744073709551616"),
+        ("bit(3)", "8"),
+        ("date", "9999-12-32"),
+        ("datetime", "10000-01-01 00:00:00"),
+        ("datetime(6)", "2024-02-30 00:00:00.000000"),
+        ("time", "839:00:00:00"),
+        ("decimal(10,2)", "1e999999"),
+        ("float", "3.5e38"),
         ("date", "2020-13-01"),
         ("datetime", "yesterday"),
         ("time", "25h"),

@@ -158,7 +158,7 @@ def test_propagated_source_types_keep_unsigned_and_lengths() -> None:
     fields = [
         field("int64", "big", **src("BIGINT UNSIGNED", **{"__debezium.source.column.length": "20"})),
         field("string", "code", **src("VARCHAR", **{"__debezium.source.column.length": "16"})),
-        field("int64", "at", "io.debezium.time.MicroTimestamp", **src("DATETIME", **{"__debezium.source.column.length": "6"})),
+        field("int64", "at", "io.debezium.time.MicroTimestamp", **src("DATETIME", **{"__debezium.source.column.length": "6"})),  # noqa: E501
         field("string", "ip", **src("INET")),  # a PostgreSQL type this library does not know: the wire decides
     ]  # fmt: skip
     event = one(fields, {"big": -1, "code": "abc", "at": 1_000_001, "ip": "10.0.0.1/32"})
@@ -191,18 +191,18 @@ def test_source_column_name_names_the_column() -> None:
 @pytest.mark.parametrize(
     ("kind", "name", "wire", "expected", "mysql_type"),
     [
-        ("string", "io.debezium.time.ZonedTime", "12:34:56.789Z", dt.timedelta(hours=12, minutes=34, seconds=56, microseconds=789000), MySQLType.TIME),
+        ("string", "io.debezium.time.ZonedTime", "12:34:56.789Z", dt.timedelta(hours=12, minutes=34, seconds=56, microseconds=789000), MySQLType.TIME),  # noqa: E501
         ("string", "io.debezium.time.ZonedTime", "01:00:00+02:00", dt.timedelta(hours=23), MySQLType.TIME),
         ("string", "io.debezium.time.IsoDate", "2017-09-15Z", dt.date(2017, 9, 15), MySQLType.DATE),
-        ("string", "io.debezium.time.IsoTime", "04:05:11.789Z", dt.timedelta(hours=4, minutes=5, seconds=11, microseconds=789000), MySQLType.TIME),
-        ("string", "io.debezium.time.IsoTimestamp", "2019-07-09T02:28:57.123456Z", dt.datetime(2019, 7, 9, 2, 28, 57, 123456), MySQLType.DATETIME),
-        ("int64", "io.debezium.time.MicroDuration", 93_784_000_005, dt.timedelta(days=1, hours=2, minutes=3, seconds=4, microseconds=5), MySQLType.TIME),
+        ("string", "io.debezium.time.IsoTime", "04:05:11.789Z", dt.timedelta(hours=4, minutes=5, seconds=11, microseconds=789000), MySQLType.TIME),  # noqa: E501
+        ("string", "io.debezium.time.IsoTimestamp", "2019-07-09T02:28:57.123456Z", dt.datetime(2019, 7, 9, 2, 28, 57, 123456), MySQLType.DATETIME),  # noqa: E501
+        ("int64", "io.debezium.time.MicroDuration", 93_784_000_005, dt.timedelta(days=1, hours=2, minutes=3, seconds=4, microseconds=5), MySQLType.TIME),  # noqa: E501
         ("string", "io.debezium.time.Interval", "P1Y2M3DT4H5M6.78S", "P1Y2M3DT4H5M6.78S", MySQLType.VARCHAR),
-        ("int64", "io.debezium.time.NanoTime", 3_723_000_000_999, dt.timedelta(hours=1, minutes=2, seconds=3), MySQLType.TIME),
-        ("int64", "io.debezium.time.NanoTimestamp", 1_500_000_999, dt.datetime(1970, 1, 1, 0, 0, 1, 500000), MySQLType.DATETIME),
+        ("int64", "io.debezium.time.NanoTime", 3_723_000_000_999, dt.timedelta(hours=1, minutes=2, seconds=3), MySQLType.TIME),  # noqa: E501
+        ("int64", "io.debezium.time.NanoTimestamp", 1_500_000_999, dt.datetime(1970, 1, 1, 0, 0, 1, 500000), MySQLType.DATETIME),  # noqa: E501
         ("int64", "io.debezium.time.MicroTime", 1_000_001, dt.timedelta(seconds=1, microseconds=1), MySQLType.TIME),
-        ("int64", "io.debezium.time.MicroTimestamp", -1, dt.datetime(1969, 12, 31, 23, 59, 59, 999999), MySQLType.DATETIME),
-        ("string", "io.debezium.data.Uuid", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", MySQLType.CHAR),
+        ("int64", "io.debezium.time.MicroTimestamp", -1, dt.datetime(1969, 12, 31, 23, 59, 59, 999999), MySQLType.DATETIME),  # noqa: E501
+        ("string", "io.debezium.data.Uuid", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", MySQLType.CHAR),  # noqa: E501
         ("string", "io.debezium.data.Xml", "<a>b</a>", "<a>b</a>", MySQLType.LONGTEXT),
         ("string", "io.debezium.data.Ltree", "Top.Science.Astronomy", "Top.Science.Astronomy", MySQLType.TEXT),
         ("string", "io.debezium.data.Json", '{"k": [1, null]}', {"k": [1, None]}, MySQLType.JSON),
@@ -222,7 +222,7 @@ POINT_WKB = b"\x01" + struct.pack("<Idd", 1, 1.5, -2.0)
 POINT = "io.debezium.data.geometry.Point"
 GEOMETRY = "io.debezium.data.geometry.Geometry"
 GEOGRAPHY = "io.debezium.data.geometry.Geography"
-GEOMETRY_FIELDS = [{"type": "bytes", "optional": False, "field": "wkb"}, {"type": "int32", "optional": True, "field": "srid"}]  # fmt: skip
+GEOMETRY_FIELDS = [{"type": "bytes", "optional": False, "field": "wkb"}, {"type": "int32", "optional": True, "field": "srid"}]  # fmt: skip  # noqa: E501
 
 
 def test_spatial_structs() -> None:
@@ -252,7 +252,7 @@ def test_spatial_structs() -> None:
 def test_arrays_convert_each_element() -> None:
     fields = [
         field("array", "ints", items={"type": "int32", "optional": True}),
-        field("array", "days", items={"type": "int32", "optional": True, "name": "io.debezium.time.Date", "version": 1}),
+        field("array", "days", items={"type": "int32", "optional": True, "name": "io.debezium.time.Date", "version": 1}),  # noqa: E501
         field("array", "prices", items={"type": "bytes", "optional": True, "name": CONNECT_DECIMAL,
                                         "parameters": {"scale": "2"}}),
         field("array", "tags", items={"type": "string", "optional": True}),
@@ -261,7 +261,14 @@ def test_arrays_convert_each_element() -> None:
     ]  # fmt: skip
     event = one(
         fields,
-        {"ints": [1, None, -3], "days": [0, 1], "prices": ["AQ==", "/w=="], "tags": [], "vec": [0.5, 2.0], "half": [9.9]},
+        {
+            "ints": [1, None, -3],
+            "days": [0, 1],
+            "prices": ["AQ==", "/w=="],
+            "tags": [],
+            "vec": [0.5, 2.0],
+            "half": [9.9],
+        },
     )
     assert event.after["ints"] == [1, None, -3]
     assert event.after["days"] == [dt.date(1970, 1, 1), dt.date(1970, 1, 2)]

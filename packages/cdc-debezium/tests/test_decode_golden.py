@@ -19,7 +19,6 @@ from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import Column, Index, TableSchema
-from cdc_core.textual import to_float32
 from cdc_core.types import DataType, MySQLType
 from cdc_debezium import OPTIONS, DebeziumDecoder
 from cdc_testing.corpus import corpus_files

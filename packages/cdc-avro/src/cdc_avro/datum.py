@@ -15,6 +15,7 @@ from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
 from cdc_core.textual import (
     WIDE_DECIMAL,
     TextFormError,
+    at_scale,
     enum_name,
     float32_value,
     format_decimal,
@@ -214,9 +215,10 @@ def reader_for(data_type: DataType, primitive: str, zone: dt.tzinfo) -> Reader:
     if logical is LogicalType.DOUBLE:
         return float
     if logical is LogicalType.DECIMAL:
+        scale = data_type.decimal
         if primitive == "string":
-            return parse_decimal
-        return _read_decimal
+            return lambda text: at_scale(parse_decimal(text), scale)
+        return lambda datum: at_scale(_read_decimal(datum), scale)
     if logical is LogicalType.BIT:
         return lambda b: int.from_bytes(b, "big")
     if logical is LogicalType.BYTES:

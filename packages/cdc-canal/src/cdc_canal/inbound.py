@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Mapping
-from decimal import Decimal, InvalidOperation
 from typing import Final
 
 import orjson
@@ -18,8 +17,8 @@ import orjson
 from cdc_canal.names import SQL_CODE_FALLBACK, SqlType
 from cdc_core.errors import SchemaError
 from cdc_core.textual import (
-    WIDE_DECIMAL,
     TextFormError,
+    at_scale,
     enum_name,
     float32_value,
     parse_date,
@@ -33,7 +32,7 @@ from cdc_core.textual import (
     parse_vector,
     set_names,
 )
-from cdc_core.types import DataType, LogicalType, MySQLType, parse_type_text
+from cdc_core.types import INTEGER_BITS, DataType, LogicalType, MySQLType, parse_type_text
 from cdc_core.values import EnumIndex, SetBits, Value
 
 Parser = Callable[[str], Value]
@@ -105,18 +104,7 @@ def _decimal_parser(data_type: DataType) -> Parser:
     scale = data_type.decimal
     if scale is None:
         return parse_decimal
-    quantum = Decimal(1).scaleb(-scale)
-
-    def parse(text: str) -> Decimal:
-        value = parse_decimal(text)
-        if -value.as_tuple().exponent >= scale:  # type: ignore[operator]
-            return value
-        try:
-            return value.quantize(quantum, context=WIDE_DECIMAL)
-        except InvalidOperation as exc:
-            raise TextFormError(f"decimal {text} does not fit scale {scale}") from exc
-
-    return parse
+    return lambda text: at_scale(parse_decimal(text), scale)
 
 
 def _geometry(text: str) -> Value:
@@ -200,6 +188,29 @@ def _int(text: str) -> int:
     raise TextFormError(f"not an integer: {text!r}")
 
 
+def _ranged_int(data_type: DataType) -> Parser:
+    """Integer text, refused outside the column type's range (a value the column cannot hold is malformed)."""
+    bits = INTEGER_BITS.get(data_type.mysql_type)
+    if data_type.logical is LogicalType.BIT:
+        if data_type.length is None:  # TiCDC's bare "bit": the width is not on the wire
+            return _int
+        low, high = 0, (1 << data_type.length) - 1
+    elif bits is None:
+        return _int
+    elif data_type.unsigned:
+        low, high = 0, (1 << bits) - 1
+    else:
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def parse(text: str) -> int:
+        number = _int(text)
+        if not low <= number <= high:
+            raise TextFormError(f"{number} is out of range [{low}, {high}]")
+        return number
+
+    return parse
+
+
 def _is_index(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
@@ -246,9 +257,9 @@ ParserFactory = Callable[[DataType, dt.tzinfo], Parser]
 
 # One parser per logical type (Canal-JSON's wire strings); the completeness test keeps it total.
 PARSERS: Final[Mapping[LogicalType, ParserFactory]] = {
-    LogicalType.INT: lambda t, z: _int,
+    LogicalType.INT: lambda t, z: _ranged_int(t),
     LogicalType.YEAR: lambda t, z: _int,
-    LogicalType.BIT: lambda t, z: _int,
+    LogicalType.BIT: lambda t, z: _ranged_int(t),
     LogicalType.FLOAT: lambda t, z: _float32,
     LogicalType.DOUBLE: lambda t, z: parse_float,
     LogicalType.DECIMAL: lambda t, z: _decimal_parser(t),

@@ -15,9 +15,9 @@ from cdc_core.textual import (
     format_decimal,
     format_float32,
     format_float64,
+    format_mysql_geometry,
     format_text,
     format_time,
-    format_mysql_geometry,
     format_timestamp,
     set_bits,
 )

@@ -130,6 +130,20 @@ def parse_decimal(text: str) -> Decimal:
     return result
 
 
+def at_scale(value: Decimal, scale: int | None) -> Decimal:
+    """``value`` padded to a column's declared scale (``12.34`` in DECIMAL(10,4) is ``12.3400``).
+
+    The canonical contract: a DECIMAL value carries its column's scale. A value with more fractional digits
+    than the scale is kept as written (no protocol writes one; rounding it would hide the producer's error).
+    """
+    if scale is None or -value.as_tuple().exponent >= scale:  # type: ignore[operator]
+        return value
+    try:
+        return value.quantize(Decimal(1).scaleb(-scale), context=WIDE_DECIMAL)
+    except InvalidOperation as exc:
+        raise TextFormError(f"decimal {value} does not fit scale {scale}") from exc
+
+
 # -------------------------------------------------------------------------------------------- temporal
 
 _DATE_RE: Final = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")

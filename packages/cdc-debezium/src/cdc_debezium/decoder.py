@@ -254,8 +254,10 @@ class DebeziumDecoder:
         name = ""
         try:
             if renames:
+                columns: dict[str, str] = renames
                 for name, value in raw.items():
-                    image[renames[name] if name in renames else name] = None if value is None else by_name.get(name, UNTYPED)(value)
+                    column: str = columns.get(name) or name
+                    image[column] = None if value is None else by_name.get(name, UNTYPED)(value)
             else:
                 for name, value in raw.items():
                     image[name] = None if value is None else by_name.get(name, UNTYPED)(value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import math
 from collections.abc import Callable, Mapping
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from enum import StrEnum
@@ -29,7 +30,6 @@ from cdc_core.textual import (
     parse_json,
     parse_set_text,
     parse_vector,
-    to_float32,
     wkb_point,
 )
 from cdc_core.types import INTEGER_BITS, DataType, LogicalType, MySQLType, parse_type_text
@@ -103,7 +103,7 @@ def _integer(data_type: DataType, base: Converter) -> Converter:
     """The integer converter of an integer/BIT column, bounded by the column type."""
     bits = INTEGER_BITS.get(data_type.mysql_type)
     if data_type.logical is LogicalType.BIT:
-        return _ranged(0, (1 << data_type.bit_width) - 1, base)
+        return base if data_type.length is None else _ranged(0, (1 << data_type.length) - 1, base)
     if bits is None:
         return base
     if data_type.unsigned:
@@ -328,7 +328,7 @@ def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
 
     def convert(v: Any) -> Decimal:
         if type(v) is float:
-            if v != v or v in (float("inf"), float("-inf")):
+            if not math.isfinite(v):
                 raise WireError(f"not a finite decimal: {v!r}")
             return rounded(Decimal(repr(v)))
         if type(v) is int or type(v) is Decimal:
@@ -647,9 +647,7 @@ _REFINES: Final = frozenset(
         (LogicalType.BYTES, LogicalType.STRING),
     }
 )
-_SIZED: Final = frozenset(
-    {MySQLType.CHAR, MySQLType.VARCHAR, MySQLType.BINARY, MySQLType.VARBINARY, *INTEGER_BITS}
-)
+_SIZED: Final = frozenset({MySQLType.CHAR, MySQLType.VARCHAR, MySQLType.BINARY, MySQLType.VARBINARY, *INTEGER_BITS})
 
 
 def type_from_source(wire: DataType, parameters: Mapping[str, Any] | None) -> DataType:

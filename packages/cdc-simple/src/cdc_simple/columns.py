@@ -31,8 +31,10 @@ from cdc_core.schema import TableSchema
 from cdc_core.textual import (
     UTC,
     TextFormError,
+    at_scale,
     enum_index,
     enum_name,
+    float32_value,
     format_datetime,
     format_text,
     format_timestamp,
@@ -45,7 +47,6 @@ from cdc_core.textual import (
     resolve_zone,
     set_bits,
     set_names,
-    float32_value,
     zone_name,
 )
 from cdc_core.types import DataType, LogicalType, MySQLType
@@ -297,7 +298,7 @@ def _json_document(text: str) -> Value:
 
 _TEXT_PARSERS: Final[Mapping[LogicalType, Callable[[str, DataType], Value]]] = {
     LogicalType.FLOAT: _float32_text,
-    LogicalType.DECIMAL: lambda text, _t: parse_decimal(text),
+    LogicalType.DECIMAL: lambda text, t: at_scale(parse_decimal(text), t.decimal),
     LogicalType.DATE: lambda text, _t: parse_date(text),
     LogicalType.DATETIME: lambda text, _t: parse_datetime(text),
     LogicalType.TIME: lambda text, _t: parse_time(text),
