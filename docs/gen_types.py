@@ -14,7 +14,7 @@ from typing import Any
 
 from cdc_core.canonical import value_to_json
 from cdc_core.types import DEFAULT_LENGTHS, INTEGER_BITS, MYSQL_TO_LOGICAL, TYPE_ALIASES, LogicalType, MySQLType
-from cdc_core.values import ZeroTemporal
+from cdc_core.values import Geometry, ZeroTemporal
 
 TARGET = Path(__file__).with_name("types.md")
 
@@ -39,6 +39,11 @@ SAMPLES: dict[LogicalType, tuple[str, Any]] = {
     LogicalType.BIT: ("int", 5),
     LogicalType.JSON: ("parsed JSON (dict, list, str, int, float, bool, None)", {"k": [1, None]}),
     LogicalType.VECTOR: ("list of float", [1.0, -2.5]),
+    LogicalType.GEOMETRY: (
+        "Geometry (OGC WKB and SRID; MySQL spatial types, PostGIS, PostgreSQL point)",
+        Geometry(wkb=bytes.fromhex("0101000000000000000000f83f00000000000000c0"), srid=4326),
+    ),
+    LogicalType.ARRAY: ("list of the element type's values (PostgreSQL arrays)", [dt.date(2024, 2, 29), None]),
 }
 
 
@@ -77,6 +82,9 @@ def render() -> str:
     lines += [
         "",
         "`BIGINT UNSIGNED` and `BIT(64)` become `decimal(20,0)` on Spark, `DECIMAL` wider than 38 digits a string.",
+        "Spatial types become `struct<wkb:binary,srid:int>`, `array<T>` an array of `T`'s Spark type.",
+        "Spatial types and arrays are not TiDB types: Simple and Avro refuse them (`EncodeError`), Canal-JSON",
+        "writes spatial values as Canal does (SRID + WKB as ISO-8859-1 text) and refuses arrays.",
         "",
         "## Logical type → Python value → canonical JSON",
         "",

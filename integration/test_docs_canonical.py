@@ -21,7 +21,7 @@ def test_every_example_round_trips_through_the_converter() -> None:
     schema = canonical.schema_from_json(schema_doc)
     assert canonical.schema_to_json(schema) == schema_doc
     events = [b for b in blocks if "kind" in b]
-    assert {e["kind"] for e in events} == {"row", "ddl", "watermark"}
+    assert {e["kind"] for e in events} == {"row", "ddl", "watermark", "message"}
     for document in events:
         event = canonical.from_canonical(document, schema=schema)
         assert canonical.to_canonical(event, include_schema=False) == document

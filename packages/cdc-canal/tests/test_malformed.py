@@ -59,8 +59,12 @@ def test_the_base_message_is_valid() -> None:
         ({"data": [{"id": "one", "qty": "2", "b": "x"}]}, "data[0].id", "not an integer"),
         ({"data": [{"id": 1, "qty": "2", "b": "x"}]}, "data[0].id", "string or null"),
         ({"data": [{"id": "1", "qty": "2", "b": "\u0100"}]}, "data[0].b", "U+00FF"),
-        ({"mysqlType": {"id": "geometry", "qty": "int", "b": "blob"}}, "mysqlType.id", "unknown column type"),
-        ({"mysqlType": {"qty": "int", "b": "blob"}, "sqlType": {"qty": 4, "b": 2004}}, "mysqlType.id", "no mysqlType"),
+        (
+            {"mysqlType": {"id": "mystery", "qty": "int", "b": "blob"}, "sqlType": {"qty": 4, "b": 2004}},
+            "mysqlType.id",
+            "unknown column type",
+        ),
+        ({"mysqlType": {"qty": "int", "b": "blob"}, "sqlType": {"id": 9999}}, "mysqlType.id", "no mysqlType"),
         ({"mysqlType": {"id": 4, "qty": "int", "b": "blob"}}, "mysqlType.id", "must be a string"),
         ({"mysqlType": []}, "mysqlType", "object"),
         ({"old": None}, "old", "UPDATE needs old"),
@@ -95,6 +99,19 @@ def test_missing_pk_names() -> None:
 
 def test_type_value_mismatches_per_type() -> None:
     for mysql_type, value in [
+        # out of range: DecodeError naming the value's field, never a bare OverflowError/ValueError
+        ("tinyint", "300"),
+        ("tinyint(3) unsigned", "-1"),
+        ("int unsigned", "4294967296"),
+        ("bigint", "9223372036854775808"),
+        ("bigint unsigned", "18446744073709551616"),
+        ("bit(3)", "8"),
+        ("date", "9999-12-32"),
+        ("datetime", "10000-01-01 00:00:00"),
+        ("datetime(6)", "2024-02-30 00:00:00.000000"),
+        ("time", "839:00:00:00"),
+        ("decimal(10,2)", "1e999999"),
+        ("float", "3.5e38"),
         ("date", "2020-13-01"),
         ("datetime", "yesterday"),
         ("time", "25h"),

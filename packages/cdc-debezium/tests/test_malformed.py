@@ -16,6 +16,22 @@ TINY = {"type": "int16", "optional": True, "field": "tiny"}
 BITS = {"type": "bytes", "optional": True, "name": "io.debezium.data.Bits", "parameters": {"length": "9"}, "field": "b"}
 ZONED = {"type": "string", "optional": True, "name": "io.debezium.time.ZonedTimestamp", "field": "ts"}
 ENUM_SET = {"type": "string", "name": "io.debezium.data.EnumSet", "parameters": {"allowed": "a,b"}, "field": "s"}
+DATE = {"type": "int32", "optional": True, "name": "io.debezium.time.Date", "field": "d"}
+MICRO_TS = {"type": "int64", "optional": True, "name": "io.debezium.time.MicroTimestamp", "field": "t"}
+TIMESTAMP_MS = {"type": "int64", "optional": True, "name": "io.debezium.time.Timestamp", "field": "t"}
+TINYINT = {"tidb_type": "tinyint", "type": "int16", "optional": True, "field": "tiny"}
+INT_U = {"tidb_type": "int unsigned", "type": "int64", "optional": True, "field": "u"}
+DECIMAL_2 = {
+    "type": "double",
+    "optional": True,
+    "field": "p",
+    "parameters": {
+        "__debezium.source.column.type": "DECIMAL",
+        "__debezium.source.column.length": "10",
+        "__debezium.source.column.scale": "2",
+    },
+}
+VSD = {"type": "struct", "optional": True, "name": "io.debezium.data.VariableScaleDecimal", "field": "n"}
 
 
 def _schema(*fields: dict[str, Any]) -> dict[str, Any]:
@@ -48,6 +64,17 @@ CASES: list[tuple[str, bytes | dict[str, Any], str, str]] = [
     ("zone missing", _row({"ts": "2023-11-30T12:34:56"}, ZONED), "payload.after.ts", "without a zone"),
     ("not a timestamp", _row({"ts": "yesterday"}, ZONED), "payload.after.ts", ""),
     ("unknown set member", _row({"s": "a,z"}, ENUM_SET), "payload.after.s", "'z'"),
+    # out of range: every one a DecodeError naming the column, never a bare OverflowError/ValueError
+    ("date of 10**18 days", _row({"d": 10**18}, DATE), "payload.after.d", "outside the years"),
+    ("date before year 1", _row({"d": -800_000}, DATE), "payload.after.d", "outside the years"),
+    ("epoch us far out", _row({"t": 2**62}, MICRO_TS), "payload.after.t", "outside the years"),
+    ("epoch us far before", _row({"t": -(2**63)}, MICRO_TS), "payload.after.t", "outside the years"),
+    ("epoch ms far out", _row({"t": 10**17}, TIMESTAMP_MS), "payload.after.t", "outside the years"),
+    ("tinyint beyond its column", _row({"tiny": 300}, TINYINT), "payload.after.tiny", "out of range"),
+    ("unsigned below zero", _row({"u": -1}, INT_U), "payload.after.u", "out of range"),
+    ("unsigned beyond its column", _row({"u": 2**32}, INT_U), "payload.after.u", "out of range"),
+    ("decimal beyond any scale", _row({"p": 1e308}, DECIMAL_2), "payload.after.p", "does not fit scale 2"),
+    ("variable scale far out", _row({"n": {"scale": 10**9, "value": "AQ=="}}, VSD), "payload.after.n", "scale"),
     ("schema fields not array", {"schema": {"fields": 3}, "payload": _row({}, TINY)["payload"]}, "schema.fields", ""),
     ("field schema without type", _row({"tiny": 1}, {"field": "tiny"}), "schema.fields.after.fields[0]", "type"),
     ("field entry not object", _row({"tiny": 1}, 7), "schema.fields.after.fields[0]", "expected an object"),  # type: ignore[arg-type]

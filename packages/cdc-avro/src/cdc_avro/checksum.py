@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from cdc_core.schema import Column
-from cdc_core.textual import format_decimal
+from cdc_core.textual import format_decimal, to_float32
 from cdc_core.types import LogicalType
 
 _U64: Final = struct.Struct("<Q")
@@ -36,6 +36,12 @@ def _float(datum: Any) -> bytes:
     return _F64.pack(0.0 if math.isinf(value) or math.isnan(value) else value)
 
 
+def _float32(datum: Any) -> bytes:
+    # TiDB sums a FLOAT as the float64 of its 32-bit value, whichever decimal digits hold it here
+    value = float(datum)
+    return _F64.pack(0.0 if math.isinf(value) or math.isnan(value) else to_float32(value))
+
+
 def _length_prefixed(data: bytes) -> bytes:
     return _U32.pack(len(data)) + data
 
@@ -49,7 +55,9 @@ def contribution_for(column: Column) -> Contribution:
     logical = data_type.logical
     if logical in (LogicalType.INT, LogicalType.YEAR):
         return _integer
-    if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
+    if logical is LogicalType.FLOAT:
+        return _float32
+    if logical is LogicalType.DOUBLE:
         return _float
     if logical is LogicalType.BIT:
         return lambda datum: _U64.pack(int.from_bytes(datum, "big") & _MASK)

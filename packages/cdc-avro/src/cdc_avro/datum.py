@@ -15,7 +15,9 @@ from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
 from cdc_core.textual import (
     WIDE_DECIMAL,
     TextFormError,
+    at_scale,
     enum_name,
+    float32_value,
     format_decimal,
     format_text,
     parse_decimal,
@@ -195,6 +197,10 @@ def _widen_unsigned(datum: Any) -> int:
     return number + _TWO_64 if number < 0 else number
 
 
+def _float32_value(v: Any) -> float:
+    return float32_value(float(v))
+
+
 def reader_for(data_type: DataType, primitive: str, zone: dt.tzinfo) -> Reader:
     """Reader of one field's datum; ``primitive`` is the writer schema's Avro type of the field."""
     logical = data_type.logical
@@ -204,12 +210,15 @@ def reader_for(data_type: DataType, primitive: str, zone: dt.tzinfo) -> Reader:
         if data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned:
             return _widen_unsigned
         return int
-    if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
+    if logical is LogicalType.FLOAT:
+        return _float32_value
+    if logical is LogicalType.DOUBLE:
         return float
     if logical is LogicalType.DECIMAL:
+        scale = data_type.decimal
         if primitive == "string":
-            return parse_decimal
-        return _read_decimal
+            return lambda text: at_scale(parse_decimal(text), scale)
+        return lambda datum: at_scale(_read_decimal(datum), scale)
     if logical is LogicalType.BIT:
         return lambda b: int.from_bytes(b, "big")
     if logical is LogicalType.BYTES:

@@ -28,7 +28,7 @@ from cdc_avro.registry import Registry
 from cdc_avro.schemagen import RecordPlan, SchemaOptions, key_record, value_record
 from cdc_core.dispatch import partition_for_row
 from cdc_core.errors import EncodeError, LimitExceededError, SchemaError
-from cdc_core.events import DDLEvent, Event, Op, RowChange, Watermark
+from cdc_core.events import DDLEvent, Event, LogicalMessage, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
 from cdc_core.textual import TextFormError
@@ -92,6 +92,8 @@ class AvroEncoder:
             return self._ddl(event) if self.enable_watermark else []
         if isinstance(event, Watermark):
             return self._watermark(event) if self.enable_watermark else []
+        if isinstance(event, LogicalMessage):
+            raise EncodeError(PROTOCOL, "TiCDC's Avro format has no logical-decoding message")
         return []  # Bootstrap: the registry is the schema channel
 
     def topic_for(self, database: str, table: str) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Final
 
+from cdc_core.errors import SchemaError
 from cdc_core.types import MySQLType
 
 
@@ -87,7 +88,9 @@ FROM_TIDB_TYPE: Final[Mapping[str, MySQLType]] = {
 
 
 def tidb_type(mysql_type: MySQLType, unsigned: bool) -> str:
-    name = TIDB_TYPE[mysql_type]
+    name = TIDB_TYPE.get(mysql_type)
+    if name is None:  # NOT_IN_TIDB: spatial types, arrays
+        raise SchemaError(f"TiDB has no {mysql_type.value} columns: the avro protocol cannot carry them")
     return f"{name} UNSIGNED" if unsigned and name in UNSIGNED_SUFFIXED else name
 
 
@@ -107,6 +110,6 @@ def avro_primitive(
         return "double"
     if mysql_type is MySQLType.DECIMAL:
         return "bytes" if decimal_mode is DecimalMode.PRECISE else "string"
-    if TIDB_TYPE[mysql_type] in ("BLOB", "BIT"):
+    if tidb_type(mysql_type, False) in ("BLOB", "BIT"):
         return "bytes"
     return "string"

@@ -218,6 +218,7 @@ class CanalDecoder:
             pk_names = []
         if not isinstance(pk_names, list) or not all(isinstance(n, str) for n in pk_names):
             raise _fail("pkNames must be a list of column names", "pkNames")
+        pk_names = list(dict.fromkeys(pk_names))  # Canal repeats the names on multi-row messages
         data = doc.get("data")
         if not isinstance(data, list) or not data:
             raise _fail("data must be a non-empty list of rows", "data")

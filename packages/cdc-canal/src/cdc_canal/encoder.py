@@ -16,7 +16,7 @@ from cdc_core.claimcheck import ClaimCheckStorage
 from cdc_core.codec import Options
 from cdc_core.compression import compress, parse_compression
 from cdc_core.errors import ConfigError, EncodeError, LimitExceededError
-from cdc_core.events import Bootstrap, DDLEvent, Event, Op, RowChange, Watermark
+from cdc_core.events import Bootstrap, DDLEvent, Event, LogicalMessage, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone
@@ -91,6 +91,8 @@ class CanalEncoder:
             return self._watermark(event)
         if isinstance(event, Bootstrap):
             return []  # Canal-JSON has no schema announcements
+        if isinstance(event, LogicalMessage):
+            raise EncodeError(PROTOCOL, "Canal-JSON has no logical-decoding message")
         raise EncodeError(PROTOCOL, f"unsupported event {type(event).__name__}")
 
     # -------------------------------------------------------------------------------------------- rows

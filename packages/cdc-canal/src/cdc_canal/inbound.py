@@ -18,19 +18,21 @@ from cdc_canal.names import SQL_CODE_FALLBACK, SqlType
 from cdc_core.errors import SchemaError
 from cdc_core.textual import (
     TextFormError,
+    at_scale,
     enum_name,
+    float32_value,
     parse_date,
     parse_datetime,
     parse_decimal,
     parse_float,
     parse_json,
+    parse_mysql_geometry,
     parse_set_text,
     parse_time,
     parse_vector,
     set_names,
-    to_float32,
 )
-from cdc_core.types import DataType, LogicalType, parse_type_text
+from cdc_core.types import INTEGER_BITS, DataType, LogicalType, MySQLType, parse_type_text
 from cdc_core.values import EnumIndex, SetBits, Value
 
 Parser = Callable[[str], Value]
@@ -43,20 +45,34 @@ class TypeResolutionError(ValueError):
 _BINARY_CODES: Final = frozenset({SqlType.BLOB, -2, -3, -4})  # BLOB, BINARY, VARBINARY, LONGVARBINARY
 
 
+# A column the message gives no type for at all (official Canal INIT snapshots can carry a column that
+# ``mysqlType`` and ``sqlType`` lack): its wire string is all that is known, so it is kept as text.
+UNTYPED_COLUMN: Final = DataType(mysql_type=MySQLType.LONGTEXT)
+
+
 def resolve_type(mysql_type: object, sql_code: object) -> DataType:
-    """The column type: ``mysqlType`` text first, ``sqlType`` where it adds binary-ness or is all there is."""
+    """The column type: ``mysqlType`` text first, ``sqlType`` where it adds binary-ness or is all there is.
+
+    A column with neither is text (`UNTYPED_COLUMN`); a ``mysqlType`` this library does not know falls back
+    to a known ``sqlType`` code, and is an error only without one.
+    """
+    known_code = isinstance(sql_code, int) and not isinstance(sql_code, bool) and sql_code in SQL_CODE_FALLBACK
     if isinstance(mysql_type, str):
         try:
             data_type = _parse_canal_type_text(mysql_type)
         except SchemaError as exc:
+            if known_code:
+                return DataType(mysql_type=SQL_CODE_FALLBACK[sql_code])  # type: ignore[index]
             raise TypeResolutionError(str(exc)) from exc
         if data_type.logical is LogicalType.STRING and isinstance(sql_code, int) and sql_code in _BINARY_CODES:
             return data_type.as_binary()
         return data_type
     if mysql_type is not None:
         raise TypeResolutionError(f"mysqlType must be a string, got {type(mysql_type).__name__}")
-    if isinstance(sql_code, int) and not isinstance(sql_code, bool) and sql_code in SQL_CODE_FALLBACK:
-        return DataType(mysql_type=SQL_CODE_FALLBACK[sql_code])
+    if known_code:
+        return DataType(mysql_type=SQL_CODE_FALLBACK[sql_code])  # type: ignore[index]
+    if sql_code is None:
+        return UNTYPED_COLUMN
     raise TypeResolutionError(f"no mysqlType and no known sqlType code ({sql_code!r})")
 
 
@@ -80,7 +96,27 @@ def make_parser(data_type: DataType, zone: dt.tzinfo) -> Parser:
 
 
 def _float32(text: str) -> float:
-    return to_float32(parse_float(text))
+    return float32_value(parse_float(text))
+
+
+def _decimal_parser(data_type: DataType) -> Parser:
+    """DECIMAL text, padded to the column's declared scale (Canal prints ``1.5`` for ``1.50`` in DECIMAL(5,2))."""
+    scale = data_type.decimal
+    if scale is None:
+        return parse_decimal
+    return lambda text: at_scale(parse_decimal(text), scale)
+
+
+def _geometry(text: str) -> Value:
+    """A spatial value: Canal prints MySQL's internal bytes (SRID + WKB) as ISO-8859-1 text."""
+    return parse_mysql_geometry(_latin1(text))
+
+
+def _no_array(data_type: DataType) -> Parser:
+    def parse(text: str) -> Value:
+        raise TextFormError("canal-json has no ARRAY columns (MySQL has no array type)")
+
+    return parse
 
 
 _LONG_NUMBER: Final = re.compile(r"\d{19}")
@@ -152,6 +188,29 @@ def _int(text: str) -> int:
     raise TextFormError(f"not an integer: {text!r}")
 
 
+def _ranged_int(data_type: DataType) -> Parser:
+    """Integer text, refused outside the column type's range (a value the column cannot hold is malformed)."""
+    bits = INTEGER_BITS.get(data_type.mysql_type)
+    if data_type.logical is LogicalType.BIT:
+        if data_type.length is None:  # TiCDC's bare "bit": the width is not on the wire
+            return _int
+        low, high = 0, (1 << data_type.length) - 1
+    elif bits is None:
+        return _int
+    elif data_type.unsigned:
+        low, high = 0, (1 << bits) - 1
+    else:
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def parse(text: str) -> int:
+        number = _int(text)
+        if not low <= number <= high:
+            raise TextFormError(f"{number} is out of range [{low}, {high}]")
+        return number
+
+    return parse
+
+
 def _is_index(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
@@ -198,12 +257,12 @@ ParserFactory = Callable[[DataType, dt.tzinfo], Parser]
 
 # One parser per logical type (Canal-JSON's wire strings); the completeness test keeps it total.
 PARSERS: Final[Mapping[LogicalType, ParserFactory]] = {
-    LogicalType.INT: lambda t, z: _int,
+    LogicalType.INT: lambda t, z: _ranged_int(t),
     LogicalType.YEAR: lambda t, z: _int,
-    LogicalType.BIT: lambda t, z: _int,
+    LogicalType.BIT: lambda t, z: _ranged_int(t),
     LogicalType.FLOAT: lambda t, z: _float32,
     LogicalType.DOUBLE: lambda t, z: parse_float,
-    LogicalType.DECIMAL: lambda t, z: parse_decimal,
+    LogicalType.DECIMAL: lambda t, z: _decimal_parser(t),
     LogicalType.DATE: lambda t, z: _date,
     LogicalType.DATETIME: lambda t, z: _datetime,
     LogicalType.TIMESTAMP: lambda t, z: lambda text: _timestamp(text, z),
@@ -214,6 +273,8 @@ PARSERS: Final[Mapping[LogicalType, ParserFactory]] = {
     LogicalType.SET: lambda t, z: _set_parser(t),
     LogicalType.JSON: lambda t, z: _json,
     LogicalType.VECTOR: lambda t, z: parse_vector,
+    LogicalType.GEOMETRY: lambda t, z: _geometry,
+    LogicalType.ARRAY: lambda t, z: _no_array(t),
 }
 
 

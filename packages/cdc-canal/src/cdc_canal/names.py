@@ -36,6 +36,7 @@ class SqlType:
     DATE: Final = 91
     TIME: Final = 92
     TIMESTAMP: Final = 93
+    ARRAY: Final = 2003
     BLOB: Final = 2004
     CLOB: Final = 2005
 
@@ -72,6 +73,16 @@ SQL_TYPE_CODES: Final[Mapping[MySQLType, int]] = {
     MySQLType.BIT: SqlType.BIT,
     MySQLType.JSON: SqlType.VARCHAR,
     MySQLType.VECTOR: SqlType.VARCHAR,
+    # Canal reads spatial values as binary (java.sql.Types.BINARY, written as BLOB)
+    MySQLType.GEOMETRY: SqlType.BLOB,
+    MySQLType.POINT: SqlType.BLOB,
+    MySQLType.LINESTRING: SqlType.BLOB,
+    MySQLType.POLYGON: SqlType.BLOB,
+    MySQLType.MULTIPOINT: SqlType.BLOB,
+    MySQLType.MULTILINESTRING: SqlType.BLOB,
+    MySQLType.MULTIPOLYGON: SqlType.BLOB,
+    MySQLType.GEOMETRYCOLLECTION: SqlType.BLOB,
+    MySQLType.ARRAY: SqlType.ARRAY,  # never written: the encoder refuses ARRAY values
 }
 
 # Unsigned promotion: an unsigned value above the signed maximum reports the next wider code (MEDIUMINT never).
@@ -99,6 +110,7 @@ SQL_CODE_FALLBACK: Final[Mapping[int, MySQLType]] = {
     SqlType.TIMESTAMP: MySQLType.DATETIME,
     SqlType.BLOB: MySQLType.BLOB,
     SqlType.CLOB: MySQLType.TEXT,
+    SqlType.ARRAY: MySQLType.ARRAY,
 }
 
 

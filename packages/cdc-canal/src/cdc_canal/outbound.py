@@ -15,6 +15,7 @@ from cdc_core.textual import (
     format_decimal,
     format_float32,
     format_float64,
+    format_mysql_geometry,
     format_text,
     format_time,
     format_timestamp,
@@ -133,6 +134,14 @@ def _set_names(data_type: DataType) -> Formatter:
     return fmt
 
 
+def _geometry(value: Value) -> str:
+    return format_mysql_geometry(value).decode("latin-1")  # as Canal prints MySQL's SRID + WKB bytes
+
+
+def _no_array(value: Value) -> str:
+    raise TextFormError("canal-json cannot carry ARRAY values (MySQL has no array type)")
+
+
 FormatterFactory = Callable[[DataType, dt.tzinfo, bool], Formatter]
 
 # One writer per logical type (the core text forms, without `format_text`'s per-value dispatch on the
@@ -154,4 +163,6 @@ FORMATTERS: Final[Mapping[LogicalType, FormatterFactory]] = {
     LogicalType.SET: lambda t, z, names: _set_names(t) if names else _set_bits(t),
     LogicalType.JSON: lambda t, z, names: lambda value: format_text(value, t, z),
     LogicalType.VECTOR: lambda t, z, names: lambda value: format_text(value, t, z),
+    LogicalType.GEOMETRY: lambda t, z, names: _geometry,
+    LogicalType.ARRAY: lambda t, z, names: _no_array,
 }

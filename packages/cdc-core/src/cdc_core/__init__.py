@@ -13,12 +13,12 @@ from cdc_core.errors import (
     SchemaError,
     StorageError,
 )
-from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, Op, RowChange, Source, Watermark
+from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, LogicalMessage, Op, RowChange, Source, Watermark
 from cdc_core.message import Message
 from cdc_core.registry import get_codec, installed_codecs
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.types import DataType, LogicalType, MySQLType, parse_type_text
-from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
+from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal
 
 __version__ = "0.1.0"
 
@@ -39,9 +39,11 @@ __all__ = [
     "Encoder",
     "EnumIndex",
     "Event",
+    "Geometry",
     "HeldRowsLimitError",
     "Index",
     "LimitExceededError",
+    "LogicalMessage",
     "LogicalType",
     "Message",
     "MySQLType",

@@ -4,7 +4,8 @@ One JSON object per event. Values are rendered by their Python type (see `cdc_co
 exact, DECIMAL as a string, bytes as ``{"$bytes": "<base64>"}``, DATE ``YYYY-MM-DD``, DATETIME ISO without
 offset, TIMESTAMP ISO with offset, TIME ``[-]HH:MM:SS[.ffffff]``, ENUM its name, SET a list of names,
 JSON the document itself, zero dates their MySQL text, unknown ENUM/SET members ``{"$enum_index": n}`` /
-``{"$set_bits": n}``. Reading it back types values from the event's ``schema`` when present.
+``{"$set_bits": n}``, GEOMETRY ``{"$geometry": {"wkb": "<base64>", "srid": n}}``, ARRAY a list of its elements'
+forms. Reading it back types values from the event's ``schema`` when present.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Final
 import cattrs
 
 from cdc_core.errors import CdcError
-from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, Op, RowChange, Source, Watermark
+from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, LogicalMessage, Op, RowChange, Source, Watermark
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.textual import (
     TextFormError,
@@ -29,7 +30,7 @@ from cdc_core.textual import (
     parse_time,
 )
 from cdc_core.types import DataType, LogicalType, MySQLType
-from cdc_core.values import EnumIndex, RowImage, SetBits, Value, ZeroTemporal
+from cdc_core.values import EnumIndex, Geometry, RowImage, SetBits, Value, ZeroTemporal
 
 FORMAT_VERSION: Final = 1
 
@@ -84,6 +85,8 @@ def value_to_json(value: Value) -> Any:
         return {"$enum_index": value.index}
     if isinstance(value, SetBits):
         return {"$set_bits": value.bits}
+    if isinstance(value, Geometry):
+        return {"$geometry": {"wkb": base64.b64encode(value.wkb).decode("ascii"), "srid": value.srid}}
     if isinstance(value, tuple):
         return [value_to_json(v) for v in value]
     if isinstance(value, list):
@@ -103,9 +106,15 @@ def value_from_json(document: Any, data_type: DataType | None) -> Value:
             return EnumIndex(int(inner))
         if tag == "$set_bits":
             return SetBits(int(inner))
+        if tag == "$geometry":
+            return _geometry_from(inner)
     if document is None or data_type is None:
         return document
     logical = data_type.logical
+    if logical is LogicalType.ARRAY:
+        if not isinstance(document, list):
+            raise CanonicalFormError(f"{document!r} is not an array value")
+        return [value_from_json(element, data_type.item) for element in document]
     try:
         if logical is LogicalType.DECIMAL:
             return parse_decimal(str(document))
@@ -124,6 +133,19 @@ def value_from_json(document: Any, data_type: DataType | None) -> Value:
     except (TextFormError, TypeError, ValueError) as exc:
         raise CanonicalFormError(f"{document!r} is not a {data_type.type_text()} value: {exc}") from exc
     return document
+
+
+def _geometry_from(inner: Any) -> Geometry:
+    if not isinstance(inner, dict) or not isinstance(inner.get("wkb"), str):
+        raise CanonicalFormError(f"$geometry needs an object with a base64 'wkb', got {inner!r}")
+    srid = inner.get("srid")
+    if srid is not None and (not isinstance(srid, int) or isinstance(srid, bool)):
+        raise CanonicalFormError(f"$geometry srid must be an integer or null, got {srid!r}")
+    try:
+        wkb = base64.b64decode(inner["wkb"], validate=True)
+    except ValueError as exc:
+        raise CanonicalFormError(f"$geometry wkb is not base64: {exc}") from exc
+    return Geometry(wkb=wkb, srid=srid)
 
 
 def _parse_aware(text: str) -> dt.datetime | ZeroTemporal:
@@ -208,6 +230,17 @@ def to_canonical(event: Event, *, include_schema: bool = True) -> dict[str, Any]
             doc["meta"] = {k: value_to_json(v) for k, v in event.meta.items()}
     elif isinstance(event, Watermark):
         doc = {"kind": "watermark", "ts": event.ts, "commit_ts": event.ts}
+    elif isinstance(event, LogicalMessage):
+        doc = {
+            "kind": "message",
+            "database": event.database,
+            "commit_ts": event.commit_ts,
+            "prefix": event.prefix,
+            "content": value_to_json(event.content),
+            "transactional": event.transactional,
+        }
+        if event.meta:
+            doc["meta"] = {k: value_to_json(v) for k, v in event.meta.items()}
     elif isinstance(event, Bootstrap):
         doc = {
             "kind": "bootstrap",
@@ -293,6 +326,20 @@ def from_canonical(doc: object, *, schema: TableSchema | None = None) -> Event:
             return Watermark(ts=_require(doc, "ts", int), source=source)
         if kind == "bootstrap":
             return Bootstrap(table_schema=schema_from_json(_require(doc, "table_schema", dict)), source=source)
+        if kind == "message":
+            content = value_from_json(_require(doc, "content", dict), None)
+            if not isinstance(content, bytes):
+                raise CanonicalFormError("field 'content': expected {\"$bytes\": ...}")
+            transactional = doc.get("transactional")
+            return LogicalMessage(
+                prefix=_require(doc, "prefix", str),
+                content=content,
+                database=doc.get("database"),
+                transactional=transactional if isinstance(transactional, bool) else None,
+                commit_ts=doc.get("commit_ts"),
+                source=source,
+                meta=doc.get("meta"),
+            )
     except ValueError as exc:
         if isinstance(exc, CanonicalFormError):
             raise

@@ -134,4 +134,24 @@ class Bootstrap:
         return self.table_schema.table
 
 
-Event: TypeAlias = RowChange | DDLEvent | Watermark | Bootstrap
+@attrs.frozen(kw_only=True)
+class LogicalMessage:
+    """An application message written into the database log, outside any table (PostgreSQL's
+    ``pg_logical_emit_message``, read by Debezium as ``op: m`` with ``message.prefix``/``message.content``).
+
+    Not a row change and not a watermark: appliers skip it; ``transactional`` says whether it was emitted
+    inside a transaction (None when the protocol does not say).
+    """
+
+    prefix: str
+    content: bytes
+    database: str | None = None
+    transactional: bool | None = None
+    commit_ts: int | None = None
+    source: Source | None = attrs.field(default=None, eq=False)
+    meta: dict[str, Any] = attrs.field(factory=dict, converter=_meta, eq=False)
+
+    kind = "message"
+
+
+Event: TypeAlias = RowChange | DDLEvent | Watermark | Bootstrap | LogicalMessage

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cdc_core.errors import ConfigError
 from cdc_core.types import DataType, LogicalType
-from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
+from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal
 
 EPOCH_DATE: Final = dt.date(1970, 1, 1)
 EPOCH_NAIVE: Final = dt.datetime(1970, 1, 1)
@@ -53,6 +53,17 @@ def shortest_float32(value: float) -> str:
         except TextFormError:  # rounding near FLT_MAX can step over it; more digits will not
             continue
     return f"{f32:.9g}"
+
+
+def float32_value(value: float) -> float:
+    """The decoded value of a FLOAT: the float32 nearest ``value``, held as its shortest decimal digits.
+
+    A FLOAT column holds a 32-bit float; widening it to a Python float exposes digits the column never had
+    (``9.9`` becomes ``9.899999618530273``). Every decoder returns this form instead, so that ``9.9`` written
+    by one protocol reads as ``9.9`` from every protocol, and encoders (which round to float32) write it back
+    as the same 32-bit value.
+    """
+    return float(shortest_float32(value))
 
 
 def _positional(text: str) -> str:
@@ -117,6 +128,20 @@ def parse_decimal(text: str) -> Decimal:
     if not result.is_finite():
         raise TextFormError(f"not a finite decimal: {text!r}")
     return result
+
+
+def at_scale(value: Decimal, scale: int | None) -> Decimal:
+    """``value`` padded to a column's declared scale (``12.34`` in DECIMAL(10,4) is ``12.3400``).
+
+    The canonical contract: a DECIMAL value carries its column's scale. A value with more fractional digits
+    than the scale is kept as written (no protocol writes one; rounding it would hide the producer's error).
+    """
+    if scale is None or -value.as_tuple().exponent >= scale:  # type: ignore[operator]
+        return value
+    try:
+        return value.quantize(Decimal(1).scaleb(-scale), context=WIDE_DECIMAL)
+    except InvalidOperation as exc:
+        raise TextFormError(f"decimal {value} does not fit scale {scale}") from exc
 
 
 # -------------------------------------------------------------------------------------------- temporal
@@ -340,6 +365,30 @@ def parse_vector(text: str) -> list[float]:
         raise TextFormError(f"not a VECTOR: {text!r}") from exc
 
 
+# -------------------------------------------------------------------------------------------- geometry
+
+
+def parse_mysql_geometry(raw: bytes) -> Geometry:
+    """MySQL's internal geometry bytes (4-byte little-endian SRID, then OGC WKB), as Canal prints them."""
+    if len(raw) < 9:  # SRID + byte order + type at least
+        raise TextFormError(f"a MySQL geometry value has at least 9 bytes, got {len(raw)}")
+    if raw[4] not in (0, 1):
+        raise TextFormError(f"not a WKB geometry: byte order marker {raw[4]} (expected 0 or 1)")
+    return Geometry(wkb=raw[4:], srid=int.from_bytes(raw[:4], "little"))
+
+
+def format_mysql_geometry(value: Geometry) -> bytes:
+    """Inverse of `parse_mysql_geometry` (an unknown SRID is written as 0, MySQL's default)."""
+    if not isinstance(value, Geometry):
+        raise TextFormError(f"expected a Geometry, got {type(value).__name__}")
+    return (value.srid or 0).to_bytes(4, "little") + value.wkb
+
+
+def wkb_point(x: float, y: float) -> bytes:
+    """The little-endian OGC WKB of a 2D point (what Debezium's Point builds from its ``x``/``y``)."""
+    return b"\x01" + struct.pack("<Idd", 1, x, y)
+
+
 # ----------------------------------------------------------------------------------------- dispatchers
 
 
@@ -396,7 +445,7 @@ def format_text(value: Value, data_type: DataType, zone: dt.tzinfo = UTC) -> str
         if isinstance(exc, TextFormError):
             raise
         raise TextFormError(f"{type(value).__name__} value {value!r} does not fit {data_type.type_text()}") from exc
-    raise TextFormError(f"{data_type.type_text()} has no plain text form (binary)")
+    raise TextFormError(f"{data_type.type_text()} has no plain text form ({logical.value})")
 
 
 def parse_text(text: str, data_type: DataType, zone: dt.tzinfo = UTC) -> Value:
@@ -405,7 +454,7 @@ def parse_text(text: str, data_type: DataType, zone: dt.tzinfo = UTC) -> Value:
     if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
         return parse_int(text)
     if logical is LogicalType.FLOAT:
-        return to_float32(parse_float(text))
+        return float32_value(parse_float(text))
     if logical is LogicalType.DOUBLE:
         return parse_float(text)
     if logical is LogicalType.DECIMAL:
@@ -428,4 +477,4 @@ def parse_text(text: str, data_type: DataType, zone: dt.tzinfo = UTC) -> Value:
         return parse_vector(text)
     if logical is LogicalType.STRING:
         return text
-    raise TextFormError(f"{data_type.type_text()} has no plain text form (binary)")
+    raise TextFormError(f"{data_type.type_text()} has no plain text form ({logical.value})")

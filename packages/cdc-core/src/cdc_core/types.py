@@ -48,6 +48,17 @@ class MySQLType(StrEnum):
     BIT = "bit"
     JSON = "json"
     VECTOR = "vector"
+    # MySQL's spatial types (Canal, Debezium MySQL/MariaDB; PostGIS and PostgreSQL's geometric types map here too)
+    GEOMETRY = "geometry"
+    POINT = "point"
+    LINESTRING = "linestring"
+    POLYGON = "polygon"
+    MULTIPOINT = "multipoint"
+    MULTILINESTRING = "multilinestring"
+    MULTIPOLYGON = "multipolygon"
+    GEOMETRYCOLLECTION = "geometrycollection"
+    # PostgreSQL arrays (Debezium PostgreSQL): ``DataType.item`` is the element type
+    ARRAY = "array"
 
 
 class LogicalType(StrEnum):
@@ -69,6 +80,8 @@ class LogicalType(StrEnum):
     BIT = "bit"
     JSON = "json"
     VECTOR = "vector"
+    GEOMETRY = "geometry"
+    ARRAY = "array"
 
 
 MYSQL_TO_LOGICAL: Final[Mapping[MySQLType, LogicalType]] = {
@@ -102,7 +115,22 @@ MYSQL_TO_LOGICAL: Final[Mapping[MySQLType, LogicalType]] = {
     MySQLType.BIT: LogicalType.BIT,
     MySQLType.JSON: LogicalType.JSON,
     MySQLType.VECTOR: LogicalType.VECTOR,
+    MySQLType.GEOMETRY: LogicalType.GEOMETRY,
+    MySQLType.POINT: LogicalType.GEOMETRY,
+    MySQLType.LINESTRING: LogicalType.GEOMETRY,
+    MySQLType.POLYGON: LogicalType.GEOMETRY,
+    MySQLType.MULTIPOINT: LogicalType.GEOMETRY,
+    MySQLType.MULTILINESTRING: LogicalType.GEOMETRY,
+    MySQLType.MULTIPOLYGON: LogicalType.GEOMETRY,
+    MySQLType.GEOMETRYCOLLECTION: LogicalType.GEOMETRY,
+    MySQLType.ARRAY: LogicalType.ARRAY,
 }
+
+# Types of the model that TiDB has no column of (MySQL spatial types, PostgreSQL arrays): TiCDC-only protocols
+# (Simple, Avro) can neither carry nor meet them.
+NOT_IN_TIDB: Final = frozenset(
+    t for t, logical in MYSQL_TO_LOGICAL.items() if logical in (LogicalType.GEOMETRY, LogicalType.ARRAY)
+)
 
 # Spellings MySQL accepts in DDL (and Canal/Debezium print) for the canonical names above.
 TYPE_ALIASES: Final[Mapping[str, MySQLType]] = {
@@ -123,7 +151,11 @@ TYPE_ALIASES: Final[Mapping[str, MySQLType]] = {
     "character varying": MySQLType.VARCHAR,
     "vector<float32>": MySQLType.VECTOR,
     "tidbvectorfloat32": MySQLType.VECTOR,
+    "geomcollection": MySQLType.GEOMETRYCOLLECTION,
 }
+
+# ``SERIAL`` is MySQL's shorthand for ``BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE``: the type part.
+SERIAL: Final = "serial"
 
 # Unsigned ranges, used by encoders that reinterpret unsigned values and by decoders that re-widen them.
 INTEGER_BITS: Final[Mapping[MySQLType, int]] = {
@@ -182,7 +214,8 @@ class DataType:
     """A column's declared type, as complete as TiDB describes it.
 
     ``decimal`` carries the DECIMAL scale or the fractional-seconds precision (fsp) of DATETIME, TIMESTAMP
-    and TIME; ``length`` the DECIMAL precision, the character length or the BIT width.
+    and TIME; ``length`` the DECIMAL precision, the character length or the BIT width; ``item`` the element
+    type of an ARRAY.
     """
 
     mysql_type: MySQLType = attrs.field(converter=MySQLType)
@@ -193,6 +226,7 @@ class DataType:
     charset: str | None = None
     collation: str | None = None
     elements: tuple[str, ...] | None = attrs.field(default=None, converter=_elements)
+    item: DataType | None = None
 
     @property
     def logical(self) -> LogicalType:
@@ -224,6 +258,8 @@ class DataType:
     def type_text(self, *, with_params: bool = True) -> str:
         """MySQL's column-definition text, e.g. ``decimal(10,4) unsigned`` or ``enum('a','b')``."""
         name = self.mysql_type.value
+        if self.mysql_type is MySQLType.ARRAY:
+            return f"array<{self.item.type_text(with_params=with_params) if self.item else ''}>"
         params = ""
         if with_params:
             if self.elements is not None:
@@ -258,6 +294,14 @@ _UNSIZED: Final = frozenset(
         MySQLType.BLOB,
         MySQLType.MEDIUMBLOB,
         MySQLType.LONGBLOB,
+        MySQLType.GEOMETRY,
+        MySQLType.POINT,
+        MySQLType.LINESTRING,
+        MySQLType.POLYGON,
+        MySQLType.MULTIPOINT,
+        MySQLType.MULTILINESTRING,
+        MySQLType.MULTIPOLYGON,
+        MySQLType.GEOMETRYCOLLECTION,
     }
 )
 
@@ -278,12 +322,18 @@ def parse_type_text(text: str) -> DataType:
 
     Raises `SchemaError` for a type this library does not know.
     """
+    stripped = text.strip()
+    if stripped.lower().startswith("array<") and stripped.endswith(">"):
+        inner = stripped[6:-1]
+        return DataType(mysql_type=MySQLType.ARRAY, item=parse_type_text(inner) if inner.strip() else None)
     match = _TYPE_TEXT.match(text)
     if match is None:
         raise SchemaError(f"unparsable column type {text!r}")
     name = " ".join(match["name"].lower().split())
-    mysql_type = _lookup_type(name, text)
     mods = match["mods"].lower().split()
+    if name == SERIAL and match["params"] is None and not mods:
+        return DataType(mysql_type=MySQLType.BIGINT, unsigned=True)
+    mysql_type = _lookup_type(name, text)
     params = match["params"]
     length: int | None = None
     decimal: int | None = None

@@ -15,6 +15,8 @@
 | SET | ``tuple[str, ...]`` of member names in declaration order, or `SetBits` when names are unknown |
 | JSON | the parsed document (dict, list, str, int, float, bool, None) |
 | VECTOR | ``list[float]`` |
+| GEOMETRY | `Geometry` (OGC WKB and SRID) |
+| ARRAY | ``list`` of values typed by the element type (``DataType.item``), nested arrays as nested lists |
 
 SQL NULL is ``None``.
 """
@@ -56,3 +58,15 @@ class SetBits:
     """A SET value whose member names are unknown to the decoder: the bitmask (bit i = member i)."""
 
     bits: int
+
+
+@attrs.frozen
+class Geometry:
+    """A spatial value: its OGC Well-Known Binary and its spatial reference system id (None when unknown).
+
+    MySQL stores (and Canal prints) a 4-byte little-endian SRID before the WKB; Debezium sends ``wkb`` and
+    ``srid`` apart. Both become this one form, so that values compare equal across protocols.
+    """
+
+    wkb: bytes
+    srid: int | None = None

@@ -1,8 +1,9 @@
 """Debezium JSON messages (TiCDC, Debezium, dtle) to typed events.
 
 Kinds: rows (``op`` c/u/d, ``r`` snapshot reads as inserts), truncate (``op`` t), TiCDC watermarks
-(``op`` m), DDL (a payload with ``ddl``, dtle's bare SchemaChangeTopic value included). Tombstones,
-transaction-metadata and heartbeat messages carry no change and decode to no event.
+(``op`` m with ``source.commit_ts``), PostgreSQL logical-decoding messages (``op`` m with ``message``), DDL
+(a payload with ``ddl``, dtle's bare SchemaChangeTopic value included). Tombstones, transaction-metadata and
+heartbeat messages carry no change and decode to no event.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import orjson
 
 from cdc_core.codec import Options
 from cdc_core.errors import DecodeError, SchemaError
-from cdc_core.events import DDLEvent, DDLType, Event, Op, RowChange, Source, Watermark
+from cdc_core.events import DDLEvent, DDLType, Event, LogicalMessage, Op, RowChange, Source, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.values import RowImage
@@ -29,11 +30,12 @@ from cdc_debezium.inbound import (
     DecimalMode,
     Modes,
     TimePrecisionMode,
+    binary_converter,
     reader_from_column,
     reader_from_field,
 )
 from cdc_debezium.jsonreader import JSONParseError, loads
-from cdc_debezium.names import PROTOCOL, WireOp
+from cdc_debezium.names import PROTOCOL, Logical, WireOp
 
 _ROW_OPS: Final = {
     WireOp.CREATE.value: Op.INSERT,
@@ -61,18 +63,29 @@ _SOURCE_META: Final = (
     "sequence",
     "cluster_id",
     "start_ts",
+    "txId",
+    "lsn",
 )
+# A schema with a Connect Decimal may carry its values as JSON numbers (JsonConverter decimal.format=NUMERIC):
+# such payloads are parsed with exact fractions, never through float.
+_CONNECT_DECIMAL_NAME: Final = Logical.CONNECT_DECIMAL.value.encode()
 _CACHE_LIMIT: Final = 1024
 
 
 class _Readers:
-    """Compiled readers of one before/after struct, and the table schema they describe."""
+    """Compiled readers of one before/after struct (by field name), and the table schema they describe.
 
-    __slots__ = ("by_name", "schema")
+    ``renames`` maps field names to column names where they differ (``__debezium.source.column.name``).
+    """
 
-    def __init__(self, by_name: dict[str, Converter], schema: TableSchema | None) -> None:
+    __slots__ = ("by_name", "renames", "schema")
+
+    def __init__(
+        self, by_name: dict[str, Converter], schema: TableSchema | None, renames: dict[str, str] | None = None
+    ) -> None:
         self.by_name = by_name
         self.schema = schema
+        self.renames = renames
 
 
 class DebeziumDecoder:
@@ -137,10 +150,10 @@ class DebeziumDecoder:
         """The message document; a schema seen before (same bytes) is reused instead of parsed again."""
         split = _split_envelope(data)
         if split is None:
-            return loads(data)
+            return loads(data, exact=_CONNECT_DECIMAL_NAME in data)
         payload_bytes, schema_bytes = split
         try:
-            payload = loads(payload_bytes)
+            payload = loads(payload_bytes, exact=_CONNECT_DECIMAL_NAME in schema_bytes)
             schema = self._schema_docs.get(schema_bytes)
             if schema is None:
                 schema = loads(schema_bytes)
@@ -152,7 +165,7 @@ class DebeziumDecoder:
             # A schemaless payload with a column named "schema" splits wrongly (the cut half is never valid
             # JSON, since it ends inside the still-open payload object); so does a broken message. The whole
             # message then decides.
-            return loads(data)
+            return loads(data, exact=_CONNECT_DECIMAL_NAME in data)
         # Both halves parsed alone and the fixed frame around them: the whole message is valid JSON.
         return {"payload": payload, "schema": schema}
 
@@ -167,6 +180,8 @@ class DebeziumDecoder:
             if row_op is not None:
                 return [self._row(message, op, row_op, payload=payload, schema=schema, at=at)]
             if op == WireOp.MESSAGE:
+                if "message" in payload:  # PostgreSQL logical-decoding message; TiCDC's watermark has none
+                    return [self._logical_message(message, payload, schema, at)]
                 return [self._watermark(message, payload, at)]
             if op == WireOp.TRUNCATE:
                 return [self._truncate(message, payload, at)]
@@ -196,14 +211,22 @@ class DebeziumDecoder:
         source = _source(message, payload, at)
         database = _str_field(message, source, "db", f"{at}.source")
         table = _str_field(message, source, "table", f"{at}.source")
-        key_columns = self._key_columns(message) if message.key else ()
+        key = self._key_payload(message) if message.key else None
+        key_columns = tuple(key) if key is not None else ()
         readers = self._readers(message, schema, database, table, key_columns)
         before_raw = payload.get("before")
         after_raw = payload.get("after")
         before = self._image(message, readers, before_raw, f"{at}.before") if before_raw is not None else None
         after = self._image(message, readers, after_raw, f"{at}.after") if after_raw is not None else None
+        key_only = False
         if row_op is Op.DELETE and before is None:
-            raise DecodeError.at(message, PROTOCOL, "a delete needs the deleted row", field=f"{at}.before")
+            # PostgreSQL (REPLICA IDENTITY DEFAULT/NOTHING) may send no old row: the key names the deleted row.
+            if not key:
+                raise DecodeError.at(
+                    message, PROTOCOL, "a delete needs the deleted row: before is null and no key", field=f"{at}.before"
+                )
+            before = self._image(message, readers, key, "key.payload")
+            key_only = True
         if row_op is not Op.DELETE and after is None:
             raise DecodeError.at(message, PROTOCOL, f"op {op!r} needs the new row", field=f"{at}.after")
         meta = _meta(source, payload)
@@ -217,6 +240,7 @@ class DebeziumDecoder:
             after=after,
             commit_ts=_commit_ts(message, source, at),
             schema=readers.schema,
+            handle_key_only=key_only,
             source=Source.of(message),
             meta=meta,
         )
@@ -225,25 +249,33 @@ class DebeziumDecoder:
         if not isinstance(raw, dict):
             raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(raw)}", field=at)
         by_name = readers.by_name
+        renames = readers.renames
         image: RowImage = {}
         name = ""
         try:
-            for name, value in raw.items():
-                image[name] = None if value is None else by_name.get(name, UNTYPED)(value)
+            if renames:
+                columns: dict[str, str] = renames
+                for name, value in raw.items():
+                    column: str = columns.get(name) or name
+                    image[column] = None if value is None else by_name.get(name, UNTYPED)(value)
+            else:
+                for name, value in raw.items():
+                    image[name] = None if value is None else by_name.get(name, UNTYPED)(value)
         except CONVERSION_ERRORS as exc:
             reason = f"{exc}" if str(exc) else type(exc).__name__
             raise DecodeError.at(message, PROTOCOL, reason, field=f"{at}.{name}") from exc
         return image
 
-    def _key_columns(self, message: Message) -> tuple[str, ...]:
+    def _key_payload(self, message: Message) -> dict[str, Any]:
+        """The key's columns and values (``{"schema": ..., "payload": {...}}`` or the bare payload)."""
         try:
-            doc = orjson.loads(message.key or b"")
-        except orjson.JSONDecodeError as exc:
+            doc = loads(message.key or b"")
+        except JSONParseError as exc:
             raise DecodeError.at(message, PROTOCOL, f"key is not valid JSON: {exc}", field="key") from exc
         payload = doc.get("payload", doc) if isinstance(doc, dict) else None
         if not isinstance(payload, dict):
             raise DecodeError.at(message, PROTOCOL, f"key is not an object, got {_kind(payload)}", field="key.payload")
-        return tuple(payload)
+        return payload
 
     def _readers(
         self,
@@ -288,29 +320,30 @@ class DebeziumDecoder:
         table: str,
         key_columns: tuple[str, ...],
     ) -> _Readers:
-        readers: list[ColumnReader] = []
+        readers: list[tuple[str, ColumnReader]] = []
         for i, field in enumerate(fields):
             where = f"schema.fields.after.fields[{i}]"
             if not isinstance(field, dict):
                 raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(field)}", field=where)
             user_column = user.find_column(str(field.get("field"))) if user is not None else None
             try:
-                readers.append(reader_from_field(field, user_column, self.modes))
+                readers.append((str(field.get("field")), reader_from_field(field, user_column, self.modes)))
             except SchemaError as exc:
                 raise DecodeError.at(message, PROTOCOL, str(exc), field=where) from exc
-        columns = [r.column for r in readers if r.column is not None]
+        columns = [r.column for _, r in readers if r.column is not None]
         names = {c.name for c in columns}
+        renames = {f: r.column.name for f, r in readers if r.column is not None and r.column.name != f}
         if user is not None:
             schema: TableSchema | None = user
         else:
-            keys = [k for k in key_columns if k in names]
+            keys = [renames.get(k, k) for k in key_columns if renames.get(k, k) in names]
             indexes = [Index(name="PRIMARY", columns=keys, unique=True, primary=True)] if keys else []
             try:
                 schema = TableSchema(database=database, table=table, columns=_unique(columns), indexes=indexes)
             except SchemaError as exc:
                 raise DecodeError.at(message, PROTOCOL, str(exc), field="schema.fields.after") from exc
-        by_name = {r.column.name: r.convert for r in readers if r.column is not None}
-        return _Readers(by_name, schema)
+        by_name = {f: r.convert for f, r in readers if r.column is not None}
+        return _Readers(by_name, schema, renames or None)
 
     # -------------------------------------------------------------------------------- other kinds
 
@@ -320,6 +353,38 @@ class DebeziumDecoder:
         if ts is None:
             raise DecodeError.at(message, PROTOCOL, "a watermark needs commit_ts", field=f"{at}.source.commit_ts")
         return Watermark(ts=ts, source=Source.of(message))
+
+    def _logical_message(
+        self, message: Message, payload: dict[str, Any], schema: dict[str, Any] | None, at: str
+    ) -> LogicalMessage:
+        source = _source(message, payload, at)
+        block = payload.get("message")
+        if not isinstance(block, dict):
+            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(block)}", field=f"{at}.message")
+        prefix = block.get("prefix")
+        if not isinstance(prefix, str):
+            raise DecodeError.at(
+                message, PROTOCOL, f"expected a string, got {_kind(prefix)}", field=f"{at}.message.prefix"
+            )
+        raw = block.get("content")
+        content = b""
+        if raw is not None:
+            # bytes on the schema (binary.handling.mode=bytes) are base64 in JSON; string modes follow the option
+            convert = binary_converter(self.modes, _content_kind(schema))
+            try:
+                content = convert(raw)
+            except CONVERSION_ERRORS as exc:
+                raise DecodeError.at(message, PROTOCOL, str(exc), field=f"{at}.message.content") from exc
+        database = source.get("db")
+        return LogicalMessage(
+            prefix=prefix,
+            content=content,
+            database=database if isinstance(database, str) and database else None,
+            transactional=source.get("txId") is not None,
+            commit_ts=_commit_ts(message, source, at),
+            source=Source.of(message),
+            meta=_meta(source, payload),
+        )
 
     def _truncate(self, message: Message, payload: dict[str, Any], at: str) -> DDLEvent:
         source = _source(message, payload, at)
@@ -458,6 +523,16 @@ def _row_fields(message: Message, schema: dict[str, Any]) -> list[Any] | None:
                     )
                 return inner
     return None
+
+
+def _content_kind(schema: dict[str, Any] | None) -> str:
+    """The Connect type of ``message.content`` in a logical-message value schema ("string" when unknown)."""
+    for entry in (schema or {}).get("fields") or ():
+        if isinstance(entry, dict) and entry.get("field") == "message":
+            for inner in entry.get("fields") or ():
+                if isinstance(inner, dict) and inner.get("field") == "content" and inner.get("type") == "bytes":
+                    return "bytes"
+    return "string"
 
 
 def _source(message: Message, payload: Mapping[str, Any], at: str) -> Mapping[str, Any]:

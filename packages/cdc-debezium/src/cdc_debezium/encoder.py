@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from cdc_core.codec import Options
 from cdc_core.errors import EncodeError
-from cdc_core.events import DDLEvent, DDLType, Event, Op, RowChange, Watermark
+from cdc_core.events import DDLEvent, DDLType, Event, LogicalMessage, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Column, TableSchema
 from cdc_core.textual import TextFormError, resolve_zone
@@ -57,6 +57,8 @@ class DebeziumEncoder:
         if isinstance(event, Watermark):
             # TiCDC writes watermarks only with the TiDB extension on; plain Debezium consumers know no op "m".
             return [self._watermark(event)] if self.tidb_extension else []
+        if isinstance(event, LogicalMessage):
+            raise EncodeError(PROTOCOL, "TiCDC's Debezium format has no logical-decoding message")
         return []  # Bootstrap: Debezium has no such message
 
     # ------------------------------------------------------------------------------------------ source

@@ -10,8 +10,9 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import math
 from collections.abc import Callable, Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Any, Final
 
@@ -25,14 +26,15 @@ from cdc_core.textual import (
     EPOCH_NAIVE,
     WIDE_DECIMAL,
     TextFormError,
+    float32_value,
     parse_json,
     parse_set_text,
     parse_vector,
-    to_float32,
+    wkb_point,
 )
-from cdc_core.types import DataType, LogicalType, MySQLType, parse_type_text
-from cdc_core.values import Value
-from cdc_debezium.names import Logical
+from cdc_core.types import INTEGER_BITS, DataType, LogicalType, MySQLType, parse_type_text
+from cdc_core.values import Geometry, Value
+from cdc_debezium.names import SOURCE_LENGTH, SOURCE_NAME, SOURCE_SCALE, SOURCE_TYPE, Logical
 
 Converter = Callable[[Any], Value]
 
@@ -85,6 +87,31 @@ def _uint64(v: Any) -> int:
     return v + (1 << 64) if v < 0 else v
 
 
+def _ranged(low: int, high: int, base: Converter) -> Converter:
+    """``base``, refusing integers outside the column's range (a value the column cannot hold is malformed)."""
+
+    def convert(v: Any) -> int:
+        number: int = base(v)
+        if not low <= number <= high:
+            raise WireError(f"{number} is out of range [{low}, {high}] for the column")
+        return number
+
+    return convert
+
+
+def _integer(data_type: DataType, base: Converter) -> Converter:
+    """The integer converter of an integer/BIT column, bounded by the column type."""
+    bits = INTEGER_BITS.get(data_type.mysql_type)
+    if data_type.logical is LogicalType.BIT:
+        return base if data_type.length is None else _ranged(0, (1 << data_type.length) - 1, base)
+    if bits is None:
+        return base
+    if data_type.unsigned:
+        # Debezium writes INT UNSIGNED etc. in the next wider signed type, BIGINT UNSIGNED as two's complement
+        return _ranged(0, (1 << bits) - 1, base)
+    return _ranged(-(1 << (bits - 1)), (1 << (bits - 1)) - 1, base)
+
+
 def _bool_int(v: Any) -> int:
     if type(v) is bool:
         return int(v)
@@ -98,7 +125,7 @@ def _number(v: Any) -> float:
 
 
 def _float32(v: Any) -> float:
-    return to_float32(_number(v))
+    return float32_value(_number(v))
 
 
 def _string(v: Any) -> str:
@@ -130,31 +157,107 @@ _EPOCH_ORDINAL: Final = EPOCH_DATE.toordinal()
 
 
 def _days(v: Any) -> dt.date:
-    return dt.date.fromordinal(_EPOCH_ORDINAL + _int(v))
+    days = _int(v)
+    try:
+        return dt.date.fromordinal(_EPOCH_ORDINAL + days)
+    except (ValueError, OverflowError) as exc:
+        raise WireError(f"{days} days from 1970-01-01 is outside the years 1..9999") from exc
+
+
+def _epoch(count: int, unit: str) -> dt.datetime:
+    """The naive datetime ``count`` units after the epoch (WireError outside the years 1..9999)."""
+    try:
+        if unit == "ms":
+            return EPOCH_NAIVE + dt.timedelta(0, 0, 0, count)
+        return EPOCH_NAIVE + dt.timedelta(0, 0, count if unit == "us" else count // 1000)
+    except OverflowError as exc:
+        raise WireError(f"{count} {unit} from the epoch is outside the years 1..9999") from exc
 
 
 def _dt_ms(v: Any) -> dt.datetime:
-    return EPOCH_NAIVE + dt.timedelta(0, 0, 0, _int(v))
+    return _epoch(_int(v), "ms")
 
 
 def _dt_us(v: Any) -> dt.datetime:
-    return EPOCH_NAIVE + dt.timedelta(0, 0, _int(v))
+    return _epoch(_int(v), "us")
 
 
 def _dt_ns(v: Any) -> dt.datetime:
-    return EPOCH_NAIVE + dt.timedelta(0, 0, _int(v) // 1000)
+    return _epoch(_int(v), "ns")
+
+
+def _duration(count: int, unit: str) -> dt.timedelta:
+    try:
+        if unit == "ms":
+            return dt.timedelta(0, 0, 0, count)
+        return dt.timedelta(0, 0, count if unit == "us" else count // 1000)
+    except OverflowError as exc:
+        raise WireError(f"{count} {unit} is beyond the largest duration (999999999 days)") from exc
 
 
 def _time_ms(v: Any) -> dt.timedelta:
-    return dt.timedelta(0, 0, 0, _int(v))
+    return _duration(_int(v), "ms")
 
 
 def _time_us(v: Any) -> dt.timedelta:
-    return dt.timedelta(0, 0, _int(v))
+    return _duration(_int(v), "us")
 
 
 def _time_ns(v: Any) -> dt.timedelta:
-    return dt.timedelta(0, 0, _int(v) // 1000)
+    return _duration(_int(v), "ns")
+
+
+_DAY_US: Final = 86_400_000_000
+
+
+def _zoned_time(v: Any) -> dt.timedelta:
+    """``io.debezium.time.ZonedTime`` (``HH:MM:SS[.f]Z`` or an offset) as the time of day in UTC."""
+    text = _string(v)
+    try:
+        moment = dt.time.fromisoformat(text)
+    except ValueError as exc:
+        raise WireError(f"not an ISO time with offset: {text!r}") from exc
+    offset = moment.utcoffset()
+    if offset is None:
+        raise WireError(f"ZonedTime without a zone: {text!r}")
+    local = (moment.hour * 3600 + moment.minute * 60 + moment.second) * 1_000_000 + moment.microsecond
+    return dt.timedelta(microseconds=(local - offset // dt.timedelta(microseconds=1)) % _DAY_US)
+
+
+def _iso_date(v: Any) -> dt.date:
+    """``io.debezium.time.IsoDate`` (``2017-09-15Z``, UTC)."""
+    text = _string(v)
+    try:
+        return dt.date.fromisoformat(text.removesuffix("Z"))
+    except ValueError as exc:
+        raise WireError(f"not an ISO date: {text!r}") from exc
+
+
+def _iso_time(v: Any) -> dt.timedelta:
+    """``io.debezium.time.IsoTime`` (``04:05:11.789Z``, UTC) as the time of day."""
+    text = _string(v)
+    try:
+        moment = dt.time.fromisoformat(text.removesuffix("Z"))
+    except ValueError as exc:
+        raise WireError(f"not an ISO time: {text!r}") from exc
+    return dt.timedelta(0, moment.hour * 3600 + moment.minute * 60 + moment.second, moment.microsecond)
+
+
+def _iso_timestamp(v: Any) -> dt.datetime:
+    """``io.debezium.time.IsoTimestamp`` (``2019-07-09T02:28:57.123456Z``): the UTC wall time, naive."""
+    text = _string(v)
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise WireError(f"not an ISO timestamp: {text!r}") from exc
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
+    return moment
+
+
+def _micro_duration(v: Any) -> dt.timedelta:
+    """``io.debezium.time.MicroDuration``: microseconds (months counted as 365.25/12 days by the producer)."""
+    return _duration(_int(v), "us")
 
 
 def _bits(v: Any) -> int:
@@ -182,7 +285,11 @@ def _vector(v: Any) -> list[float]:
 
 def _zoned(zone: dt.tzinfo) -> Converter:
     def convert(v: Any) -> dt.datetime:
-        moment = dt.datetime.fromisoformat(_string(v))
+        text = _string(v)
+        try:
+            moment = dt.datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise WireError(f"not an ISO timestamp with zone: {text!r}") from exc
         if moment.tzinfo is None:
             raise WireError(f"ZonedTimestamp without a zone: {v!r}")
         return moment.astimezone(zone)  # in the decoder's zone whatever offset the producer wrote
@@ -190,32 +297,69 @@ def _zoned(zone: dt.tzinfo) -> Converter:
     return convert
 
 
-def _quantizer(scale: int | None) -> Callable[[Decimal], Decimal]:
+def _quantizer(scale: int | None, *, rounding: bool) -> Callable[[Decimal], Decimal]:
+    """Brings a decimal to the column's scale: padded when exact (``12.34`` in DECIMAL(10,4) is ``12.3400``).
+
+    With ``rounding`` (a double on the wire, which only approximates the column's value) extra digits are
+    rounded half-even to the scale; otherwise a value with more digits than the scale is kept as written.
+    """
     if scale is None:
         return lambda d: d
     quantum = Decimal(1).scaleb(-scale)
 
     def quantize(d: Decimal) -> Decimal:
         try:
-            exact = d.quantize(quantum, context=WIDE_DECIMAL)
-        except InvalidOperation:
-            return d
-        return exact if exact == d else d
+            exact = d.quantize(quantum, rounding=ROUND_HALF_EVEN, context=WIDE_DECIMAL)
+        except InvalidOperation as exc:
+            raise WireError(f"{d} does not fit scale {scale}") from exc
+        return exact if rounding or exact == d else d
 
     return quantize
 
 
-def _decimal_number(scale: int | None) -> Converter:
-    quantize = _quantizer(scale)
+def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
+    """A DECIMAL from a double (``decimal.handling.mode=double``), a string (``string``) or an exact JSON
+    number (JsonConverter ``decimal.format=NUMERIC``, read without float by `jsonreader`).
+
+    ``double``: the wire value is a double (whatever digits the JSON text has), so it is rounded to the scale.
+    """
+    exact = _quantizer(scale, rounding=double)
+    rounded = _quantizer(scale, rounding=True)
 
     def convert(v: Any) -> Decimal:
         if type(v) is float:
-            return quantize(Decimal(repr(v)))
+            if not math.isfinite(v):
+                raise WireError(f"not a finite decimal: {v!r}")
+            return rounded(Decimal(repr(v)))
         if type(v) is int or type(v) is Decimal:
-            return quantize(Decimal(v))
+            return exact(Decimal(v))
         if type(v) is str:
-            return quantize(_parse_decimal(v))
+            return exact(_parse_decimal(v))
         raise WireError(f"expected a number, got {_kind(v)}")
+
+    return convert
+
+
+def _connect_decimal(scale: int | None) -> Converter:
+    """Kafka Connect ``Decimal``: base64 unscaled bytes (``decimal.format=BASE64``) or a JSON number (NUMERIC)."""
+    from_bytes = _decimal_bytes(scale)
+    from_number = _decimal_number(scale)
+
+    def convert(v: Any) -> Decimal:
+        result: Decimal = from_bytes(v) if type(v) is str else from_number(v)
+        return result
+
+    return convert
+
+
+def _integral(decimal: Converter) -> Converter:
+    """An integer column sent as a Connect Decimal of scale 0 (``bigint.unsigned.handling.mode=precise``)."""
+
+    def convert(v: Any) -> int:
+        number: Decimal = decimal(v)
+        if number != number.to_integral_value():
+            raise WireError(f"{number} is not an integer")
+        return int(number)
 
     return convert
 
@@ -242,11 +386,70 @@ def _decimal_bytes(scale: int | None) -> Converter:
 
 
 def _decimal_variable(v: Any) -> Decimal:
+    """``io.debezium.data.VariableScaleDecimal``: ``{scale, value}`` with base64 big-endian unscaled bytes."""
     if type(v) is not dict:
         raise WireError(f"expected a {{scale, value}} object, got {_kind(v)}")
     scale = _int(v.get("scale"))
+    if not -1000 <= scale <= 1000:
+        raise WireError(f"scale {scale} is out of range")
     unscaled = int.from_bytes(_b64(v.get("value")), "big", signed=True)
     return Decimal(unscaled).scaleb(-scale, context=WIDE_DECIMAL)
+
+
+def _geometry(v: Any) -> Geometry:
+    """Debezium's ``Geometry``/``Geography`` struct: ``wkb`` (base64 OGC WKB) and ``srid`` (null: unknown)."""
+    if type(v) is not dict:
+        raise WireError(f"expected a {{wkb, srid}} object, got {_kind(v)}")
+    srid = v.get("srid")
+    if srid is not None:
+        srid = _int(srid)
+    wkb = _b64(v.get("wkb"))
+    if len(wkb) < 5 or wkb[0] not in (0, 1):
+        raise WireError("wkb is not OGC Well-Known Binary")
+    return Geometry(wkb=wkb, srid=srid)
+
+
+def _point(v: Any) -> Geometry:
+    """Debezium's ``Point`` struct: ``x``, ``y`` and optionally ``wkb``/``srid``; the WKB is built when absent."""
+    if type(v) is not dict:
+        raise WireError(f"expected an {{x, y}} object, got {_kind(v)}")
+    if v.get("wkb") is not None:
+        return _geometry(v)
+    srid = v.get("srid")
+    return Geometry(wkb=wkb_point(_number(v.get("x")), _number(v.get("y"))), srid=None if srid is None else _int(srid))
+
+
+def _document(v: Any) -> Value:
+    """A struct or map value kept as a JSON document (exactly parsed fractions become floats, as JSON has)."""
+    if type(v) is Decimal:
+        return int(v) if v == v.to_integral_value() and "." not in str(v) else float(v)
+    if type(v) is dict:
+        return {k: _document(item) for k, item in v.items()}
+    if type(v) is list:
+        return [_document(item) for item in v]
+    return v
+
+
+def _struct_document(v: Any) -> Value:
+    if type(v) is not dict:
+        raise WireError(f"expected an object, got {_kind(v)}")
+    return _document(v)
+
+
+def _map_document(v: Any) -> Value:
+    # JsonConverter writes maps with string keys as objects, other maps as arrays of [key, value] pairs
+    if type(v) is not dict and type(v) is not list:
+        raise WireError(f"expected an object or an array of pairs, got {_kind(v)}")
+    return _document(v)
+
+
+def _array(element: Converter) -> Converter:
+    def convert(v: Any) -> list[Value]:
+        if type(v) is not list:
+            raise WireError(f"expected an array, got {_kind(v)}")
+        return [None if item is None else element(item) for item in v]
+
+    return convert
 
 
 def _set(data_type: DataType) -> Converter:
@@ -321,39 +524,56 @@ def _int_param(parameters: Mapping[str, Any] | None, key: str) -> int | None:
         raise SchemaError(f"parameter {key} is not an integer: {raw!r}") from exc
 
 
+_FIXED_NAMES: Final[Mapping[str, DataType]] = {
+    Logical.DATE: DataType(mysql_type=MySQLType.DATE),
+    Logical.CONNECT_DATE: DataType(mysql_type=MySQLType.DATE),
+    Logical.ISO_DATE: DataType(mysql_type=MySQLType.DATE),
+    Logical.TIMESTAMP: DataType(mysql_type=MySQLType.DATETIME, decimal=3),
+    Logical.CONNECT_TIMESTAMP: DataType(mysql_type=MySQLType.DATETIME, decimal=3),
+    Logical.MICRO_TIMESTAMP: DataType(mysql_type=MySQLType.DATETIME, decimal=6),
+    Logical.NANO_TIMESTAMP: DataType(mysql_type=MySQLType.DATETIME, decimal=6),
+    Logical.ISO_TIMESTAMP: DataType(mysql_type=MySQLType.DATETIME, decimal=6),
+    Logical.ZONED_TIMESTAMP: DataType(mysql_type=MySQLType.TIMESTAMP),
+    Logical.TIME: DataType(mysql_type=MySQLType.TIME, decimal=3),
+    Logical.CONNECT_TIME: DataType(mysql_type=MySQLType.TIME, decimal=3),
+    Logical.MICRO_TIME: DataType(mysql_type=MySQLType.TIME, decimal=6),
+    Logical.NANO_TIME: DataType(mysql_type=MySQLType.TIME, decimal=6),
+    Logical.ISO_TIME: DataType(mysql_type=MySQLType.TIME, decimal=6),
+    Logical.ZONED_TIME: DataType(mysql_type=MySQLType.TIME, decimal=6),
+    Logical.MICRO_DURATION: DataType(mysql_type=MySQLType.TIME, decimal=6),
+    Logical.INTERVAL: DataType(mysql_type=MySQLType.VARCHAR),
+    Logical.YEAR: DataType(mysql_type=MySQLType.YEAR),
+    Logical.JSON: DataType(mysql_type=MySQLType.JSON),
+    Logical.VECTOR: DataType(mysql_type=MySQLType.VECTOR),
+    Logical.FLOAT_VECTOR: DataType(mysql_type=MySQLType.VECTOR),
+    Logical.DOUBLE_VECTOR: DataType(mysql_type=MySQLType.ARRAY, item=DataType(mysql_type=MySQLType.DOUBLE)),
+    Logical.VARIABLE_DECIMAL: DataType(mysql_type=MySQLType.DECIMAL),
+    Logical.UUID: DataType(mysql_type=MySQLType.CHAR, length=36),
+    Logical.XML: DataType(mysql_type=MySQLType.LONGTEXT),
+    Logical.LTREE: DataType(mysql_type=MySQLType.TEXT),
+    Logical.TSVECTOR: DataType(mysql_type=MySQLType.LONGTEXT),
+    Logical.POINT: DataType(mysql_type=MySQLType.POINT),
+    Logical.GEOMETRY: DataType(mysql_type=MySQLType.GEOMETRY),
+    Logical.GEOGRAPHY: DataType(mysql_type=MySQLType.GEOMETRY),
+}
+
+
 def type_from_wire(kind: str, name: str | None, parameters: Mapping[str, Any] | None) -> DataType:
     """The best column type a field schema alone describes (no ``tidb_type``, no user schema)."""
     d = DataType
     if name is not None:
-        if name in (Logical.DATE, Logical.CONNECT_DATE):
-            return d(mysql_type=MySQLType.DATE)
-        if name in (Logical.TIMESTAMP, Logical.CONNECT_TIMESTAMP):
-            return d(mysql_type=MySQLType.DATETIME, decimal=3)
-        if name in (Logical.MICRO_TIMESTAMP, Logical.NANO_TIMESTAMP):
-            return d(mysql_type=MySQLType.DATETIME, decimal=6)
-        if name == Logical.ZONED_TIMESTAMP:
-            return d(mysql_type=MySQLType.TIMESTAMP)
-        if name in (Logical.TIME, Logical.CONNECT_TIME):
-            return d(mysql_type=MySQLType.TIME, decimal=3)
-        if name in (Logical.MICRO_TIME, Logical.NANO_TIME):
-            return d(mysql_type=MySQLType.TIME, decimal=6)
-        if name == Logical.YEAR:
-            return d(mysql_type=MySQLType.YEAR)
+        fixed = _FIXED_NAMES.get(name)
+        if fixed is not None:
+            return fixed
         if name == Logical.BITS:
             return d(mysql_type=MySQLType.BIT, length=_int_param(parameters, "length"), unsigned=True)
         if name == Logical.ENUM:
             return d(mysql_type=MySQLType.ENUM, elements=_allowed(parameters, escaped=True))
         if name == Logical.ENUM_SET:
             return d(mysql_type=MySQLType.SET, elements=_allowed(parameters, escaped=False))
-        if name == Logical.JSON:
-            return d(mysql_type=MySQLType.JSON)
-        if name == Logical.VECTOR:
-            return d(mysql_type=MySQLType.VECTOR)
         if name == Logical.CONNECT_DECIMAL:
             precision = _int_param(parameters, "connect.decimal.precision")
             return d(mysql_type=MySQLType.DECIMAL, length=precision, decimal=_int_param(parameters, "scale"))
-        if name == Logical.VARIABLE_DECIMAL:
-            return d(mysql_type=MySQLType.DECIMAL)
     if kind in _CONNECT_INT:
         return d(mysql_type=_CONNECT_INT[kind])
     if kind == "boolean":
@@ -366,7 +586,37 @@ def type_from_wire(kind: str, name: str | None, parameters: Mapping[str, Any] | 
         return d(mysql_type=MySQLType.VARCHAR)
     if kind == "bytes":
         return d(mysql_type=MySQLType.VARBINARY)
+    if kind in ("struct", "map"):  # a struct or map Debezium names no type for: kept as a JSON document
+        return d(mysql_type=MySQLType.JSON)
     raise SchemaError(f"unsupported field schema type {kind!r}" + (f" ({name})" if name else ""))
+
+
+def type_from_schema(field: Mapping[str, Any]) -> DataType:
+    """`type_from_wire` for a whole field schema, arrays included (their element type from ``items``)."""
+    kind, name, parameters = _schema_parts(field)
+    if kind == "array" and name not in _FIXED_NAMES:
+        return DataType(mysql_type=MySQLType.ARRAY, item=type_from_schema(_items(field)))
+    return type_from_wire(kind, name, parameters)
+
+
+def _schema_parts(field: Mapping[str, Any]) -> tuple[str, str | None, Mapping[str, Any] | None]:
+    kind = field.get("type")
+    if not isinstance(kind, str):
+        raise SchemaError("field schema has no string 'type'")
+    name = field.get("name")
+    if name is not None and not isinstance(name, str):
+        raise SchemaError("field schema 'name' is not a string")
+    parameters = field.get("parameters")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise SchemaError("field schema 'parameters' is not an object")
+    return kind, name, parameters
+
+
+def _items(field: Mapping[str, Any]) -> Mapping[str, Any]:
+    items = field.get("items")
+    if not isinstance(items, dict):
+        raise SchemaError("array field schema has no 'items' object")
+    return items
 
 
 def type_from_tidb(tidb_type: str, kind: str, name: str | None, parameters: Mapping[str, Any] | None) -> DataType:
@@ -387,7 +637,59 @@ def type_from_tidb(tidb_type: str, kind: str, name: str | None, parameters: Mapp
     return base
 
 
+# Source types (column.propagate.source.type) that may replace the wire's type although their logical type
+# differs: DECIMAL sent as string or double, BIGINT UNSIGNED sent as a Connect Decimal, binary sent as text.
+_REFINES: Final = frozenset(
+    {
+        (LogicalType.DECIMAL, LogicalType.STRING),
+        (LogicalType.DECIMAL, LogicalType.DOUBLE),
+        (LogicalType.INT, LogicalType.DECIMAL),
+        (LogicalType.BYTES, LogicalType.STRING),
+    }
+)
+_SIZED: Final = frozenset({MySQLType.CHAR, MySQLType.VARCHAR, MySQLType.BINARY, MySQLType.VARBINARY, *INTEGER_BITS})
+
+
+def type_from_source(wire: DataType, parameters: Mapping[str, Any] | None) -> DataType:
+    """The wire type refined by ``column.propagate.source.type`` parameters, when they name a type it can be.
+
+    ``__debezium.source.column.type`` is the database's type name (``DECIMAL``, ``BIGINT UNSIGNED``,
+    ``VARCHAR``; PostgreSQL's ``INT4``, ``UUID``...), ``length`` the precision or character length (MySQL puts
+    the fractional-seconds precision there too), ``scale`` the scale (PostgreSQL: the fractional-seconds
+    precision). A name this library does not know, or one the wire form cannot carry, leaves the wire type.
+    """
+    text = (parameters or {}).get(SOURCE_TYPE)
+    if not isinstance(text, str):
+        return wire
+    try:
+        source = parse_type_text(text)
+    except SchemaError:
+        return wire
+    if source.logical is not wire.logical and (source.logical, wire.logical) not in _REFINES:
+        return wire
+    length = _int_param(parameters, SOURCE_LENGTH)
+    scale = _int_param(parameters, SOURCE_SCALE)
+    t = source.mysql_type
+    if t in (MySQLType.ENUM, MySQLType.SET):
+        return attrs.evolve(source, elements=wire.elements)
+    if source.logical in (LogicalType.DATETIME, LogicalType.TIMESTAMP, LogicalType.TIME):
+        fsp = scale if scale is not None else length
+        return attrs.evolve(source, decimal=fsp if fsp is not None and 0 <= fsp <= 6 else wire.decimal)
+    if t is MySQLType.BIT:
+        return attrs.evolve(source, length=length if length is not None else wire.length)
+    if t is MySQLType.DECIMAL:
+        return attrs.evolve(source, length=length, decimal=scale if scale is not None else wire.decimal)
+    if t in _SIZED and length is not None:
+        return attrs.evolve(source, length=length)
+    return source
+
+
 # ------------------------------------------------------------------------------------ converter choice
+
+
+def binary_converter(modes: Modes, kind: str) -> Converter:
+    """Bytes from a Connect ``bytes`` value (base64 in JSON) or a ``string`` per ``binary.handling.mode``."""
+    return _binary(modes, kind)
 
 
 def _binary(modes: Modes, kind: str) -> Converter:
@@ -410,16 +712,22 @@ def converter_for(kind: str | None, name: str | None, data_type: DataType, modes
         by_name = _named_converter(name, data_type, modes)
         if by_name is not None:
             return by_name
+    if kind == "struct":
+        return _struct_document
+    if kind == "map":
+        return _map_document
     if logical is LogicalType.DECIMAL:
         if kind == "bytes":
             return _decimal_bytes(data_type.decimal)
-        return _decimal_number(data_type.decimal)
+        return _decimal_number(data_type.decimal, double=kind in ("double", "float"))
     if kind == "boolean":
         return _bool_int
     if kind in _CONNECT_INT:
-        if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
+        if logical in (LogicalType.INT, LogicalType.BIT):
             unsigned64 = data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned
-            return _uint64 if unsigned64 else _int
+            return _integer(data_type, _uint64 if unsigned64 else _int)
+        if logical is LogicalType.YEAR:
+            return _int
         return _schemaless_converter(data_type, modes)
     if kind in ("float", "double"):
         return _float32 if logical is LogicalType.FLOAT else _number
@@ -434,6 +742,16 @@ def converter_for(kind: str | None, name: str | None, data_type: DataType, modes
     raise SchemaError(f"unsupported field schema type {kind!r}")
 
 
+def converter_for_schema(field: Mapping[str, Any], data_type: DataType, modes: Modes) -> Converter:
+    """`converter_for` for a whole field schema: arrays convert each element by their ``items`` schema."""
+    kind, name, _ = _schema_parts(field)
+    if kind == "array" and name not in _NAMED:
+        items = _items(field)
+        item_type = data_type.item if data_type.logical is LogicalType.ARRAY and data_type.item else None
+        return _array(converter_for_schema(items, item_type or type_from_schema(items), modes))
+    return converter_for(kind, name, data_type, modes)
+
+
 _NAMED: Final[Mapping[str, Converter]] = {
     Logical.DATE: _days,
     Logical.CONNECT_DATE: _days,
@@ -445,11 +763,25 @@ _NAMED: Final[Mapping[str, Converter]] = {
     Logical.CONNECT_TIME: _time_ms,
     Logical.MICRO_TIME: _time_us,
     Logical.NANO_TIME: _time_ns,
+    Logical.ZONED_TIME: _zoned_time,
+    Logical.ISO_DATE: _iso_date,
+    Logical.ISO_TIME: _iso_time,
+    Logical.ISO_TIMESTAMP: _iso_timestamp,
+    Logical.MICRO_DURATION: _micro_duration,
+    Logical.INTERVAL: _string,
+    Logical.UUID: _string,
+    Logical.XML: _string,
+    Logical.LTREE: _string,
+    Logical.TSVECTOR: _string,
     Logical.YEAR: _int,
-    Logical.BITS: _bits,
     Logical.JSON: _json,
     Logical.VECTOR: _vector,
+    Logical.FLOAT_VECTOR: _array(_float32),
+    Logical.DOUBLE_VECTOR: _array(_number),
     Logical.VARIABLE_DECIMAL: _decimal_variable,
+    Logical.POINT: _point,
+    Logical.GEOMETRY: _geometry,
+    Logical.GEOGRAPHY: _geometry,
 }
 
 
@@ -457,7 +789,11 @@ def _named_converter(name: str, data_type: DataType, modes: Modes) -> Converter 
     if name == Logical.ZONED_TIMESTAMP:
         return _zoned(modes.zone)
     if name == Logical.CONNECT_DECIMAL:
-        return _decimal_bytes(data_type.decimal)
+        if data_type.logical is LogicalType.INT:
+            return _integer(data_type, _integral(_connect_decimal(0)))
+        return _connect_decimal(data_type.decimal)
+    if name == Logical.BITS:
+        return _integer(data_type, _bits) if data_type.logical is LogicalType.BIT else _bits
     if name == Logical.ENUM:
         return _string
     if name == Logical.ENUM_SET:
@@ -469,18 +805,21 @@ def _schemaless_converter(data_type: DataType, modes: Modes) -> Converter:
     """Values of a column whose field schema is absent: the wire form follows the connector settings."""
     logical = data_type.logical
     adaptive = modes.time_precision is not TimePrecisionMode.CONNECT
-    if logical in (LogicalType.INT, LogicalType.YEAR):
-        return _uint64 if data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned else _int
+    if logical is LogicalType.INT:
+        unsigned64 = data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned
+        return _integer(data_type, _uint64 if unsigned64 else _int)
+    if logical is LogicalType.YEAR:
+        return _int
     if logical is LogicalType.BIT:
-        return _bool_int if data_type.bit_width == 1 else _bits
+        return _integer(data_type, _bool_int if data_type.bit_width == 1 else _bits)
     if logical is LogicalType.FLOAT:
         return _float32
     if logical is LogicalType.DOUBLE:
         return _number
     if logical is LogicalType.DECIMAL:
         if modes.decimal is DecimalMode.PRECISE:
-            return _decimal_bytes(data_type.decimal)
-        return _decimal_number(data_type.decimal)
+            return _connect_decimal(data_type.decimal)
+        return _decimal_number(data_type.decimal, double=modes.decimal is DecimalMode.DOUBLE)
     if logical is LogicalType.DATE:
         return _days
     if logical is LogicalType.DATETIME:
@@ -500,10 +839,20 @@ def _schemaless_converter(data_type: DataType, modes: Modes) -> Converter:
     if logical is LogicalType.SET:
         return _set(data_type)
     if logical is LogicalType.JSON:
-        return _json
+        return _schemaless_json
     if logical is LogicalType.VECTOR:
         return _vector
+    if logical is LogicalType.GEOMETRY:
+        return _point if data_type.mysql_type is MySQLType.POINT else _geometry
+    if logical is LogicalType.ARRAY:
+        item = data_type.item
+        return _array(_schemaless_converter(item, modes) if item is not None else _document)
     raise AssertionError(f"unmapped logical type {logical}")
+
+
+def _schemaless_json(v: Any) -> Value:
+    """A JSON column without its field schema: a string document, or hstore's map (``hstore.handling.mode``)."""
+    return _map_document(v) if type(v) is dict else _json(v)
 
 
 UNTYPED: Final[Converter] = _raw
@@ -518,18 +867,14 @@ class ColumnReader:
 
 
 def reader_from_field(field: Mapping[str, Any], user_column: Column | None, modes: Modes) -> ColumnReader:
-    """A reader for one entry of a before/after struct's ``fields`` (raises SchemaError when malformed)."""
-    kind = field.get("type")
-    if not isinstance(kind, str):
-        raise SchemaError("field schema has no string 'type'")
-    name = field.get("name")
-    if name is not None and not isinstance(name, str):
-        raise SchemaError("field schema 'name' is not a string")
-    parameters = field.get("parameters")
-    if parameters is not None and not isinstance(parameters, dict):
-        raise SchemaError("field schema 'parameters' is not an object")
-    column_name = field.get("field")
-    if not isinstance(column_name, str):
+    """A reader for one entry of a before/after struct's ``fields`` (raises SchemaError when malformed).
+
+    The column is named by ``__debezium.source.column.name`` when the connector propagates it (the name before
+    ``field.name.adjustment.mode`` rewrote it), else by the field name.
+    """
+    kind, name, parameters = _schema_parts(field)
+    field_name = field.get("field")
+    if not isinstance(field_name, str):
         raise SchemaError("field schema has no string 'field'")
     optional = field.get("optional", True)
     if user_column is not None:
@@ -539,9 +884,19 @@ def reader_from_field(field: Mapping[str, Any], user_column: Column | None, mode
         tidb = field.get("tidb_type")
         if tidb is not None and not isinstance(tidb, str):
             raise SchemaError("'tidb_type' is not a string")
-        data_type = type_from_tidb(tidb, kind, name, parameters) if tidb else type_from_wire(kind, name, parameters)
-        column = Column(name=column_name, data_type=data_type, nullable=bool(optional))
-    return ColumnReader(column, converter_for(kind, name, data_type, modes))
+        if tidb:
+            data_type = type_from_tidb(tidb, kind, name, parameters)
+        else:
+            data_type = type_from_source(type_from_schema(field), parameters)
+        source_name = (parameters or {}).get(SOURCE_NAME)
+        comment = (parameters or {}).get("__debezium.source.column.comment")
+        column = Column(
+            name=source_name if isinstance(source_name, str) and source_name else field_name,
+            data_type=data_type,
+            nullable=bool(optional),
+            comment=comment if isinstance(comment, str) else None,
+        )
+    return ColumnReader(column, converter_for_schema(field, data_type, modes))
 
 
 def reader_from_column(column: Column, modes: Modes) -> ColumnReader:

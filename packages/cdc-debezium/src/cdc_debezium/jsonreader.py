@@ -49,8 +49,19 @@ class JSONParseError(ValueError):
     pass
 
 
-def loads(data: bytes) -> Any:
-    """The document in ``data``; fractions that a float cannot hold come back as `Decimal`."""
+_FRACTION_OR_EXPONENT: Final = re.compile(rb"[0-9][.eE]")
+
+
+def loads(data: bytes, *, exact: bool = False) -> Any:
+    """The document in ``data``; fractions that a float cannot hold come back as `Decimal`.
+
+    With ``exact`` every number with a fraction or exponent comes back as `Decimal` (the digits as written).
+    """
+    if exact and _FRACTION_OR_EXPONENT.search(data) is not None:
+        try:
+            return json.loads(data, parse_float=Decimal)
+        except (ValueError, RecursionError) as exc:
+            raise JSONParseError(str(exc)) from exc
     if not _may_lose_digits(data):
         try:
             return orjson.loads(data)

@@ -33,6 +33,22 @@ class Logical(StrEnum):
     CONNECT_DATE = "org.apache.kafka.connect.data.Date"
     CONNECT_TIME = "org.apache.kafka.connect.data.Time"
     CONNECT_TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
+    # Debezium PostgreSQL and MySQL/MariaDB types TiCDC never writes
+    ZONED_TIME = "io.debezium.time.ZonedTime"
+    ISO_DATE = "io.debezium.time.IsoDate"
+    ISO_TIME = "io.debezium.time.IsoTime"
+    ISO_TIMESTAMP = "io.debezium.time.IsoTimestamp"
+    MICRO_DURATION = "io.debezium.time.MicroDuration"
+    INTERVAL = "io.debezium.time.Interval"
+    UUID = "io.debezium.data.Uuid"
+    XML = "io.debezium.data.Xml"
+    LTREE = "io.debezium.data.Ltree"
+    TSVECTOR = "io.debezium.data.Tsvector"
+    POINT = "io.debezium.data.geometry.Point"
+    GEOMETRY = "io.debezium.data.geometry.Geometry"
+    GEOGRAPHY = "io.debezium.data.geometry.Geography"
+    DOUBLE_VECTOR = "io.debezium.data.DoubleVector"
+    FLOAT_VECTOR = "io.debezium.data.FloatVector"
 
 
 class WireOp(StrEnum):
@@ -41,8 +57,14 @@ class WireOp(StrEnum):
     DELETE = "d"
     READ = "r"
     TRUNCATE = "t"
-    MESSAGE = "m"  # TiCDC watermark
+    MESSAGE = "m"  # TiCDC watermark; PostgreSQL logical-decoding message when the payload has "message"
 
+
+# column.propagate.source.type / datatype.propagate.source.type parameters
+SOURCE_TYPE: Final = "__debezium.source.column.type"
+SOURCE_LENGTH: Final = "__debezium.source.column.length"
+SOURCE_SCALE: Final = "__debezium.source.column.scale"
+SOURCE_NAME: Final = "__debezium.source.column.name"
 
 _NOT_NAME: Final = re.compile(r"[^A-Za-z0-9_]")
 _NOT_TOPIC: Final = re.compile(r"[^A-Za-z0-9_.]")

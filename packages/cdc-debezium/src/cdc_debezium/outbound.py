@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import struct
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Final
@@ -21,7 +22,7 @@ from cdc_core.textual import (
     set_names,
 )
 from cdc_core.types import MYSQL_TO_LOGICAL, DataType, LogicalType, MySQLType
-from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
+from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal
 from cdc_debezium.jsonwriter import Float32, Float64, float64
 from cdc_debezium.names import PROTOCOL, Logical
 
@@ -92,7 +93,42 @@ def connect_type(data_type: DataType) -> tuple[str, Logical | None, dict[str, st
         return "string", Logical.JSON, None
     if logical is LogicalType.VECTOR:
         return "string", Logical.VECTOR, None
+    if logical is LogicalType.GEOMETRY:  # as the Debezium MySQL/PostgreSQL connectors write spatial columns
+        return "struct", Logical.POINT if t is MySQLType.POINT else Logical.GEOMETRY, None
+    if logical is LogicalType.ARRAY:  # as the Debezium PostgreSQL connector writes arrays
+        return "array", None, None
     raise AssertionError(f"unmapped logical type {logical}")  # every LogicalType is handled above
+
+
+_GEOMETRY_FIELDS: Final = [
+    {"type": "bytes", "optional": False, "field": "wkb"},
+    {"type": "int32", "optional": True, "field": "srid"},
+]
+_POINT_FIELDS: Final = [
+    {"type": "double", "optional": False, "field": "x"},
+    {"type": "double", "optional": False, "field": "y"},
+    {"type": "bytes", "optional": True, "field": "wkb"},
+    {"type": "int32", "optional": True, "field": "srid"},
+]
+
+
+def _nested_schema(data_type: DataType) -> dict[str, Any]:
+    """The struct ``fields`` or array ``items`` a field schema of ``data_type`` needs (empty for the others)."""
+    logical = data_type.logical
+    if logical is LogicalType.GEOMETRY:
+        return {"fields": _POINT_FIELDS if data_type.mysql_type is MySQLType.POINT else _GEOMETRY_FIELDS}
+    if logical is LogicalType.ARRAY:
+        if data_type.item is None:
+            raise EncodeError(PROTOCOL, "an ARRAY column needs its element type")
+        kind, name, parameters = connect_type(data_type.item)
+        items: dict[str, Any] = {"type": kind, "optional": True}
+        if name is not None:
+            items.update(name=name.value, version=1)
+            if parameters is not None:
+                items["parameters"] = parameters
+        items.update(_nested_schema(data_type.item))
+        return {"items": items}
+    return {}
 
 
 def field_schema(column: Column, *, tidb_extension: bool, zone: dt.tzinfo) -> dict[str, Any]:
@@ -109,6 +145,7 @@ def field_schema(column: Column, *, tidb_extension: bool, zone: dt.tzinfo) -> di
             entry["version"] = 1
         if parameters is not None:
             entry["parameters"] = parameters
+    entry.update(_nested_schema(column.data_type))
     entry["field"] = column.name
     if column.default is not None:
         entry["default"] = schema_default(column, zone)
@@ -288,6 +325,38 @@ def _w_vector(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
     return format_vector(value)
 
 
+def _w_geometry(value: Value, column: Column, _zone: dt.tzinfo) -> Any:
+    if not isinstance(value, Geometry):
+        raise TypeError(f"expected Geometry, got {type(value).__name__}")
+    wkb = base64.b64encode(value.wkb).decode("ascii")
+    if column.data_type.mysql_type is MySQLType.POINT:
+        x, y = point_coordinates(value.wkb)
+        return {"x": float64(x), "y": float64(y), "wkb": wkb, "srid": value.srid}
+    return {"wkb": wkb, "srid": value.srid}
+
+
+def point_coordinates(wkb: bytes) -> tuple[float, float]:
+    """x and y of a 2D WKB point (ValueError for any other geometry)."""
+    if len(wkb) != 21 or wkb[0] not in (0, 1):
+        raise ValueError("a POINT value must be a 2D WKB point")
+    order = "<" if wkb[0] == 1 else ">"
+    kind, x, y = struct.unpack(order + "Idd", wkb[1:])
+    if kind != 1:
+        raise ValueError(f"a POINT value must be a WKB point, got geometry type {kind}")
+    return x, y
+
+
+def _w_array(value: Value, column: Column, zone: dt.tzinfo) -> Any:
+    if not isinstance(value, list | tuple):
+        raise TypeError(f"expected a list, got {type(value).__name__}")
+    item = column.data_type.item
+    if item is None:
+        raise ValueError("an ARRAY column needs its element type")
+    element = Column(name=column.name, data_type=item)
+    write = WRITERS[item.logical]
+    return [None if v is None else write(v, element, zone) for v in value]
+
+
 WRITERS: Final[Mapping[LogicalType, _Writer]] = {
     LogicalType.INT: _w_int,
     LogicalType.FLOAT: _w_float,
@@ -305,6 +374,8 @@ WRITERS: Final[Mapping[LogicalType, _Writer]] = {
     LogicalType.BIT: _w_bit,
     LogicalType.JSON: _w_json,
     LogicalType.VECTOR: _w_vector,
+    LogicalType.GEOMETRY: _w_geometry,
+    LogicalType.ARRAY: _w_array,
 }
 
 

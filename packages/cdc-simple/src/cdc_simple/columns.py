@@ -31,8 +31,10 @@ from cdc_core.schema import TableSchema
 from cdc_core.textual import (
     UTC,
     TextFormError,
+    at_scale,
     enum_index,
     enum_name,
+    float32_value,
     format_datetime,
     format_text,
     format_timestamp,
@@ -45,7 +47,6 @@ from cdc_core.textual import (
     resolve_zone,
     set_bits,
     set_names,
-    to_float32,
     zone_name,
 )
 from cdc_core.types import DataType, LogicalType, MySQLType
@@ -115,7 +116,7 @@ def _typed(raw: Any, t: DataType, path: str) -> Value:
                 return base64.b64decode(raw, validate=True)
             raise fail(f"expected base64 text or bytes, got {type(raw).__name__}", path)
         if logical in (LogicalType.FLOAT, LogicalType.DOUBLE) and isinstance(raw, float):
-            return to_float32(raw) if logical is LogicalType.FLOAT else raw
+            return float32_value(raw) if logical is LogicalType.FLOAT else raw
         if isinstance(raw, str):
             return parse_text(raw, t)
     except (TextFormError, binascii.Error, OverflowError) as exc:
@@ -153,7 +154,7 @@ def checksum_bytes(raw: Any, t: DataType, path: str) -> bytes:
                 raw = raw[1].get("value") if isinstance(raw[1], Mapping) else raw
             return struct.pack("<Q", _int(raw, path) & _U64)
         if logical is LogicalType.FLOAT:
-            value = to_float32(float(raw))
+            value = float32_value(float(raw))
             return _float_bits(value)
         if logical is LogicalType.DOUBLE:
             return _float_bits(float(raw))
@@ -261,7 +262,7 @@ def _reader(name: str, t: DataType) -> Reader:
 
         def textual(raw: Any, path: str) -> Value:
             if type(raw) is float and logical is LogicalType.FLOAT:
-                return raw  # Avro float: already float32
+                return float32_value(raw)  # Avro float: a float32, as its shortest digits
             if type(raw) is int and raw >= 0 and logical in (LogicalType.ENUM, LogicalType.SET):
                 return enum_name(raw, t) if logical is LogicalType.ENUM else set_names(raw, t)
             if type(raw) is str:
@@ -276,7 +277,7 @@ def _reader(name: str, t: DataType) -> Reader:
 
 
 def _float32_text(text: str, _t: DataType) -> float:
-    return to_float32(float(text))
+    return float32_value(float(text))
 
 
 def _enum_text(text: str, t: DataType) -> Value:
@@ -297,7 +298,7 @@ def _json_document(text: str) -> Value:
 
 _TEXT_PARSERS: Final[Mapping[LogicalType, Callable[[str, DataType], Value]]] = {
     LogicalType.FLOAT: _float32_text,
-    LogicalType.DECIMAL: lambda text, _t: parse_decimal(text),
+    LogicalType.DECIMAL: lambda text, t: at_scale(parse_decimal(text), t.decimal),
     LogicalType.DATE: lambda text, _t: parse_date(text),
     LogicalType.DATETIME: lambda text, _t: parse_datetime(text),
     LogicalType.TIME: lambda text, _t: parse_time(text),

@@ -14,9 +14,10 @@ from cdc_core.codec import Options
 from cdc_core.compression import compress, parse_compression
 from cdc_core.dispatch import partition_for_row
 from cdc_core.errors import ConfigError, EncodeError
-from cdc_core.events import Bootstrap, DDLEvent, Event, Op, RowChange, Watermark
+from cdc_core.events import Bootstrap, DDLEvent, Event, LogicalMessage, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
+from cdc_core.types import NOT_IN_TIDB
 from cdc_simple import avro, columns, gojson, tableschema
 from cdc_simple.names import BOOTSTRAP, DML_NAMES, PROTOCOL, PROTOCOL_VERSION, RECORD_OVERHEAD, WATERMARK
 
@@ -82,6 +83,8 @@ class SimpleEncoder:
             return self._bootstrap(event.table_schema, build_ts=_meta_build_ts(event))
         if isinstance(event, DDLEvent):
             return self._ddl(event)
+        if isinstance(event, LogicalMessage):
+            raise EncodeError(PROTOCOL, "Simple has no logical-decoding message")
         raise EncodeError(PROTOCOL, f"not an event: {type(event).__name__}")
 
     # ---------------------------------------------------------------------------------------- messages
@@ -90,6 +93,7 @@ class SimpleEncoder:
         return round(self.clock() * 1000)
 
     def _schema_doc(self, schema: TableSchema) -> dict[str, Any]:
+        _refuse_non_tidb_types(schema)
         return tableschema.to_avro(schema) if self.avro else tableschema.to_json(schema)
 
     def _serialize(self, doc: dict[str, Any], what: str, *, table: str | None = None) -> bytes:
@@ -139,6 +143,7 @@ class SimpleEncoder:
         schema = event.schema
         if schema is None:
             raise EncodeError(PROTOCOL, "a Simple row needs its table schema (RowChange.schema)", table=event.table)
+        _refuse_non_tidb_types(schema)
         out: list[Message] = []
         if self.bootstrap_enabled:
             out += self._maybe_bootstrap(event, schema)
@@ -239,3 +244,15 @@ def _meta_build_ts(event: Any) -> int | None:
     meta: Mapping[str, Any] = getattr(event, "meta", {}) or {}
     build = meta.get("build_ts")
     return build if isinstance(build, int) and not isinstance(build, bool) else None
+
+
+def _refuse_non_tidb_types(schema: TableSchema) -> None:
+    """Simple describes TiDB tables: a spatial or array column (read from Canal or Debezium) has no form in it."""
+    for column in schema.columns:
+        if column.data_type.mysql_type in NOT_IN_TIDB:
+            raise EncodeError(
+                PROTOCOL,
+                f"TiDB has no {column.data_type.mysql_type.value} columns: the simple protocol cannot carry them",
+                table=schema.qualified_name,
+                field=column.name,
+            )

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from cdc_core.errors import SchemaError
 from cdc_core.schema import Column, Index, TableSchema
-from cdc_core.types import TYPE_ALIASES, DataType, LogicalType, MySQLType
+from cdc_core.types import NOT_IN_TIDB, TYPE_ALIASES, DataType, LogicalType, MySQLType
 from cdc_simple import fields
 from cdc_simple.fields import fail
 
@@ -27,12 +27,15 @@ _ELEMENT_TYPES: Final = frozenset({MySQLType.ENUM, MySQLType.SET})
 def mysql_type(name: str, path: str) -> MySQLType:
     lowered = name.strip().lower()
     try:
-        return MySQLType(lowered)
+        found = MySQLType(lowered)
     except ValueError:
         alias = TYPE_ALIASES.get(lowered)
         if alias is None:
             raise fail(f"unknown mysqlType {name!r}", path) from None
-        return alias
+        found = alias
+    if found in NOT_IN_TIDB:
+        raise fail(f"unknown mysqlType {name!r} (TiDB has no such column type)", path)
+    return found
 
 
 def _data_type(doc: Mapping[str, Any], path: str) -> DataType:

@@ -91,6 +91,10 @@ def spark_type(data_type: DataType) -> SparkType:
     }
     if logical is LogicalType.BIT:
         return T.DecimalType(20, 0) if data_type.bit_width > 63 else T.LongType()
+    if logical is LogicalType.GEOMETRY:
+        return T.StructType([T.StructField("wkb", T.BinaryType(), False), T.StructField("srid", T.IntegerType(), True)])
+    if logical is LogicalType.ARRAY:  # an element type the protocol did not say: its values as text
+        return T.ArrayType(spark_type(data_type.item) if data_type.item else T.StringType())
     return simple[logical]
 
 
@@ -132,6 +136,11 @@ def spark_value(value: Any, data_type: DataType) -> Any:
         return value.replace(tzinfo=dt.UTC)
     if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
         return float(value)
+    if logical is LogicalType.GEOMETRY:
+        return (value.wkb, value.srid)
+    if logical is LogicalType.ARRAY:
+        item = data_type.item
+        return [None if v is None else spark_value(v, item) if item else str(v) for v in value]
     return value
 
 
@@ -290,7 +299,7 @@ def decode(
                 )  # fmt: skip
             elif isinstance(event, Watermark):
                 control.append(("watermark", None, None, event.ts, None, None, None, message.partition, message.offset))
-            else:
+            elif isinstance(event, DDLEvent | Bootstrap):
                 table_schema = event.table_schema
                 if table_schema is not None:
                     learn(table_schema, event.commit_ts if isinstance(event, DDLEvent) else None)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from cdc_core.events import Op, RowChange
 from cdc_core.schema import Column, Index, TableSchema
-from cdc_core.textual import WIDE_DECIMAL, to_float32
+from cdc_core.textual import WIDE_DECIMAL, float32_value
 from cdc_core.types import DataType, LogicalType, MySQLType, signed_range, unsigned_max
 from cdc_core.values import Value, ZeroTemporal
 
@@ -114,7 +114,7 @@ def values_for(data_type: DataType, *, zero_dates: bool = False) -> st.SearchStr
         low, high = signed_range(t)
         return st.integers(low, high)
     if logical is LogicalType.FLOAT:
-        return st.floats(width=32, allow_nan=False, allow_infinity=False).map(lambda f: to_float32(f) + 0.0)
+        return st.floats(width=32, allow_nan=False, allow_infinity=False).map(lambda f: float32_value(f) + 0.0)
     if logical is LogicalType.DOUBLE:
         return st.floats(allow_nan=False, allow_infinity=False).map(lambda f: f + 0.0)
     if logical is LogicalType.DECIMAL:

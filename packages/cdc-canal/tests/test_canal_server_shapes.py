@@ -1,0 +1,201 @@
+"""Shapes official Canal (1.1.x, ``canal.mq.flatMessage=true``) writes that TiCDC never does.
+
+Messages are written by hand after Canal's ``LogEventConvert``: values are ``String.valueOf`` of the binlog
+value (DECIMAL without padding to the scale, FLOAT as Java prints the float), spatial columns are MySQL's
+internal bytes (4-byte little-endian SRID, then OGC WKB) as ISO-8859-1 text with ``sqlType`` BLOB, and
+``pkNames`` is appended once per row of a multi-row message.
+"""
+
+from __future__ import annotations
+
+import struct
+from decimal import Decimal
+from typing import Any
+
+import orjson
+import pytest
+
+from cdc_core import canonical
+from cdc_core.errors import DecodeError
+from cdc_core.events import Op, RowChange
+from cdc_core.message import Message
+from cdc_core.registry import get_codec
+from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.values import Geometry
+
+
+def decode(document: dict[str, Any]) -> list[Any]:
+    message = Message(value=orjson.dumps(document), topic="example", partition=0, offset=9)
+    return get_codec("canal-json").decoder().decode(message)
+
+
+def message(
+    data: list[dict[str, Any]], mysql_type: dict[str, str], sql_type: dict[str, int], **extra: Any
+) -> dict[str, Any]:
+    return {
+        "data": data,
+        "database": "shop",
+        "es": 1700000000000,
+        "id": 3,
+        "isDdl": False,
+        "mysqlType": mysql_type,
+        "old": None,
+        "pkNames": ["id"],
+        "sql": "",
+        "sqlType": sql_type,
+        "table": "things",
+        "ts": 1700000000123,
+        "type": "INSERT",
+        **extra,
+    }
+
+
+# ----------------------------------------------------------------------------------------------- decimal
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("12.34", "12.3400"), ("7", "7.0000"), ("-0.5", "-0.5000"), ("1.2345", "1.2345"), ("0", "0.0000")],
+)
+def test_decimal_text_is_padded_to_the_column_scale(text: str, expected: str) -> None:
+    doc = message([{"id": "1", "price": text}], {"id": "int(11)", "price": "decimal(10,4)"}, {"id": 4, "price": 3})
+    (event,) = decode(doc)
+    assert str(event.after["price"]) == expected
+    assert canonical.to_canonical(event)["after"]["price"] == expected
+
+
+def test_decimal_without_a_declared_scale_stays_as_written() -> None:
+    doc = message([{"id": "1", "price": "12.34"}], {"id": "int", "price": "decimal"}, {"id": 4, "price": 3})
+    (event,) = decode(doc)
+    assert str(event.after["price"]) == "12.34"
+
+
+# ------------------------------------------------------------------------------------------------- float
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("9.9", 9.9), ("5.15", 5.15), ("0.1", 0.1), ("3.4028235E38", 3.4028235e38)]
+)
+def test_float_keeps_the_written_value(text: str, expected: float) -> None:
+    doc = message([{"id": "1", "f": text}], {"id": "int(11)", "f": "float"}, {"id": 4, "f": 7})
+    (event,) = decode(doc)
+    assert event.after["f"] == expected
+    assert canonical.dumps(event).count(f'"f":{expected!r}') == 1  # not 9.899999618530273
+
+
+# --------------------------------------------------------------------------------------- serial, spatial
+
+
+def test_serial_is_bigint_unsigned() -> None:
+    doc = message([{"id": "18446744073709551615"}], {"id": "serial"}, {"id": -5})
+    (event,) = decode(doc)
+    assert event.after == {"id": 18446744073709551615}
+    assert event.schema.column("id").data_type == DataType(mysql_type=MySQLType.BIGINT, unsigned=True)
+
+
+def _mysql_geometry(srid: int, wkb: bytes) -> str:
+    return (struct.pack("<I", srid) + wkb).decode("latin-1")
+
+
+POINT_WKB = b"\x01" + struct.pack("<Idd", 1, 1.5, -2.0)
+LINE_WKB = b"\x01" + struct.pack("<II4d", 2, 2, 0.0, 0.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    "mysql_type",
+    ["point", "geometry", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
+     "geometrycollection", "geomcollection"],
+)  # fmt: skip
+def test_spatial_types_are_read(mysql_type: str) -> None:
+    wkb = POINT_WKB if mysql_type == "point" else LINE_WKB
+    doc = message(
+        [{"id": "1", "g": _mysql_geometry(4326, wkb)}, {"id": "2", "g": None}],
+        {"id": "int(11)", "g": mysql_type},
+        {"id": 4, "g": 2004},
+    )
+    first, second = decode(doc)
+    assert first.after["g"] == Geometry(wkb=wkb, srid=4326)
+    assert second.after["g"] is None
+    column = first.schema.column("g").data_type
+    assert column.logical is LogicalType.GEOMETRY
+    rendered = canonical.to_canonical(first)["after"]["g"]
+    assert set(rendered) == {"$geometry"} and rendered["$geometry"]["srid"] == 4326
+    assert canonical.loads(canonical.dumps(first)) == first
+
+
+def test_spatial_value_too_short_names_the_field() -> None:
+    doc = message([{"id": "1", "g": "\u0000\u0000"}], {"id": "int(11)", "g": "point"}, {"id": 4, "g": 2004})
+    with pytest.raises(DecodeError) as info:
+        decode(doc)
+    assert info.value.field == "data[0].g" and "9 bytes" in info.value.reason
+
+
+def test_spatial_values_encode_back_as_canal_prints_them() -> None:
+    doc = message(
+        [{"id": "1", "g": _mysql_geometry(0, POINT_WKB)}], {"id": "int(11)", "g": "point"}, {"id": 4, "g": 2004}
+    )
+    (event,) = decode(doc)
+    (out,) = get_codec("canal-json").encoder({"content-compatible": True}).encode(event)
+    written = orjson.loads(out.value or b"")
+    assert written["data"][0]["g"] == _mysql_geometry(0, POINT_WKB)
+    assert written["sqlType"]["g"] == 2004
+
+
+# -------------------------------------------------------------------------------------- missing mysqlType
+
+
+def test_init_snapshot_with_a_column_mysql_type_lacks_keeps_every_row() -> None:
+    """An INIT snapshot whose rows carry a column (``note``) that ``mysqlType``/``sqlType`` do not list."""
+    doc = message(
+        [{"id": "1", "qty": "2", "note": "added later"}, {"id": "2", "qty": "5", "note": None}],
+        {"id": "int(11)", "qty": "int(10) unsigned"},
+        {"id": 4, "qty": 4},
+        type="INIT",
+    )
+    first, second = decode(doc)
+    assert first.after == {"id": 1, "qty": 2, "note": "added later"}
+    assert second.after == {"id": 2, "qty": 5, "note": None}
+    assert first.schema.column("note").data_type.logical is LogicalType.STRING
+    assert first.meta["canal_type"] == "INIT"
+
+
+def test_a_column_with_only_a_sql_type_is_typed_from_it() -> None:
+    doc = message([{"id": "1", "qty": "2"}], {"id": "int(11)"}, {"id": 4, "qty": 4})
+    (event,) = decode(doc)
+    assert event.after == {"id": 1, "qty": 2}
+
+
+def test_an_unknown_mysql_type_with_a_known_sql_type_falls_back_to_it() -> None:
+    doc = message([{"id": "1", "v": "42"}], {"id": "int(11)", "v": "mystery(3)"}, {"id": 4, "v": -5})
+    (event,) = decode(doc)
+    assert event.after["v"] == 42
+
+
+# ------------------------------------------------------------------------------------------------ pkNames
+
+
+def test_repeated_pk_names_give_each_key_column_once() -> None:
+    doc = message(
+        [{"id": "1", "k": "a"}, {"id": "2", "k": "b"}, {"id": "3", "k": "c"}],
+        {"id": "int(11)", "k": "varchar(8)"},
+        {"id": 4, "k": 12},
+        pkNames=["id", "k", "id", "k", "id", "k"],
+        type="DELETE",
+    )
+    events = decode(doc)
+    assert [e.before["id"] for e in events] == [1, 2, 3]
+    assert all(isinstance(e, RowChange) and e.op is Op.DELETE for e in events)
+    assert events[0].schema.primary_key == ("id", "k")
+    assert [c.nullable for c in events[0].schema.columns] == [False, False]
+
+
+def test_decimal_and_float_pass_through_canonical_json_unchanged() -> None:
+    doc = message(
+        [{"id": "1", "price": "3.1", "f": "9.9"}],
+        {"id": "int(11)", "price": "decimal(6,2)", "f": "float"},
+        {"id": 4, "price": 3, "f": 7},
+    )
+    (event,) = decode(doc)
+    line = canonical.dumps(event)
+    assert '"price":"3.10"' in line and '"f":9.9' in line
+    assert canonical.loads(line).after == {"id": 1, "price": Decimal("3.10"), "f": 9.9}
