@@ -37,7 +37,7 @@ STOP_TIMEOUT_S: Final = 20.0
 COMPATIBILITY: Final = "BACKWARD"  # Confluent's default level
 
 # C1 only and the serial collector: a test server starts faster and smaller this way (see docs/development.md).
-JVM_FLAGS: Final = ("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+JVM_FLAGS: Final = ("-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 _SETTINGS: Final = {
     "quarkus.http.host": "127.0.0.1",
     'quarkus.log.category."io.apicurio".level': "WARN",  # its INFO lines narrate every storage call
