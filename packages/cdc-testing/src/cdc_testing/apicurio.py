@@ -3,7 +3,7 @@ Confluent-compatible API (``/apis/ccompat/v7``).
 
 The application comes from Maven Central as pinned in ``cdc_core/jvm.toml`` (bundle ``schema-registry``, an
 archive unpacked by :func:`cdc_core.jvm.unpacked`) and runs on the machine's Java 17 with its H2 storage in
-memory; its working directory and log live in a temporary directory removed when it stops.
+memory; its working directory, temporary files and log live in a temporary directory removed when it stops.
 
 Like a Confluent registry out of the box, it enforces BACKWARD compatibility globally (Apicurio itself starts
 with no rule). :meth:`ApicurioRegistry.reset` deletes every subject for the next test, and
@@ -88,7 +88,7 @@ class ApicurioRegistry:
             java = java_executable()
         except (RuntimeError, KeyError) as exc:
             raise ApicurioUnavailableError(f"cannot get Apicurio Registry: {exc}") from exc
-        settings = {**_SETTINGS, "quarkus.http.port": str(self.port)}
+        settings = {**_SETTINGS, "quarkus.http.port": str(self.port), "java.io.tmpdir": str(self.home)}
         command = [java, *JVM_FLAGS, *(f"-D{k}={v}" for k, v in settings.items()), "-jar", str(jar)]
         launched = time.monotonic()
         with self.log_file.open("ab") as log:
