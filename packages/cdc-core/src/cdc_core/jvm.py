@@ -83,7 +83,7 @@ class Bundle:
     artifacts: tuple[Coordinate, ...] = ()
     archive: Coordinate | None = None
     main: str | None = None
-    options: dict[str, Any] = attrs.field(factory=dict)  # bundle-specific settings (e.g. an archive to unpack)
+    options: dict[str, Any] = attrs.field(factory=dict)  # bundle-specific settings (e.g. the jar to run in an archive)
 
 
 @functools.cache

@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import tempfile
 import time
-import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -43,8 +42,6 @@ _SETTINGS: Final = {
     'quarkus.log.category."io.apicurio".level': "WARN",  # its INFO lines narrate every storage call
     "apicurio.datasource.jdbc.initial-size": "2",  # 20 pooled H2 connections by default
     "apicurio.datasource.jdbc.min-size": "2",
-    "apicurio.rest.deletion.artifact.enabled": "true",  # reset() deletes subjects
-    "apicurio.rest.deletion.artifact-version.enabled": "true",
 }
 _ACCESS: Final = re.compile(r'apicurio-registry\.access method="(\w+)" path="([^"]*)"')
 _MARKER: Final = "cdc-marker"
