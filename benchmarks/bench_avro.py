@@ -1,9 +1,9 @@
 """TiCDC Avro decode and encode throughput against raw fastavro on the same bytes, measured in the same run.
 
 The message is the realistic 20-column row of the Debezium benchmark, written with the TiDB extension and
-precise decimals, its schemas in the HTTP Schema Registry test double (fetched once, then cached: a steady
-stream makes no registry calls). Decode is compared with ``fastavro.schemaless_reader`` of the same key and
-value datums with their parsed writer schemas (the floor any Avro consumer pays); encode with
+precise decimals, its schemas in a real Schema Registry (Apicurio, fixture ``schema_registry``; fetched once, then
+cached: a steady stream makes no registry calls). Decode is compared with ``fastavro.schemaless_reader`` of the
+same key and value datums with their parsed writer schemas (the floor any Avro consumer pays); encode with
 ``fastavro.schemaless_writer`` of the same two records. Each ratio is codec messages/s divided by raw messages/s.
 """
 
@@ -14,22 +14,24 @@ import json
 from typing import Any
 
 import fastavro
+from confluent_kafka.schema_registry import SchemaRegistryClient
 from workload import EVENT, ROW, rate
 
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
-from cdc_testing.registry import SchemaRegistryDouble
+from cdc_testing.apicurio import ApicurioRegistry
 
 Pair = tuple[Any, Any]  # (key, value)
 
 
-def _setup(registry: SchemaRegistryDouble) -> tuple[Any, Any, Message, Pair, Pair]:
+def _setup(registry: ApicurioRegistry) -> tuple[Any, Any, Message, Pair, Pair]:
     options = {"schema-registry": registry.url, "enable-tidb-extension": "true"}
     encoder = get_codec("avro").encoder(options)
     (message,) = encoder.encode(EVENT)
     assert message.value is not None and message.key is not None
+    client = SchemaRegistryClient({"url": registry.url})
     parsed = tuple(
-        fastavro.parse_schema(json.loads(registry.schemas[int.from_bytes(data[1:5], "big")]))
+        fastavro.parse_schema(json.loads(client.get_schema(int.from_bytes(data[1:5], "big")).schema_str or ""))
         for data in (message.key, message.value)
     )
     records = tuple(
@@ -54,7 +56,7 @@ def _write(parsed: Pair, records: Pair) -> tuple[bytes, bytes]:
     return key.getvalue(), value.getvalue()
 
 
-def test_decode_vs_raw_fastavro(benchmark: Any, schema_registry: SchemaRegistryDouble) -> None:
+def test_decode_vs_raw_fastavro(benchmark: Any, schema_registry: ApicurioRegistry) -> None:
     _, decoder, message, parsed, _ = _setup(schema_registry)
     message = Message(value=message.value, key=message.key, topic="bench", partition=0, offset=0)
     assert decoder.decode(message)[0].after == ROW  # exact typed values; warms the schema cache
@@ -69,7 +71,7 @@ def test_decode_vs_raw_fastavro(benchmark: Any, schema_registry: SchemaRegistryD
     )
 
 
-def test_encode_vs_raw_fastavro(benchmark: Any, schema_registry: SchemaRegistryDouble) -> None:
+def test_encode_vs_raw_fastavro(benchmark: Any, schema_registry: ApicurioRegistry) -> None:
     encoder, _, _, parsed, record = _setup(schema_registry)
     raw = rate(_write, parsed, record)
     benchmark(encoder.encode, EVENT)

@@ -1,4 +1,4 @@
-"""Resident memory over a long decode stream, for every installed protocol (Avro through the registry double).
+"""Resident memory over a long decode stream, for every installed protocol (Avro through a real registry).
 
 Each protocol's own encoder writes inserts of the kitchen-sink row (every column type) for 50 tables (Simple adds
 its bootstraps); the decoder then reads that set over and over, ``CDC_BENCH_MESSAGES`` messages in all (10^5 by
@@ -33,7 +33,7 @@ def _rss_mib() -> float:
 def _options(protocol: str, request: pytest.FixtureRequest) -> dict[str, object]:
     if protocol != "avro":
         return {}
-    registry = request.getfixturevalue("schema_registry")  # cdc-testing's HTTP double of the Schema Registry
+    registry = request.getfixturevalue("schema_registry")  # cdc-testing's Apicurio Registry
     return {"schema-registry": registry.url}
 
 

@@ -1,4 +1,4 @@
-"""TiCDC Avro through a real Kafka-protocol broker (tansu) and the HTTP Schema Registry test double.
+"""TiCDC Avro through a real Apache Kafka broker and a real Schema Registry (Apicurio, Confluent-compatible API).
 
 A changefeed of inserts, updates and deletes (tombstones), with an ADD COLUMN in the middle, is produced with
 confluent-kafka's SerializingProducer and this package's serializers to three partitions (index-value
@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 import pytest
+from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from cdc_avro import CODEC
 from cdc_avro.serde import AvroKeySerializer, AvroSerializer
@@ -23,7 +24,7 @@ from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.tso import compose
 from cdc_core.types import parse_type_text
 from cdc_testing import kafka
-from cdc_testing.registry import SchemaRegistryDouble
+from cdc_testing.apicurio import ApicurioRegistry
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
@@ -98,7 +99,7 @@ def _changefeed() -> tuple[list[RowChange], dict[int, dict[str, Any]]]:
     return events, state
 
 
-def test_changefeed_through_broker_and_registry(kafka_bootstrap: str, schema_registry: SchemaRegistryDouble) -> None:
+def test_changefeed_through_broker_and_registry(kafka_bootstrap: str, schema_registry: ApicurioRegistry) -> None:
     prefix = kafka.unique_topic("avro")
     topic = f"{prefix}.shop.orders"
     kafka.create_topic(kafka_bootstrap, topic, partitions=PARTITIONS)
@@ -124,8 +125,10 @@ def test_changefeed_through_broker_and_registry(kafka_bootstrap: str, schema_reg
         producer.produce(topic, key=event, value=event, partition=placed.partition)
     assert producer.flush(30) == 0
     subject = prefix.replace(".", "_") + "_shop_orders"
-    assert sorted(schema_registry.subjects) == [f"{subject}-key", f"{subject}-value"]
-    assert len(schema_registry.subjects[f"{subject}-value"]) == 2  # re-registered after the ADD COLUMN
+    client = SchemaRegistryClient({"url": schema_registry.url})
+    assert sorted(client.get_subjects()) == [f"{subject}-key", f"{subject}-value"]
+    assert client.get_versions(f"{subject}-value") == [1, 2]  # re-registered after the ADD COLUMN
+    assert client.get_versions(f"{subject}-key") == [1]
 
     received = kafka.consume(kafka_bootstrap, topic, len(events))
     assert len(received) == len(events)

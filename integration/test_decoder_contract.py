@@ -17,7 +17,7 @@ CODECS = sorted(installed_codecs())
 
 
 def _options(protocol: str, request: pytest.FixtureRequest) -> dict[str, object]:
-    """What a decoder needs to run at all: Avro's registry (cdc-testing's HTTP double of it)."""
+    """What a decoder needs to run at all: Avro's registry (a real one, Apicurio, from cdc-testing)."""
     if protocol == "avro":
         return {"schema-registry": request.getfixturevalue("schema_registry").url}
     return {}

@@ -16,7 +16,7 @@ from cdc_core.events import Op, RowChange
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.types import DataType, MySQLType
-from cdc_testing.registry import SchemaRegistryDouble
+from cdc_testing.apicurio import ApicurioRegistry
 from cdc_testing.strategies import kitchen_sink_schema, row_changes
 
 OPTIONS = {
@@ -58,12 +58,12 @@ def _expected_checksum() -> int:
     return checksum
 
 
-def _encode(registry: SchemaRegistryDouble, event: RowChange) -> Message:
+def _encode(registry: ApicurioRegistry, event: RowChange) -> Message:
     (message,) = CODEC.encoder({"schema-registry": registry.url, **OPTIONS}).encode(event)
     return message
 
 
-def test_checksum_written_and_verified(schema_registry: SchemaRegistryDouble) -> None:
+def test_checksum_written_and_verified(schema_registry: ApicurioRegistry) -> None:
     message = _encode(schema_registry, RowChange(op=Op.INSERT, database="d", table="t", after=ROW, schema=TABLE))
     assert message.value is not None
     expected = str(_expected_checksum()).encode()
@@ -74,7 +74,7 @@ def test_checksum_written_and_verified(schema_registry: SchemaRegistryDouble) ->
     assert event.meta["_tidb_corrupted"] is False
 
 
-def test_corrupted_value_fails_verification(schema_registry: SchemaRegistryDouble) -> None:
+def test_corrupted_value_fails_verification(schema_registry: ApicurioRegistry) -> None:
     message = _encode(schema_registry, RowChange(op=Op.INSERT, database="d", table="t", after=ROW, schema=TABLE))
     assert message.value is not None and message.value.count(b"\x04ab") == 1
     corrupted = attrs.evolve(message, value=message.value.replace(b"\x04ab", b"\x04ac"), offset=3)
@@ -83,7 +83,7 @@ def test_corrupted_value_fails_verification(schema_registry: SchemaRegistryDoubl
     assert caught.value.offset == 3 and caught.value.field == "value._tidb_row_level_checksum"
 
 
-def test_checksum_from_tidb_is_written_verbatim(schema_registry: SchemaRegistryDouble) -> None:
+def test_checksum_from_tidb_is_written_verbatim(schema_registry: ApicurioRegistry) -> None:
     event = RowChange(
         op=Op.UPDATE, database="d", table="t", after=ROW, schema=TABLE, meta={"checksum": 12, "checksum_version": 1}
     )
@@ -92,7 +92,7 @@ def test_checksum_from_tidb_is_written_verbatim(schema_registry: SchemaRegistryD
         CODEC.decoder({"schema-registry": schema_registry.url}).decode(message)
 
 
-def test_kitchen_sink_checksums_verify(schema_registry: SchemaRegistryDouble) -> None:
+def test_kitchen_sink_checksums_verify(schema_registry: ApicurioRegistry) -> None:
     schema = kitchen_sink_schema()
     encoder = CODEC.encoder({"schema-registry": schema_registry.url, **OPTIONS})
     decoder = CODEC.decoder({"schema-registry": schema_registry.url})

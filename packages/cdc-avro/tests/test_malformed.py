@@ -6,18 +6,20 @@ import struct
 from decimal import Decimal
 
 import pytest
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
 from cdc_avro import CODEC
 from cdc_core.errors import CdcError, ConfigError, DecodeError, EncodeError
 from cdc_core.events import DDLEvent, Op, RowChange, Watermark
 from cdc_core.message import Message
+from cdc_testing.apicurio import ApicurioRegistry
 from cdc_testing.contract import assert_only_cdc_errors
-from cdc_testing.registry import SchemaRegistryDouble
+from cdc_testing.registry_double import SchemaRegistryDouble
 from cdc_testing.strategies import kitchen_sink_schema
 
 
 @pytest.fixture
-def encoded(schema_registry: SchemaRegistryDouble) -> Message:
+def encoded(schema_registry: ApicurioRegistry) -> Message:
     schema = kitchen_sink_schema()
     row = dict.fromkeys(schema.column_names) | {"id": 1, "c_decimal": Decimal("1.5000"), "c_text": "x", "c_bit_12": 9}
     encoder = CODEC.encoder({"schema-registry": schema_registry.url, "enable-tidb-extension": "true"})
@@ -27,7 +29,7 @@ def encoded(schema_registry: SchemaRegistryDouble) -> Message:
     return message
 
 
-def _decode(registry: SchemaRegistryDouble, value: bytes | None, key: bytes | None) -> DecodeError:
+def _decode(registry: ApicurioRegistry | SchemaRegistryDouble, value: bytes | None, key: bytes | None) -> DecodeError:
     decoder = CODEC.decoder({"schema-registry": registry.url, "schema-registry-retry-backoff-ms": "1"})
     with pytest.raises(DecodeError) as caught:
         decoder.decode(Message(value=value, key=key, topic="t", partition=2, offset=41))
@@ -35,51 +37,52 @@ def _decode(registry: SchemaRegistryDouble, value: bytes | None, key: bytes | No
     return caught.value
 
 
-def test_wrong_magic_byte(schema_registry: SchemaRegistryDouble, encoded: Message) -> None:
+def test_wrong_magic_byte(schema_registry: ApicurioRegistry, encoded: Message) -> None:
     assert encoded.value is not None
     error = _decode(schema_registry, b"\x05" + encoded.value[1:], encoded.key)
     assert error.field == "value.header" and "magic byte 0x05" in str(error)
 
 
-def test_unknown_schema_id(schema_registry: SchemaRegistryDouble, encoded: Message) -> None:
+def test_unknown_schema_id(schema_registry: ApicurioRegistry, encoded: Message) -> None:
     assert encoded.value is not None
-    error = _decode(schema_registry, encoded.value[:1] + struct.pack(">I", 999) + encoded.value[5:], encoded.key)
-    assert error.field == "value.schema_id" and "schema id 999 is unknown" in str(error)
+    unknown = 2**31 - 1  # never assigned in a test session
+    error = _decode(schema_registry, encoded.value[:1] + struct.pack(">I", unknown) + encoded.value[5:], encoded.key)
+    assert error.field == "value.schema_id" and f"schema id {unknown} is unknown" in str(error)
 
 
-def test_truncated_datum(schema_registry: SchemaRegistryDouble, encoded: Message) -> None:
+def test_truncated_datum(schema_registry: ApicurioRegistry, encoded: Message) -> None:
     assert encoded.value is not None
     error = _decode(schema_registry, encoded.value[:-7], encoded.key)
     assert error.field == "value" and "does not match its writer schema" in str(error)
 
 
-def test_truncated_header_and_trailing_bytes(schema_registry: SchemaRegistryDouble, encoded: Message) -> None:
+def test_truncated_header_and_trailing_bytes(schema_registry: ApicurioRegistry, encoded: Message) -> None:
     assert encoded.value is not None and encoded.key is not None
     assert _decode(schema_registry, encoded.value[:3], encoded.key).field == "value.header"
     assert "trailing bytes" in str(_decode(schema_registry, encoded.value + b"\x00\x00", encoded.key))
     assert _decode(schema_registry, encoded.value, encoded.key[:5]).field == "key"
 
 
-def test_registry_error_while_decoding(schema_registry: SchemaRegistryDouble, encoded: Message) -> None:
-    schema_registry.fail_next(20, status=503)
-    error = _decode(schema_registry, encoded.value, encoded.key)
+def test_registry_error_while_decoding(registry_double: SchemaRegistryDouble, encoded: Message) -> None:
+    registry_double.fail_next(20, status=503)
+    error = _decode(registry_double, encoded.value, encoded.key)
     assert error.field == "key.schema_id" and "after 4 attempt(s)" in str(error)
 
 
-def test_schema_not_written_by_ticdc(schema_registry: SchemaRegistryDouble) -> None:
+def test_schema_not_written_by_ticdc(schema_registry: ApicurioRegistry) -> None:
     plain = '{"type":"record","name":"r","fields":[{"name":"a","type":"int"}]}'
-    schema_registry.schemas[50] = plain
-    error = _decode(schema_registry, b"\x00" + struct.pack(">I", 50) + b"\x02", None)
+    schema_id = SchemaRegistryClient({"url": schema_registry.url}).register_schema("plain-value", Schema(plain, "AVRO"))
+    error = _decode(schema_registry, b"\x00" + struct.pack(">I", schema_id) + b"\x02", None)
     assert error.field == "value.schema" and "connect.parameters" in str(error)
 
 
-def test_bad_testing_switch_messages(schema_registry: SchemaRegistryDouble) -> None:
+def test_bad_testing_switch_messages(schema_registry: ApicurioRegistry) -> None:
     assert _decode(schema_registry, b"\x01{not json", None).field == "value"
     assert _decode(schema_registry, b'\x01{"type":"x"}', None).field == "value.type"
     assert _decode(schema_registry, b"\x02\x00\x01", None).field == "value"
 
 
-def test_ddl_and_watermark_messages_of_the_testing_switch(schema_registry: SchemaRegistryDouble) -> None:
+def test_ddl_and_watermark_messages_of_the_testing_switch(schema_registry: ApicurioRegistry) -> None:
     options = {
         "schema-registry": schema_registry.url,
         "enable-tidb-extension": "true",
@@ -104,8 +107,9 @@ def test_ddl_and_watermark_messages_of_the_testing_switch(schema_registry: Schem
     assert plain.encode(ddl) == [] and plain.encode(Watermark(ts=1)) == []
 
 
-def test_encode_errors_are_typed(schema_registry: SchemaRegistryDouble) -> None:
-    schema_registry.compatibility = "NONE"  # the same table is registered nullable and not
+def test_encode_errors_are_typed(schema_registry: ApicurioRegistry) -> None:
+    # the same table is registered nullable and not (on Apicurio only the global level lifts the check)
+    SchemaRegistryClient({"url": schema_registry.url}).set_compatibility(level="NONE")
     schema = kitchen_sink_schema(nullable=False)
     encoder = CODEC.encoder({"schema-registry": schema_registry.url})
     with pytest.raises(EncodeError, match="no table schema"):
@@ -133,7 +137,7 @@ def test_option_errors() -> None:
         CODEC.encoder({"schema-registry": "ftp://localhost:1"})
 
 
-def test_mutated_messages_raise_only_cdc_errors(schema_registry: SchemaRegistryDouble, encoded: Message) -> None:
+def test_mutated_messages_raise_only_cdc_errors(schema_registry: ApicurioRegistry, encoded: Message) -> None:
     seeds = [encoded, Message(value=None, key=encoded.key), Message(value=b"\x02" + bytes(8))]
     decoder_options = {"schema-registry": schema_registry.url, "schema-registry-max-retries": "0"}
     shared = CODEC.decoder(decoder_options)  # one decoder: schemas are fetched once, mutations stay fast
@@ -143,7 +147,7 @@ def test_mutated_messages_raise_only_cdc_errors(schema_registry: SchemaRegistryD
 
 
 def test_columns_colliding_after_sanitizing_are_refused_before_registration(
-    schema_registry: SchemaRegistryDouble,
+    schema_registry: ApicurioRegistry,
 ) -> None:
     from cdc_core.schema import Column, TableSchema
     from cdc_core.types import DataType, MySQLType
@@ -155,4 +159,4 @@ def test_columns_colliding_after_sanitizing_are_refused_before_registration(
     encoder = CODEC.encoder({"schema-registry": schema_registry.url})
     with pytest.raises(EncodeError, match="collide after name sanitizing: __"):
         encoder.encode(RowChange(op=Op.INSERT, database="d", table="t", after={"名字": "a", "__": "b"}, schema=table))
-    assert schema_registry.subjects == {}
+    assert schema_registry.requests() == []

@@ -1,4 +1,6 @@
-"""The codec against the registry: caching, schema evolution, compatibility rejection, retries, auth."""
+"""The codec against the registry: caching, schema evolution and compatibility rejection on a real registry
+(Apicurio, fixture ``schema_registry``); retries, timeouts, forced rejections, auth and TLS on the fault-injecting
+double (fixture ``registry_double``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from cdc_avro import CODEC, RegistryRejectedError, RegistryUnavailableError
 from cdc_core.errors import DecodeError, SchemaError
@@ -17,7 +20,8 @@ from cdc_core.events import Op, RowChange
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.types import DataType, MySQLType
-from cdc_testing.registry import SchemaRegistryDouble
+from cdc_testing.apicurio import ApicurioRegistry
+from cdc_testing.registry_double import SchemaRegistryDouble
 
 V1 = TableSchema(
     database="shop",
@@ -47,30 +51,36 @@ def _closed_port_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def test_steady_stream_hits_the_registry_once_per_schema(schema_registry: SchemaRegistryDouble) -> None:
+def test_steady_stream_hits_the_registry_once_per_schema(schema_registry: ApicurioRegistry) -> None:
     encoder = CODEC.encoder({"schema-registry": schema_registry.url})
     messages = [encoder.encode(_insert(V1, {"id": i, "total": Decimal(i)}))[0] for i in range(40)]
     decoder = CODEC.decoder({"schema-registry": schema_registry.url})
     events = [e for m in messages for e in decoder.decode(m)]
     assert [e.after["id"] for e in events if isinstance(e, RowChange) and e.after] == list(range(40))
-    assert sorted(schema_registry.requests) == sorted(
+    client = SchemaRegistryClient({"url": schema_registry.url})
+    key_id = client.get_latest_version("tidb_shop_orders-key").schema_id
+    value_id = client.get_latest_version("tidb_shop_orders-value").schema_id
+    assert messages[0].key is not None and messages[0].key[1:5] == (key_id or 0).to_bytes(4, "big")
+    assert sorted(schema_registry.requests()) == sorted(
         [
             ("POST", "/subjects/tidb_shop_orders-key/versions"),
             ("POST", "/subjects/tidb_shop_orders-value/versions"),
-            ("GET", "/schemas/ids/1"),
-            ("GET", "/schemas/ids/2"),
+            ("GET", f"/schemas/ids/{key_id}"),
+            ("GET", f"/schemas/ids/{value_id}"),
+            ("GET", "/subjects/tidb_shop_orders-key/versions/latest"),  # this test's own two look-ups
+            ("GET", "/subjects/tidb_shop_orders-value/versions/latest"),
         ]
     )
 
 
-def test_schema_change_mid_stream_gets_a_new_id_and_both_decode(schema_registry: SchemaRegistryDouble) -> None:
+def test_schema_change_mid_stream_gets_a_new_id_and_both_decode(schema_registry: ApicurioRegistry) -> None:
     encoder = CODEC.encoder({"schema-registry": schema_registry.url, "enable-tidb-extension": "true"})
     old = encoder.encode(_insert(V1, {"id": 1, "total": Decimal("1.10")}))[0]
     new = encoder.encode(_insert(V2, {"id": 2, "total": None, "note": "after DDL"}))[0]
     assert old.value is not None and new.value is not None
     assert old.value[1:5] != new.value[1:5]  # re-registered after the DDL: a new value schema id
     assert old.key is not None and old.key[:5] == (new.key or b"")[:5]  # the key schema did not change
-    assert len(schema_registry.subjects["tidb_shop_orders-value"]) == 2
+    assert SchemaRegistryClient({"url": schema_registry.url}).get_versions("tidb_shop_orders-value") == [1, 2]
     decoder = CODEC.decoder({"schema-registry": schema_registry.url})
     decoded = [e for m in (new, old, new) for e in decoder.decode(m)]
     rows = [e.after for e in decoded if isinstance(e, RowChange)]
@@ -83,7 +93,7 @@ def test_schema_change_mid_stream_gets_a_new_id_and_both_decode(schema_registry:
     assert schemas[1] == ("id", "total") and schemas[0] == ("id", "total", "note")
 
 
-def test_incompatible_change_is_a_typed_error_naming_table_and_change(schema_registry: SchemaRegistryDouble) -> None:
+def test_incompatible_change_is_a_typed_error_naming_table_and_change(schema_registry: ApicurioRegistry) -> None:
     encoder = CODEC.encoder({"schema-registry": schema_registry.url})
     encoder.encode(_insert(V1, {"id": 1, "total": None}))
     not_null = Column(name="qty", data_type=DataType(mysql_type=MySQLType.INT), nullable=False)
@@ -94,22 +104,35 @@ def test_incompatible_change_is_a_typed_error_naming_table_and_change(schema_reg
     assert isinstance(error, SchemaError)
     assert error.table == "shop.orders" and error.subject == "tidb_shop_orders-value"
     assert "adds column qty without a default" in str(error)
+    assert "Incompatible" in str(error)  # the registry's own reason follows
 
 
-def test_forced_rejection_from_the_registry(schema_registry: SchemaRegistryDouble) -> None:
-    schema_registry.reject_next("compatibility policy says no")
+def test_incompatible_change_is_accepted_when_the_registry_checks_nothing(schema_registry: ApicurioRegistry) -> None:
+    SchemaRegistryClient({"url": schema_registry.url}).set_compatibility(level="NONE")
     encoder = CODEC.encoder({"schema-registry": schema_registry.url})
+    (old,) = encoder.encode(_insert(V1, {"id": 1, "total": None}))
+    retyped = Column(name="total", data_type=DataType(mysql_type=MySQLType.VARCHAR, length=9))
+    v3 = attrs.evolve(V1, columns=[V1.columns[0], retyped], version=3)
+    (new,) = encoder.encode(_insert(v3, {"id": 2, "total": "12.50 EUR"}))
+    decoder = CODEC.decoder({"schema-registry": schema_registry.url})
+    rows = [e.after for m in (old, new) for e in decoder.decode(m) if isinstance(e, RowChange)]
+    assert rows == [{"id": 1, "total": None}, {"id": 2, "total": "12.50 EUR"}]
+
+
+def test_forced_rejection_from_the_registry(registry_double: SchemaRegistryDouble) -> None:
+    registry_double.reject_next("compatibility policy says no")
+    encoder = CODEC.encoder({"schema-registry": registry_double.url})
     with pytest.raises(RegistryRejectedError, match="compatibility policy says no") as caught:
         encoder.encode(_insert(V1, {"id": 1, "total": None}))
     assert "first version of the subject" in str(caught.value)
 
 
-def test_server_errors_are_retried_with_backoff(schema_registry: SchemaRegistryDouble) -> None:
-    schema_registry.fail_next(2, status=503)
-    options = {"schema-registry": schema_registry.url, "schema-registry-retry-backoff-ms": "5"}
+def test_server_errors_are_retried_with_backoff(registry_double: SchemaRegistryDouble) -> None:
+    registry_double.fail_next(2, status=503)
+    options = {"schema-registry": registry_double.url, "schema-registry-retry-backoff-ms": "5"}
     (message,) = CODEC.encoder(options).encode(_insert(V1, {"id": 1, "total": None}))
     assert message.value is not None
-    posts = [r for r in schema_registry.requests if r[0] == "POST"]
+    posts = [r for r in registry_double.requests if r[0] == "POST"]
     assert len(posts) == 4  # key: 2 failures + success; value: success
 
 
@@ -125,19 +148,35 @@ def test_registry_down_on_encode_is_a_typed_error_after_retries() -> None:
     assert "register subject tidb_shop_orders-key" in str(caught.value)
 
 
-def test_persistent_server_errors_become_unavailable(schema_registry: SchemaRegistryDouble) -> None:
-    schema_registry.fail_next(10, status=500)
+def test_persistent_server_errors_become_unavailable(registry_double: SchemaRegistryDouble) -> None:
+    registry_double.fail_next(10, status=500)
     options = {
-        "schema-registry": schema_registry.url,
+        "schema-registry": registry_double.url,
         "schema-registry-max-retries": "1",
         "schema-registry-retry-backoff-ms": "1",
     }
     with pytest.raises(RegistryUnavailableError):
         CODEC.encoder(options).encode(_insert(V1, {"id": 1, "total": None}))
-    assert len(schema_registry.requests) == 2
+    assert len(registry_double.requests) == 2
 
 
-def test_registry_down_on_decode_is_a_decode_error(schema_registry: SchemaRegistryDouble) -> None:
+def test_a_registry_slower_than_the_timeout_is_unavailable(registry_double: SchemaRegistryDouble) -> None:
+    registry_double.delay_next(2, seconds=2.0)
+    options = {
+        "schema-registry": registry_double.url,
+        "schema-registry-timeout": "0.3",
+        "schema-registry-max-retries": "1",
+        "schema-registry-retry-backoff-ms": "1",
+    }
+    with pytest.raises(RegistryUnavailableError, match="register subject tidb_shop_orders-key") as caught:
+        CODEC.encoder(options).encode(_insert(V1, {"id": 1, "total": None}))
+    assert caught.value.attempts == 2
+    assert len(registry_double.requests) == 2  # gave up after the retry, without waiting for the answers
+    (message,) = CODEC.encoder(options).encode(_insert(V1, {"id": 1, "total": None}))  # in time again
+    assert message.value is not None
+
+
+def test_registry_down_on_decode_is_a_decode_error(schema_registry: ApicurioRegistry) -> None:
     (message,) = CODEC.encoder({"schema-registry": schema_registry.url}).encode(_insert(V1, {"id": 1, "total": None}))
     options = {"schema-registry": _closed_port_url(), "schema-registry-retry-backoff-ms": "1"}
     placed = Message(value=message.value, key=message.key, topic="tidb_shop_orders", partition=0, offset=7)

@@ -6,11 +6,11 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from cdc_avro.serde import AvroDeserializer, AvroKeyDeserializer, AvroKeySerializer, AvroSerializer
 from cdc_core.events import Op, RowChange
-from cdc_testing.registry import SchemaRegistryDouble
+from cdc_testing.apicurio import ApicurioRegistry
 from cdc_testing.strategies import kitchen_sink_schema
 
 
-def test_serializers_round_trip_through_the_registry(schema_registry: SchemaRegistryDouble) -> None:
+def test_serializers_round_trip_through_the_registry(schema_registry: ApicurioRegistry) -> None:
     schema = kitchen_sink_schema()
     row = dict.fromkeys(schema.column_names) | {"id": 7, "c_varchar": "hello", "c_set": ("x", "z")}
     event = RowChange(op=Op.INSERT, database="test", table="kitchen_sink", after=row, commit_ts=1 << 30, schema=schema)

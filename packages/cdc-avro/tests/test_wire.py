@@ -6,6 +6,7 @@ import uuid
 from decimal import Decimal
 
 import pytest
+from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from cdc_avro import CODEC
 from cdc_avro.datum import bit_bytes, decimal_bytes, unscaled_decimal
@@ -16,7 +17,7 @@ from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.textual import TextFormError
 from cdc_core.types import DataType, MySQLType
-from cdc_testing.registry import SchemaRegistryDouble
+from cdc_testing.apicurio import ApicurioRegistry
 
 TABLE = TableSchema(
     database="shop",
@@ -65,14 +66,14 @@ def test_bit_bytes_big_endian_trimmed(value: int, expected: bytes) -> None:
     assert bit_bytes(value) == expected
 
 
-def test_message_bytes(schema_registry: SchemaRegistryDouble) -> None:
+def test_message_bytes(schema_registry: ApicurioRegistry) -> None:
     encoder = CODEC.encoder({"schema-registry": schema_registry.url})
     row = {"id": 3, "amount": Decimal("-1.28"), "flags": 0x123}
     (message,) = encoder.encode(RowChange(op=Op.INSERT, database="shop", table="orders", after=row, schema=TABLE))
     assert message.topic == "tidb_shop_orders"
+    client = SchemaRegistryClient({"url": schema_registry.url})
     key_id, value_id = (
-        schema_registry.subjects["tidb_shop_orders-key"][0],
-        schema_registry.subjects["tidb_shop_orders-value"][0],
+        client.get_latest_version(f"tidb_shop_orders-{part}").schema_id or 0 for part in ("key", "value")
     )
     # key: magic 0, 4-byte big-endian id, then the long 3 zig-zag encoded (0x06)
     assert message.key == b"\x00" + key_id.to_bytes(4, "big") + b"\x06"
@@ -80,7 +81,7 @@ def test_message_bytes(schema_registry: SchemaRegistryDouble) -> None:
     assert message.value == b"\x00" + value_id.to_bytes(4, "big") + b"\x06" + b"\x02\x80" + b"\x04\x01\x23"
 
 
-def test_delete_is_a_tombstone_with_key(schema_registry: SchemaRegistryDouble) -> None:
+def test_delete_is_a_tombstone_with_key(schema_registry: ApicurioRegistry) -> None:
     encoder = CODEC.encoder({"schema-registry": schema_registry.url, "enable-tidb-extension": "true"})
     before = {"id": 9, "amount": Decimal("0.00"), "flags": 0}
     (message,) = encoder.encode(RowChange(op=Op.DELETE, database="shop", table="orders", before=before, schema=TABLE))
@@ -94,7 +95,7 @@ def test_delete_is_a_tombstone_with_key(schema_registry: SchemaRegistryDouble) -
         assert event.schema is not None and event.schema.handle_key == ("id",)
 
 
-def test_extension_fields_and_commit_ts(schema_registry: SchemaRegistryDouble) -> None:
+def test_extension_fields_and_commit_ts(schema_registry: ApicurioRegistry) -> None:
     encoder = CODEC.encoder({"schema-registry": schema_registry.url, "enable-tidb-extension": "true"})
     decoder = CODEC.decoder({"schema-registry": schema_registry.url})
     commit_ts = (1_700_000_000_000 << 18) + 5
@@ -114,10 +115,11 @@ def test_extension_fields_and_commit_ts(schema_registry: SchemaRegistryDouble) -
     assert decoded.after == row
 
 
-def test_glue_header_is_read(tmp_path: object, schema_registry: SchemaRegistryDouble) -> None:
+def test_glue_header_is_read(tmp_path: object, schema_registry: ApicurioRegistry) -> None:
     from pathlib import Path
 
     encoder = CODEC.encoder({"schema-registry": schema_registry.url})
+    client = SchemaRegistryClient({"url": schema_registry.url})
     row = {"id": 3, "amount": Decimal("12.50"), "flags": 1}
     (message,) = encoder.encode(RowChange(op=Op.INSERT, database="shop", table="orders", after=row, schema=TABLE))
     assert message.value is not None and message.key is not None
@@ -127,7 +129,7 @@ def test_glue_header_is_read(tmp_path: object, schema_registry: SchemaRegistryDo
         framed = unframe(data)
         assert framed.schema_id is not None
         version = uuid.uuid4()
-        (directory / f"{version}.avsc").write_text(schema_registry.schemas[framed.schema_id])
+        (directory / f"{version}.avsc").write_text(client.get_schema(framed.schema_id).schema_str or "")
         frames.append(glue(version, bytes(framed.datum)))
     assert frames[0][:2] == b"\x03\x00" and len(frames[0]) == 18 + len(unframe(message.key).datum)
     decoder = CODEC.decoder({"glue-schema-dir": str(directory)})
@@ -145,7 +147,7 @@ def test_unframe_rejects_unknown_headers() -> None:
     assert PROTOCOL == "avro"
 
 
-def test_new_ticdc_delete_marker_carries_the_commit_ts(schema_registry: SchemaRegistryDouble) -> None:
+def test_new_ticdc_delete_marker_carries_the_commit_ts(schema_registry: ApicurioRegistry) -> None:
     encoder = CODEC.encoder({"schema-registry": schema_registry.url})
     before = {"id": 4, "amount": Decimal("0.00"), "flags": 0}
     (message,) = encoder.encode(RowChange(op=Op.DELETE, database="shop", table="orders", before=before, schema=TABLE))
@@ -155,7 +157,7 @@ def test_new_ticdc_delete_marker_carries_the_commit_ts(schema_registry: SchemaRe
     assert (event.op, event.before, event.commit_ts) == (Op.DELETE, {"id": 4}, 1 << 40)
 
 
-def test_rows_over_max_message_bytes_are_refused(schema_registry: SchemaRegistryDouble) -> None:
+def test_rows_over_max_message_bytes_are_refused(schema_registry: ApicurioRegistry) -> None:
     from cdc_core.errors import LimitExceededError
 
     row = {"id": 3, "amount": Decimal("1.00"), "flags": 1}
@@ -170,7 +172,7 @@ def test_rows_over_max_message_bytes_are_refused(schema_registry: SchemaRegistry
         tight.encode(event)
 
 
-def test_with_the_watermark_switch_a_delete_is_sent_as_its_commit_ts(schema_registry: SchemaRegistryDouble) -> None:
+def test_with_the_watermark_switch_a_delete_is_sent_as_its_commit_ts(schema_registry: ApicurioRegistry) -> None:
     options = {"schema-registry": schema_registry.url, "enable-tidb-extension": "true", "avro-enable-watermark": "true"}
     before = {"id": 4, "amount": Decimal("0.00"), "flags": 0}
     delete = RowChange(op=Op.DELETE, database="shop", table="orders", before=before, schema=TABLE, commit_ts=1 << 41)

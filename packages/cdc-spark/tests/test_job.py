@@ -96,7 +96,7 @@ def test_changefeed_with_replays_ends_in_the_source_state(
     if protocol == "canal-json":  # TiCDC's own flavour writes ENUM/SET as numbers without their members
         encoder_options["content-compatible"] = True
     job_options: dict[str, str] = {}
-    if protocol == "avro":  # the registry double over real HTTP: executors register and fetch schemas too
+    if protocol == "avro":  # a real registry (Apicurio): executors register and fetch schemas too
         registry = request.getfixturevalue("schema_registry")
         encoder_options["schema-registry"] = job_options["schema-registry"] = registry.url
     feed = generate(seed=11, transactions=60)

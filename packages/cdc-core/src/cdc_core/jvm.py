@@ -1,11 +1,12 @@
 """The JVM artifacts the project runs, pinned in one file (``jvm.toml`` beside this module), and their resolution.
 
 ``jvm.toml`` names Spark's connectors (Kafka source, Avro, Delta Lake, Iceberg) and the bundles that tests and the
-demo run (Apache Kafka, ...). :func:`classpath` resolves a bundle with the machine's own Maven: a generated POM in
-the cache directory (``CDC_JVM_CACHE``, default ``~/.cache/cdc-jvm``), ``mvn dependency:build-classpath`` fetching
-what is missing into the local Maven repository, the classpath reused until the bundle's artifacts change.
-``python -m cdc_core.jvm warm`` resolves every bundle up front (CI runs it before the tests) and prints what each
-weighs.
+demo run (Apache Kafka, Apicurio Registry, ...). :func:`classpath` resolves a bundle with the machine's own Maven:
+a generated POM in the cache directory (``CDC_JVM_CACHE``, default ``~/.cache/cdc-jvm``),
+``mvn dependency:build-classpath`` fetching what is missing into the local Maven repository, the classpath reused
+until the bundle's artifacts change. A bundle published as one archive (an application with its own ``lib/``)
+names it as ``archive`` instead: :func:`unpacked` fetches it with ``mvn dependency:copy`` and unpacks it into the
+cache once. ``python -m cdc_core.jvm warm`` resolves every bundle up front and prints what each weighs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 import tomllib
 from collections.abc import Sequence
@@ -64,15 +67,23 @@ class Coordinate:
         middle += f":{self.classifier}" if self.classifier else ""
         return f"{self.group}:{self.artifact}{middle}:{self.version}"
 
+    @property
+    def dependency_plugin_form(self) -> str:
+        """``group:artifact:version[:packaging[:classifier]]``, the order ``mvn dependency:copy -Dartifact`` takes."""
+        tail = f":{self.packaging}" + (f":{self.classifier}" if self.classifier else "")
+        return f"{self.group}:{self.artifact}:{self.version}{tail}"
+
 
 @attrs.frozen(kw_only=True)
 class Bundle:
-    """Artifacts resolved together into one classpath, and the class to run if the bundle is a program."""
+    """Artifacts resolved together into one classpath, and the class to run if the bundle is a program; or one
+    ``archive`` to unpack (an application laid out with its own libraries)."""
 
     name: str
-    artifacts: tuple[Coordinate, ...]
+    artifacts: tuple[Coordinate, ...] = ()
+    archive: Coordinate | None = None
     main: str | None = None
-    options: dict[str, Any] = attrs.field(factory=dict)  # bundle-specific settings (e.g. an archive to unpack)
+    options: dict[str, Any] = attrs.field(factory=dict)  # bundle-specific settings (e.g. the jar to run in an archive)
 
 
 @functools.cache
@@ -98,10 +109,13 @@ def bundle(name: str) -> Bundle:
     entry = bundles.get(name)
     if entry is None:
         raise ConfigError(f"no JVM bundle {name!r} in {ARTIFACTS_FILE}; known: {', '.join(sorted(bundles))}")
-    options = {k: v for k, v in entry.items() if k not in ("artifacts", "main")}
+    if ("artifacts" in entry) == ("archive" in entry):
+        raise ConfigError(f"{ARTIFACTS_FILE}: bundle {name!r} needs either artifacts or an archive")
+    options = {k: v for k, v in entry.items() if k not in ("artifacts", "archive", "main")}
     return Bundle(
         name=name,
-        artifacts=tuple(Coordinate.parse(a) for a in entry["artifacts"]),
+        artifacts=tuple(Coordinate.parse(a) for a in entry.get("artifacts", ())),
+        archive=Coordinate.parse(entry["archive"]) if "archive" in entry else None,
         main=entry.get("main"),
         options=options,
     )
@@ -151,8 +165,8 @@ def _pom(resolved: Bundle) -> str:
 
 
 def bundle_dir(resolved: Bundle) -> Path:
-    """The bundle's cache directory, named by a digest of its POM (a version change gets a new one)."""
-    digest = hashlib.sha256(_pom(resolved).encode()).hexdigest()[:16]
+    """The bundle's cache directory, named by a digest of its POM and archive (a version change gets a new one)."""
+    digest = hashlib.sha256((_pom(resolved) + str(resolved.archive or "")).encode()).hexdigest()[:16]
     return cache_root() / f"{resolved.name}-{digest}"
 
 
@@ -174,6 +188,8 @@ def run_maven(pom_dir: Path, goals: Sequence[str], what: str) -> None:
 def classpath(name: str) -> list[Path]:
     """The jars of bundle ``name`` with all their dependencies, resolved once and then read from the cache."""
     resolved = bundle(name)
+    if resolved.archive is not None:
+        raise ConfigError(f"JVM bundle {name!r} is an archive, not a classpath: use unpacked({name!r})")
     folder = bundle_dir(resolved)
     listing = folder / "classpath.txt"
     if not listing.exists():
@@ -189,16 +205,64 @@ def classpath(name: str) -> list[Path]:
     return jars
 
 
+def unpacked(name: str) -> Path:
+    """The directory holding bundle ``name``'s archive unpacked: fetched with Maven and unpacked once, then reused.
+
+    Maven copies the archive (``dependency:copy``, no dependencies: the archive carries its own) into a staging
+    directory beside the target; it is unpacked there (tar formats, members confined to the directory) and
+    renamed into place, so a concurrent caller sees no directory or the whole one. The copy is removed after
+    unpacking (the local Maven repository keeps the original).
+    """
+    resolved = bundle(name)
+    if resolved.archive is None:
+        raise ConfigError(f"JVM bundle {name!r} is a classpath, not an archive: use classpath({name!r})")
+    folder = bundle_dir(resolved)
+    target = folder / "unpacked"
+    if target.is_dir():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pom.xml").write_text(_pom(resolved), encoding="utf-8")  # a project for Maven to run in
+    staging = Path(tempfile.mkdtemp(prefix="staging-", dir=folder))
+    try:
+        goals = [
+            "dependency:copy",
+            f"-Dartifact={resolved.archive.dependency_plugin_form}",
+            f"-DoutputDirectory={staging}",
+        ]
+        run_maven(folder, goals, f"bundle {name} ({resolved.archive})")
+        (archive,) = staging.iterdir()
+        content = staging / "content"
+        try:
+            with tarfile.open(archive) as tar:
+                tar.extractall(content, filter="data")
+        except (tarfile.TarError, OSError) as exc:
+            raise JvmUnavailableError(f"cannot unpack {resolved.archive} ({archive.name}): {exc}") from exc
+        archive.unlink()
+        try:
+            content.rename(target)
+        except OSError:
+            if not target.is_dir():  # not a concurrent unpacker that finished first
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
 def warm(names: Sequence[str] | None = None, out: IO[str] | None = None) -> dict[str, tuple[int, int]]:
-    """Resolve bundles (default: all); returns and prints ``name -> (jars, bytes)``."""
+    """Resolve bundles (default: all); returns and prints ``name -> (files, bytes)``."""
     figures: dict[str, tuple[int, int]] = {}
     for name in names or bundle_names():
         started = time.monotonic()
-        jars = classpath(name)
-        size = sum(j.stat().st_size for j in jars)
-        figures[name] = (len(jars), size)
+        if bundle(name).archive is not None:
+            files = [f for f in unpacked(name).rglob("*") if f.is_file()]
+            what = "files unpacked"
+        else:
+            files = classpath(name)
+            what = "jars"
+        size = sum(f.stat().st_size for f in files)
+        figures[name] = (len(files), size)
         print(
-            f"jvm bundle {name}: {len(jars)} jars, {size / 2**20:.1f} MiB ({time.monotonic() - started:.1f} s)",
+            f"jvm bundle {name}: {len(files)} {what}, {size / 2**20:.1f} MiB ({time.monotonic() - started:.1f} s)",
             file=out or sys.stdout,
             flush=True,
         )
@@ -211,10 +275,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     warm_parser = commands.add_parser("warm", help="resolve bundles into the local Maven repository")
     warm_parser.add_argument("bundles", nargs="*", help="bundle names (default: every bundle)")
     commands.add_parser("classpath", help="print one bundle's classpath").add_argument("bundle")
+    commands.add_parser("unpacked", help="print where an archive bundle is unpacked").add_argument("bundle")
     args = parser.parse_args(argv)
     try:
         if args.command == "warm":
             warm(args.bundles)
+        elif args.command == "unpacked":
+            print(unpacked(args.bundle))
         else:
             print(os.pathsep.join(str(j) for j in classpath(args.bundle)))
     except CdcError as exc:
@@ -238,5 +305,6 @@ __all__ = [
     "maven_available",
     "spark_packages",
     "spark_version",
+    "unpacked",
     "warm",
 ]

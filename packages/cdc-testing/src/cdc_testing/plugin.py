@@ -1,9 +1,17 @@
-"""pytest plugin (registered through the ``pytest11`` entry point): a real Apache Kafka broker per test session.
+"""pytest plugin (registered through the ``pytest11`` entry point): a real Apache Kafka broker and a real Schema
+Registry per test session.
 
 Fixtures:
 - ``kafka_bootstrap``: the bootstrap address of an Apache Kafka broker started once per session from the pinned
   Maven Central jars (or of the broker that ``CDC_TEST_KAFKA_BOOTSTRAP`` names).
 - ``kafka_topic``: a fresh topic name with one partition created on that broker.
+- ``apicurio_registry``: an Apicurio Registry started once per session (:mod:`cdc_testing.apicurio`).
+- ``schema_registry``: that registry emptied for the test; ``.url`` is its Confluent-compatible endpoint.
+- ``registry_double``: a fault-injecting HTTP double of a registry, for 5xx, slowness, forced rejections, auth
+  and TLS (:mod:`cdc_testing.registry_double`).
+
+A part that cannot be had here (no Java or Maven, or it fails to start) skips the tests that need it, with the
+reason; with ``CI=true`` those tests fail instead, so that CI never passes by skipping them.
 """
 
 from __future__ import annotations
@@ -12,11 +20,20 @@ import importlib.util
 import os
 import shutil
 from collections.abc import Iterator
+from typing import NoReturn
 
 import pytest
 
 from cdc_testing import kafka
-from cdc_testing.registry import schema_registry  # noqa: F401 (fixture: Schema Registry test double)
+from cdc_testing.apicurio import ApicurioRegistry, ApicurioUnavailableError
+from cdc_testing.registry_double import registry_double  # noqa: F401 (fixture: fault-injecting registry double)
+
+
+def _unavailable(reason: str) -> NoReturn:
+    """Skip locally; fail under CI, where every part must run."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: a missing test dependency fails the run)", pytrace=False)
+    pytest.skip(reason)
 
 
 def _missing_for_broker() -> str | None:
@@ -43,3 +60,26 @@ def kafka_topic(kafka_bootstrap: str) -> str:
     topic = kafka.unique_topic()
     kafka.create_topic(kafka_bootstrap, topic)
     return topic
+
+
+@pytest.fixture(scope="session")
+def apicurio_registry() -> Iterator[ApicurioRegistry]:
+    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
+    if missing:
+        _unavailable(f"needs {' and '.join(missing)} to run Apicurio Registry from Maven Central")
+    registry = ApicurioRegistry()
+    try:
+        try:
+            registry.start()
+        except ApicurioUnavailableError as exc:
+            _unavailable(str(exc))
+        yield registry
+    finally:
+        registry.close()
+
+
+@pytest.fixture
+def schema_registry(apicurio_registry: ApicurioRegistry) -> ApicurioRegistry:
+    """The session's real registry with no subjects left from earlier tests."""
+    apicurio_registry.reset()
+    return apicurio_registry
