@@ -157,7 +157,7 @@ class KafkaBroker:
 
     def _wait_until_serving(self) -> None:
         """Until the broker answers a metadata request and is a registered broker (clients can produce)."""
-        from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
+        from confluent_kafka.admin import AdminClient
 
         assert self._process is not None
         deadline = time.monotonic() + START_TIMEOUT_S
