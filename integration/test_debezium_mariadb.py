@@ -36,9 +36,11 @@ from cdc_testing.producers import (
     TableState,
     Variant,
     converters,
+    dead_letter_lines,
     mariadb_connector,
     read_all,
     same,
+    same_stored,
     states_in_order,
     topics_with_prefix,
     wait_for_value,
@@ -410,8 +412,7 @@ def test_decoded_rows_equal_the_database(run: Run, variant: Variant) -> None:
 
 
 def test_schema_changes_are_ddl_events(run: Run) -> None:
-    events, errors = decode_all(VARIANTS[0], run)
-    assert not errors
+    events, _ = decode_all(VARIANTS[0], run)  # undecodable messages fail test_every_message_decodes
     sql = [e.sql or "" for e in events if isinstance(e, DDLEvent)]
     assert any("ADD COLUMN t_added" in s for s in sql), sql
     assert any("MODIFY COLUMN t_int BIGINT" in s for s in sql), sql
@@ -481,13 +482,20 @@ def test_cdc_apply_builds_the_database_tables(run: Run, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-4000:]
     dead = target / "_dead_letters"
-    assert not dead.exists() or not read_target_table(dead), "cdc apply dead-lettered messages"
+    dead_rows = read_target_table(dead) if dead.exists() else []
+    mismatches = []
     for table in TABLES:
         want = run.states[table][-1]
-        have = {r["id"]: r for r in read_target_table(target / "inventory" / table)}
-        assert set(have) == set(want), table
-        compare = compare_for(variant, run)
+        path = target / "inventory" / table
+        have = {r["id"]: r for r in read_target_table(path)} if path.exists() else {}
+        if set(have) != set(want):
+            mismatches.append(f"{table}: keys {sorted(want)} in the database, {sorted(have)} in the target")
+            continue
         for key, row in want.items():
             for column, value in row.items():
-                why = compare(table, column, value, have[key].get(column))
-                assert why is None, f"{table} row {key} column {column}: {why}"
+                info = run.columns[(table, column)]
+                expected = expected_value(variant, info, value)
+                why = same_stored(expected, have[key].get(column), float32=info["data_type"] in ("float",))
+                if why is not None:
+                    mismatches.append(f"{table} row {key} column {column}: {why}")
+    assert not dead_rows and not mismatches, dead_letter_lines(dead_rows) + "\n" + "\n".join(mismatches[:20])

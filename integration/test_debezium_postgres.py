@@ -39,9 +39,11 @@ from cdc_testing.producers import (
     TableState,
     Variant,
     converters,
+    dead_letter_lines,
     postgres_connector,
     read_all,
     same,
+    same_stored,
     states_in_order,
     topics_with_prefix,
     wait_for_value,
@@ -124,9 +126,9 @@ ROW_TYPICAL = (
 ROW_EXTREME = (
     "{id}, -32768, 2147483647, -9223372036854775808, -99999999.99, -99999999999999999999999999999999999999,"
     " 0.00000000000000000001, 0.000001, 9.9, -1.7976931348623157e308, false, '', '', '', ''::bytea,"
-    " '0001-01-01', '00:00:00', '23:59:59.999', '00:00:00-12', '0001-01-01 00:00:00', '9999-12-31 23:59:59.999',"
+    " '0001-01-01', '00:00:00', '23:59:59.999', '00:00:00-12', '1583-01-01 00:00:00', '9999-12-31 23:59:59.999',"
     " '1970-01-01 00:00:00+00', '-1000 years -11 mons', '00000000-0000-0000-0000-000000000000', '[]', 'null',"
-    " '<e/>', '{{}}', '{{}}', '', '', -92233720368547758.08, '::1', '2001:db8::/32', 'ff:ff:ff:ff:ff:ff',"
+    " '<e/>', '{{}}', '{{}}', '', '', -99999999999.99, '::1', '2001:db8::/32', 'ff:ff:ff:ff:ff:ff',"
     " B'0', B'000000000001', 'sad', '(0,0)'"
 )
 NULLS = "{id}" + ", NULL" * 38
@@ -169,15 +171,16 @@ ADDED = {"t_added"}
 # folds months into 30 days): the database's own casts and parts instead.
 _SELECT_AS = {
     "money": "{c}::numeric",
-    "inet": "{c}::text",
-    "cidr": "{c}::text",
-    "macaddr": "{c}::text",
+    "inet": "format('%s', {c})",
+    "cidr": "format('%s', {c})",
+    "macaddr": "format('%s', {c})",
     "ltree": "{c}::text",
     "xml": "{c}::text",
-    "point": "ARRAY[{c}[0], {c}[1]]",
+    "point": "CASE WHEN {c} IS NOT NULL THEN ARRAY[{c}[0], {c}[1]] END",
     "bit": "{c}::text",
-    "interval": "ARRAY[extract(year from {c}) * 12 + extract(month from {c}), extract(day from {c}),"
-    " (extract(hour from {c}) * 3600 + extract(minute from {c}) * 60) * 1000000 + extract(microseconds from {c})]",
+    "interval": "CASE WHEN {c} IS NOT NULL THEN ARRAY[extract(year from {c}) * 12 + extract(month from {c}),"
+    " extract(day from {c}), (extract(hour from {c}) * 3600 + extract(minute from {c}) * 60) * 1000000"
+    " + extract(microseconds from {c})] END",
 }
 
 
@@ -287,6 +290,8 @@ def expected_value(variant: Variant, info: Mapping[str, Any], value: Any) -> Any
     - interval as ``MicroDuration`` (the default): months count 365.25/12 days; ``interval.handling.mode=string``
       gives ISO 8601 text.
     - timetz: Debezium normalises to UTC (``ZonedTime``), so the offset is lost but the instant kept.
+    - money goes through a double in every mode (precise, string, double): beyond 15 significant digits it is
+      not the database's value (the workload stays within them).
     """
     if value is None:
         return None
@@ -340,7 +345,8 @@ def expected_value(variant: Variant, info: Mapping[str, Any], value: Any) -> Any
     if kind == "uuid":
         return str(value)
     if kind == "point":
-        return struct.pack("<BIdd", 1, 1, float(value[0]), float(value[1]))  # Debezium's wkb member
+        # as for MariaDB's spatial types: the SRID (4 bytes little-endian, Debezium's null srid is 0), then WKB
+        return bytes(4) + struct.pack("<BIdd", 1, 1, float(value[0]), float(value[1]))
     if kind == "bit":
         return value == "1" if len(value) == 1 else int(value, 2)
     if kind == "hstore":
@@ -380,7 +386,10 @@ def test_every_message_decodes(run: Run, variant: Variant) -> None:
     assert any(isinstance(e, DDLEvent) and e.ddl_type.value == "TRUNCATE" for e in events)
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+# Schemaless PostgreSQL output can only be typed by a user table schema, and the column type system (MySQL's)
+# has no uuid, interval, hstore, array... types to write one with: value equality is checked where the field
+# schemas type the values.
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.schemas], ids=lambda v: v.name)
 def test_decoded_rows_equal_the_database(run: Run, variant: Variant) -> None:
     events, _ = decode_all(variant, run)
     missed = states_in_order(events, run.states, compare_for(variant, run))
@@ -389,8 +398,7 @@ def test_decoded_rows_equal_the_database(run: Run, variant: Variant) -> None:
 
 def test_default_replica_identity_delete_is_keyed(run: Run) -> None:
     """``plain`` keeps PostgreSQL's default replica identity: the delete's row is the key alone."""
-    events, errors = decode_all(VARIANTS[0], run)
-    assert not errors
+    events, _ = decode_all(VARIANTS[0], run)  # undecodable messages fail test_every_message_decodes
     deletes = [e for e in events if isinstance(e, RowChange) and e.table == "plain" and e.op is Op.DELETE]
     assert [d.image.get("id") for d in deletes] == [3, 1]
     updates = [e for e in events if isinstance(e, RowChange) and e.table == "plain" and e.op is Op.UPDATE]
@@ -439,12 +447,21 @@ def test_cdc_apply_builds_the_database_tables(run: Run, tmp_path: Path) -> None:
         env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-4000:]
-    compare = compare_for(variant, run)
+    dead = target / "_dead_letters"
+    dead_rows = read_target_table(dead) if dead.exists() else []
+    mismatches = []
     for table in TABLES:
         want = run.states[table][-1]
-        have = {r["id"]: r for r in read_target_table(target / "public" / table)}
-        assert set(have) == set(want), table
+        path = target / "inventory" / table
+        have = {r["id"]: r for r in read_target_table(path)} if path.exists() else {}
+        if set(have) != set(want):
+            mismatches.append(f"{table}: keys {sorted(want)} in the database, {sorted(have)} in the target")
+            continue
         for key, row in want.items():
             for column, value in row.items():
-                why = compare(table, column, value, have[key].get(column))
-                assert why is None, f"{table} row {key} column {column}: {why}"
+                info = run.columns[(table, column)]
+                expected = expected_value(variant, info, value)
+                why = same_stored(expected, have[key].get(column), float32=info["typname"] in ("float4",))
+                if why is not None:
+                    mismatches.append(f"{table} row {key} column {column}: {why}")
+    assert not dead_rows and not mismatches, dead_letter_lines(dead_rows) + "\n" + "\n".join(mismatches[:20])

@@ -231,9 +231,12 @@ def states_in_order(
         if wanted is None:
             continue
         while reached[table] < len(wanted):
-            why = _state_difference(table, wanted[reached[table]], states.get(table, {}), compare)
+            want, have = wanted[reached[table]], states.get(table, {})
+            why = _state_difference(table, want, have, compare)
             if why is not None:
-                closest[table] = f"state {reached[table]}: {why}"
+                # a value mismatch at the right keys says more than the key sets of later events
+                if set(want) == set(have) or not closest.get(table, "").startswith(f"state {reached[table]}: row"):
+                    closest[table] = f"state {reached[table]}: {why}"
                 break
             reached[table] += 1
     for table, wanted in expected.items():
@@ -243,16 +246,23 @@ def states_in_order(
 
 
 def _state_difference(table: str, want: TableState, have: TableState, compare: Compare) -> str | None:
+    """Why the replayed state is not the expected one: the key sets, else every differing column (by column)."""
     if set(want) != set(have):
         return f"keys {sorted(map(repr, want))} expected, replay has {sorted(map(repr, have))}"
+    by_column: dict[str, str] = {}
     for key, row in want.items():
         for column, value in have[key].items():
             if column not in row:
-                return f"row {key!r}: column {column} is not in the database's row"
+                by_column.setdefault(column, f"row {key!r}: not in the database's row")
+                continue
             why = compare(table, column, row[column], value)
             if why is not None:
-                return f"row {key!r} column {column}: {why}"
-    return None
+                by_column.setdefault(column, f"row {key!r}: {why}")
+    if not by_column:
+        return None
+    return "; ".join(
+        f"row {why.split(':', 1)[0][4:]} column {column}:{why.split(':', 1)[1]}" for column, why in by_column.items()
+    )
 
 
 # --------------------------------------------------------------------------------------------- comparing
@@ -306,17 +316,49 @@ def same(expected: Any, actual: Any) -> str | None:
     return None if expected == actual else f"{expected!r} != {actual!r}"
 
 
+def same_stored(expected: Any, stored: Any, *, float32: bool = False) -> str | None:
+    """:func:`same` for a value read back from a target table, after the documented type mapping (docs/types.md).
+
+    Spark holds FLOAT as float32, DECIMAL wider than 38 digits and JSON as text, BIGINT UNSIGNED and BIT(64) as
+    decimal(20,0), SET as an array: ``expected`` (the decoded value) is brought to that form first.
+    """
+    from cdc_core.textual import to_float32
+
+    if expected is None or stored is None:
+        return None if expected is stored else f"{expected!r} != {stored!r}"
+    if float32 and isinstance(expected, float):
+        expected = to_float32(expected)
+        stored = to_float32(stored) if isinstance(stored, float) else stored
+    if isinstance(expected, Decimal) and isinstance(stored, str):
+        stored = Decimal(stored)
+    if isinstance(expected, int) and not isinstance(expected, bool) and isinstance(stored, Decimal):
+        stored = int(stored) if stored == stored.to_integral_value() else stored
+    if isinstance(expected, dict | list) and isinstance(stored, str):
+        stored = json.loads(stored)
+    if isinstance(expected, dict) and isinstance(stored, list):  # a Spark map read back as key/value pairs
+        stored = dict(stored)
+    return same(expected, stored)
+
+
+def dead_letter_lines(rows: Iterable[Mapping[str, Any]], limit: int = 10) -> str:
+    """Dead-letter rows of a target (``topic, offset, error``) as one line each, for an assertion message."""
+    lines = [f"{r.get('topic')}@{r.get('offset')}: {r.get('error')}" for r in rows]
+    return f"{len(lines)} dead letters:\n" + "\n".join(lines[:limit])
+
+
 __all__ = [
     "Row",
     "TableState",
     "Variant",
     "converters",
+    "dead_letter_lines",
     "mariadb_connector",
     "message_line",
     "postgres_connector",
     "read_all",
     "replay",
     "same",
+    "same_stored",
     "states_in_order",
     "topics_with_prefix",
     "wait_for_value",
