@@ -47,7 +47,6 @@ from cdc_testing.producers import (
     write_message_lines,
 )
 
-pytest.importorskip("pymysql")
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(900)]
 
 UTC = dt.UTC

@@ -50,7 +50,6 @@ from cdc_testing.producers import (
     write_message_lines,
 )
 
-pytest.importorskip("psycopg")
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(900)]
 
 UTC = dt.UTC
