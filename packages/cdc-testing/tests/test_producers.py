@@ -77,3 +77,14 @@ def test_a_missing_server_binary_is_named_with_its_package(monkeypatch: pytest.M
     monkeypatch.setattr(databases, "_postgres_bindirs", list)
     reason = databases.missing_postgres()
     assert reason is not None and "initdb" in reason and "postgresql" in reason
+
+
+def test_a_missing_part_skips_locally_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cdc_testing.plugin import unavailable
+
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no mariadbd"):
+        unavailable("no mariadbd")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true and no mariadbd"):
+        unavailable("no mariadbd")
