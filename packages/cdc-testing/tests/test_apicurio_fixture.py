@@ -33,7 +33,7 @@ def test_a_registry_that_cannot_serve_is_an_error_with_its_log(apicurio_registry
 def test_unavailable_skips_locally_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CI", raising=False)
     with pytest.raises(pytest.skip.Exception, match="no java"):
-        plugin._unavailable("no java")
+        plugin.unavailable("no java")
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match=r"no java \(CI=true"):
-        plugin._unavailable("no java")
+        plugin.unavailable("no java")

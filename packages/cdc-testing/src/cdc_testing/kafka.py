@@ -76,8 +76,14 @@ def free_port() -> int:
 
 
 def _cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding (what StorageTool generates)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding (what StorageTool generates).
+
+    Never one that starts with ``-``: StorageTool's argument parser would take it for an option (1 start in 64).
+    """
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 class KafkaBroker:

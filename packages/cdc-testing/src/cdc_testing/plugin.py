@@ -9,6 +9,10 @@ Fixtures:
 - ``schema_registry``: that registry emptied for the test; ``.url`` is its Confluent-compatible endpoint.
 - ``registry_double``: a fault-injecting HTTP double of a registry, for 5xx, slowness, forced rejections, auth
   and TLS (:mod:`cdc_testing.registry_double`).
+- ``mariadb``, ``postgres``: a MariaDB / PostgreSQL server from the machine's Debian packages, started once per
+  session in a temporary directory (:mod:`cdc_testing.databases`).
+- ``connect_worker``: Kafka Connect standalone with Debezium's connectors on the session's broker
+  (:mod:`cdc_testing.connect`).
 
 A part that cannot be had here (no Java or Maven, or it fails to start) skips the tests that need it, with the
 reason; with ``CI=true`` those tests fail instead, so that CI never passes by skipping them.
@@ -26,12 +30,14 @@ import pytest
 
 from cdc_testing import kafka
 from cdc_testing.apicurio import ApicurioRegistry, ApicurioUnavailableError
+from cdc_testing.connect import ConnectWorker
+from cdc_testing.databases import MariaDB, PostgreSQL, missing_mariadb, missing_postgres
 from cdc_testing.registry_double import registry_double  # noqa: F401 (fixture: fault-injecting registry double)
 
 
-def _unavailable(reason: str) -> NoReturn:
-    """Skip locally; fail under CI, where every part must run."""
-    if os.environ.get("CI", "").lower() == "true":
+def unavailable(reason: str) -> NoReturn:
+    """Skip the test for ``reason`` locally; fail it under CI (``CI=true``), where every real part must run."""
+    if os.environ.get("CI", "").lower() in ("true", "1"):
         pytest.fail(f"{reason} (CI=true: a missing test dependency fails the run)", pytrace=False)
     pytest.skip(reason)
 
@@ -50,7 +56,7 @@ def _missing_for_broker() -> str | None:
 def kafka_bootstrap() -> Iterator[str]:
     reason = _missing_for_broker()
     if reason is not None:
-        pytest.skip(reason)
+        unavailable(reason)
     with kafka.running_broker() as address:
         yield address
 
@@ -66,13 +72,13 @@ def kafka_topic(kafka_bootstrap: str) -> str:
 def apicurio_registry() -> Iterator[ApicurioRegistry]:
     missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
     if missing:
-        _unavailable(f"needs {' and '.join(missing)} to run Apicurio Registry from Maven Central")
+        unavailable(f"needs {' and '.join(missing)} to run Apicurio Registry from Maven Central")
     registry = ApicurioRegistry()
     try:
         try:
             registry.start()
         except ApicurioUnavailableError as exc:
-            _unavailable(str(exc))
+            unavailable(str(exc))
         yield registry
     finally:
         registry.close()
@@ -83,3 +89,42 @@ def schema_registry(apicurio_registry: ApicurioRegistry) -> ApicurioRegistry:
     """The session's real registry with no subjects left from earlier tests."""
     apicurio_registry.reset()
     return apicurio_registry
+
+
+def _missing_client(module: str) -> str | None:
+    if importlib.util.find_spec(module) is None:
+        return f"needs the Python client {module} (pip install 'cdc-testing[databases]')"
+    return None
+
+
+@pytest.fixture(scope="session")
+def mariadb() -> Iterator[MariaDB]:
+    reason = missing_mariadb() or _missing_client("pymysql")
+    if reason is not None:
+        unavailable(reason)
+    server = MariaDB()
+    try:
+        yield server.start()
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgreSQL]:
+    reason = missing_postgres() or _missing_client("psycopg")
+    if reason is not None:
+        unavailable(reason)
+    server = PostgreSQL()
+    try:
+        yield server.start()
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def connect_worker(kafka_bootstrap: str) -> Iterator[ConnectWorker]:
+    worker = ConnectWorker(kafka_bootstrap)
+    try:
+        yield worker.start()
+    finally:
+        worker.close()
