@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from cdc_core.types import DataType, MySQLType, parse_type_text
 from cdc_core.values import Geometry
-from cdc_spark.driver_decode import spark_type, spark_value
+from cdc_spark.decoding.spark_types import spark_type, spark_value
 
 
 def test_geometry_is_a_wkb_and_srid_struct() -> None:

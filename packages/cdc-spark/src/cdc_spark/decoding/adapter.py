@@ -44,8 +44,9 @@ POSITION: Final = "__position"
 OP: Final = "__op"  # insert, update, delete
 VERSION: Final = "__version"  # the table's schema version, where the protocol carries one
 AFTER: Final = "__after"  # map<string,string>: the new image's wire texts
-BEFORE: Final = "__before"  # map<string,string>: the old image's wire texts (full, as the codec builds it)
-CHANGED: Final = "__changed"  # array<string>: the columns an update set, where the protocol says
+BEFORE: Final = "__before"  # map<string,string>: the old image's wire texts
+BEFORE_BASE: Final = "__before_base"  # map<string,string>: texts of columns BEFORE lacks (Canal's partial old)
+CHANGED_FROM: Final = "__changed_from"  # map<string,string>: an update's changed columns are its keys (or null)
 
 
 Reader = Callable[["Column"], Typed]

@@ -426,7 +426,8 @@ class DebeziumAdapter:
             F.lit(None).cast("long").alias(A.VERSION),
             env["after"].alias(A.AFTER),
             env["before"].alias(A.BEFORE),
-            F.lit(None).cast("array<string>").alias(A.CHANGED),
+            F.lit(None).cast("map<string,string>").alias(A.BEFORE_BASE),
+            F.lit(None).cast("map<string,string>").alias(A.CHANGED_FROM),
         )  # fmt: skip
 
     def describe(

@@ -193,11 +193,8 @@ def set_from_bits(number: Column, elements: list[str]) -> Column:
     from pyspark.sql import functions as F
 
     in_range = number.isNotNull() & (F.shiftright(number, len(elements)) == 0) if len(elements) < 63 else number >= 0
-    names = F.filter(
-        F.array(*[F.when(F.shiftright(number, i).bitwiseAND(1) == 1, F.lit(e)) for i, e in enumerate(elements)]),
-        lambda name: name.isNotNull(),
-    )
-    return F.when(in_range, names)
+    bits = [F.when(F.shiftright(number, i).bitwiseAND(1) == 1, F.lit(e)) for i, e in enumerate(elements)]
+    return F.when(in_range, F.array_compact(F.array(*bits)))
 
 
 def _set_from_names(text: Column, elements: list[str]) -> Column:
@@ -205,10 +202,11 @@ def _set_from_names(text: Column, elements: list[str]) -> Column:
 
     given = F.when(text == "", F.array().cast("array<string>")).otherwise(F.split(text, ","))
     known = F.size(F.array_except(given, F.array(*[F.lit(e) for e in elements]))) == 0
-    ordered = F.filter(
-        F.array(*[F.when(F.array_contains(given, e), F.lit(e)) for e in elements]), lambda name: name.isNotNull()
-    )
+    ordered = F.array_compact(F.array(*[F.when(F.array_contains(given, e), F.lit(e)) for e in elements]))
     return F.when(known, ordered)
+
+
+TEXT_TYPES: Final = frozenset(LogicalType) - {LogicalType.BYTES, LogicalType.GEOMETRY, LogicalType.ARRAY}
 
 
 def text_value(text: Column, data_type: DataType, zone: str, session_zone: str) -> Typed:
@@ -232,7 +230,7 @@ def text_value(text: Column, data_type: DataType, zone: str, session_zone: str) 
         return vector_text(text)
     if logical is LogicalType.STRING:
         return Typed(value=text, bad=_false())
-    raise ValueError(f"{data_type.type_text()} has no text form here (binary is protocol-specific)")
+    raise ValueError(f"{data_type.type_text()} has no text form here (see TEXT_TYPES)")
 
 
 def _false() -> Column:

@@ -26,6 +26,7 @@ from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import (
     DIGITS,
     INTEGER,
+    TEXT_TYPES,
     Typed,
     checked,
     member_names,
@@ -48,6 +49,7 @@ _LONG_MAX: Final = 2**63 - 1
 _OPS: Final = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
 _SCHEMA_TYPES: Final = ("BOOTSTRAP", "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "RECOVER", "ERASE", "QUERY")
 _TIMESTAMP_TEXT: Final = "struct<location:string, value:string>"
+READABLE: Final = TEXT_TYPES | {LogicalType.BYTES}
 
 
 def _unsigned(number: Column) -> Column:
@@ -180,7 +182,8 @@ class SimpleAdapter:
             doc["schemaVersion"].alias(A.VERSION),
             F.when(doc["type"] != "DELETE", doc["data"]).alias(A.AFTER),
             F.when(doc["type"] != "INSERT", doc["old"]).alias(A.BEFORE),
-            F.lit(None).cast("array<string>").alias(A.CHANGED),
+            F.lit(None).cast("map<string,string>").alias(A.BEFORE_BASE),
+            F.lit(None).cast("map<string,string>").alias(A.CHANGED_FROM),
         )  # fmt: skip
 
     def describe(
@@ -201,7 +204,8 @@ class SimpleAdapter:
                 continue
             key = (sample.database, sample.table, sample.shape)
             schema = decoder.schema(sample.database, sample.table, int(sample.shape))
-            described[key] = None if schema is None else self._readers(schema, sample)
+            readable = schema is not None and all(c.data_type.logical in READABLE for c in schema.stored_columns)
+            described[key] = self._readers(schema, sample) if schema is not None and readable else None
         return described
 
     def _readers(self, schema: TableSchema, sample: Sample) -> ShapeReaders:

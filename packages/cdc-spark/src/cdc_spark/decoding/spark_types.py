@@ -69,6 +69,10 @@ def spark_type(data_type: DataType) -> SparkType:
         return T.StringType() if shape is None else T.DecimalType(*shape)
     if logical is LogicalType.BIT:
         return T.DecimalType(20, 0) if data_type.bit_width > 63 else T.LongType()
+    if logical is LogicalType.GEOMETRY:
+        return T.StructType([T.StructField("wkb", T.BinaryType(), False), T.StructField("srid", T.IntegerType(), True)])
+    if logical is LogicalType.ARRAY:  # an element type the protocol did not say: its values as text
+        return T.ArrayType(spark_type(data_type.item) if data_type.item else T.StringType())
     simple: dict[LogicalType, SparkType] = {
         LogicalType.FLOAT: T.FloatType(),
         LogicalType.DOUBLE: T.DoubleType(),
@@ -123,6 +127,11 @@ def spark_value(value: Any, data_type: DataType) -> Any:
         return value.replace(tzinfo=dt.UTC)
     if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
         return float(value)
+    if logical is LogicalType.GEOMETRY:
+        return (value.wkb, value.srid)
+    if logical is LogicalType.ARRAY:
+        item = data_type.item
+        return [None if v is None else spark_value(v, item) if item else str(v) for v in value]
     return value
 
 
