@@ -34,9 +34,9 @@ from cdc_core.types import DataType, LogicalType, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import (
-    INTEGER,
     Typed,
     checked,
+    integral,
     interval_from_micros,
     json_text,
     member_names,
@@ -240,11 +240,11 @@ def read(text: Column, form: Form, data_type: DataType, zone: str) -> Typed:
     from pyspark.sql import functions as F
 
     target = spark_type(data_type)
-    integer = F.when(text.rlike(INTEGER), text.try_cast("long"))
+    integer = integral(text).try_cast("long")
     if form is Form.INT:
         return checked(text, integer.try_cast(target) if target.typeName() != "decimal" else text.try_cast(target))
     if form is Form.UINT64:
-        wide = F.when(text.rlike(INTEGER), text.try_cast("decimal(20,0)"))
+        wide = integral(text).try_cast("decimal(20,0)")
         span = F.lit(str(2**64)).cast("decimal(21,0)")
         value = F.when(wide < 0, wide + span).otherwise(wide)
         return checked(text, F.when((value >= 0) & (value < span), value.try_cast(target)))

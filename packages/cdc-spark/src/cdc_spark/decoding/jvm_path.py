@@ -41,7 +41,7 @@ from cdc_spark.decoding.python_path import (
     assemble,
     newest,
 )
-from cdc_spark.decoding.spark_types import change_schema, spark_type
+from cdc_spark.decoding.spark_types import spark_type
 from cdc_spark.partition_clock import PartitionKey, merge_clocks
 
 if TYPE_CHECKING:
@@ -204,63 +204,110 @@ def _names_in(image: Column, names: Sequence[str]) -> Column:
     return F.array_compact(F.array(*[F.when(F.map_contains_key(image, F.lit(n)), F.lit(n)) for n in names]))
 
 
-def _read_stage(typing: _TableTyping) -> tuple[Column, list[tuple[str, bool]]]:
-    """Stage one of a table: every column of both images read once, into a struct (``a<k>``/``b<k>`` values,
-    ``za<k>``/``zb<k>`` zero-date texts), and per column whether it has zero texts."""
+def _struct(fields: list[Column]) -> Column:
     from pyspark.sql import functions as F
 
+    return F.struct(*fields)
+
+
+def _none() -> Column:
+    from pyspark.sql import functions as F
+
+    return F.lit(None).cast("string")
+
+
+def _text_stage(typing: _TableTyping) -> Column:
+    """Stage one of a table: each column's text in both images, looked up in the maps once (``ta<k>``, ``tb<k>``),
+    the changed columns, and whether there is an old image; the maps are not carried further."""
+    from pyspark.sql import functions as F
+
+    names = [c.name for c in typing.schema.stored_columns]
+    image = F.when(F.col(A.OP) == "delete", F.col(A.BEFORE)).otherwise(F.col(A.AFTER))
+    present = sum((F.map_contains_key(image, F.lit(n)).cast("int") for n in names), F.lit(0))
+    changed = F.when(F.col(A.CHANGED_FROM).isNotNull(), _names_in(F.col(A.CHANGED_FROM), names)).when(
+        image.isNotNull() & (present < len(names)),
+        _names_in(image, names),  # an older, narrower schema
+    )
+    fields = [t for k, n in enumerate(names) for t in (_after_text(n).alias(f"ta{k}"), _before_text(n).alias(f"tb{k}"))]
+    return F.struct(*fields, changed.alias("changed"), F.col(A.BEFORE).isNotNull().alias("has_before"))
+
+
+def _after_stage(typing: _TableTyping) -> tuple[Column, list[tuple[str, bool]]]:
+    """Stage two: the new image's columns read once, into a struct (``a<k>`` values, ``za<k>`` zero-date texts),
+    and per column whether it can have zero dates."""
+    texts = _texts(typing)
     fields: list[Column] = []
     layout: list[tuple[str, bool]] = []
     for k, column in enumerate(typing.schema.stored_columns):
-        after, after_zero = _column(typing, column.name, _after_text(column.name))
-        before, before_zero = _column(typing, column.name, _before_text(column.name))
-        fields += [after.alias(f"a{k}"), before.alias(f"b{k}")]
-        zeros = after_zero is not None or before_zero is not None
-        if zeros:
-            none = F.lit(None).cast("string")
-            fields += [(after_zero if after_zero is not None else none).alias(f"za{k}"),
-                       (before_zero if before_zero is not None else none).alias(f"zb{k}")]  # fmt: skip
-        layout.append((column.name, zeros))
-    return F.struct(*fields), layout
+        after, after_zero = _column(typing, column.name, texts[f"ta{k}"])
+        fields.append(after.alias(f"a{k}"))
+        if after_zero is not None:
+            fields.append(after_zero.alias(f"za{k}"))
+        layout.append((column.name, after_zero is not None))
+    return _struct(fields), layout
+
+
+def _texts(typing: _TableTyping) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.col(f"__x{typing.index}")
+
+
+def _before_stage(typing: _TableTyping, layout: list[tuple[str, bool]]) -> Column:
+    """Stage three: the old image's columns (``b<k>``, ``zb<k>``); a text equal to the new image's reuses its
+    value, so an update's full old image is read only where it differs."""
+    from pyspark.sql import functions as F
+
+    texts, after = _texts(typing), F.col(f"__va{typing.index}")
+    fields: list[Column] = []
+    for k, (name, has_zero) in enumerate(layout):
+        same = texts[f"tb{k}"].eqNullSafe(texts[f"ta{k}"])
+        value, zero = _column(typing, name, texts[f"tb{k}"])
+        fields.append(F.when(same, after[f"a{k}"]).otherwise(value).alias(f"b{k}"))
+        if has_zero:
+            own_zero = zero if zero is not None else _none()
+            fields.append(F.when(same, after[f"za{k}"]).otherwise(own_zero).alias(f"zb{k}"))
+    return _struct(fields)
 
 
 def _contract_stage(typing: _TableTyping, layout: list[tuple[str, bool]]) -> tuple[Column, Column]:
-    """Stage two of a table, over stage one's struct (``__v<index>``): the contract's struct (its columns,
-    ``_cdc_before``, changed columns, zero dates) and whether a text did not convert (null value, no zero date)."""
+    """Stage four, over the others (``__x<index>``, ``__va<index>``, ``__vb<index>``): the contract's struct (its
+    columns, ``_cdc_before``, changed columns, zero dates) and whether a text did not convert (null value, no
+    zero date)."""
     from pyspark.sql import functions as F
 
-    read = F.col(f"__v{typing.index}")
-    contract = change_schema(typing.schema)
+    texts = _texts(typing)
+    after_values, before_values_struct = F.col(f"__va{typing.index}"), F.col(f"__vb{typing.index}")
     is_delete = F.col(A.OP) == "delete"
-    names = [name for name, _ in layout]
     values: list[Column] = []
     before_values: list[Column] = []
     bad: Column = F.lit(False)
     zeros: list[tuple[str, Column]] = []
     for k, (name, has_zero) in enumerate(layout):
-        after, before = read[f"a{k}"], read[f"b{k}"]
+        after, before = after_values[f"a{k}"], before_values_struct[f"b{k}"]
         values.append(F.when(is_delete, before).otherwise(after).alias(name))
         before_values.append(before.alias(name))
-        for value, text, zero_field in ((after, _after_text(name), f"za{k}"), (before, _before_text(name), f"zb{k}")):
+        checks = (
+            (after, texts[f"ta{k}"], after_values, f"za{k}"),
+            (before, texts[f"tb{k}"], before_values_struct, f"zb{k}"),
+        )
+        for value, text, struct, zero_field in checks:
             failed = text.isNotNull() & value.isNull()
-            bad = bad | (failed & read[zero_field].isNull() if has_zero else failed)
+            bad = bad | (failed & struct[zero_field].isNull() if has_zero else failed)
         if has_zero:
-            zeros.append((name, F.when(is_delete, read[f"zb{k}"]).otherwise(read[f"za{k}"])))
-    image = F.when(is_delete, F.col(A.BEFORE)).otherwise(F.col(A.AFTER))
-    present = _names_in(image, names)
-    changed = F.when(F.col(A.CHANGED_FROM).isNotNull(), _names_in(F.col(A.CHANGED_FROM), names)).when(
-        image.isNotNull() & (F.size(present) < len(names)), present
-    )
+            zeros.append((name, F.when(is_delete, before_values_struct[f"zb{k}"]).otherwise(after_values[f"za{k}"])))
     zero_map: Column = F.lit(None).cast("map<string,string>")
     if zeros:
         entries = [F.when(c.isNotNull(), F.struct(F.lit(n).alias("key"), c.alias("value"))) for n, c in zeros]
-        found = F.array_compact(F.array(*entries))
-        zero_map = F.when(F.size(found) > 0, F.map_from_entries(found))
-    before_struct = F.when(F.col(A.BEFORE).isNotNull(), F.struct(*before_values)).cast(contract["_cdc_before"].dataType)
+        any_zero = F.lit(False)
+        for _, c in zeros:
+            any_zero = any_zero | c.isNotNull()
+        zero_map = F.when(any_zero, F.map_from_entries(F.array_compact(F.array(*entries))))
+    before_struct = F.when(texts["has_before"], F.struct(*before_values))
     struct = F.struct(
         *values,
         before_struct.alias("_cdc_before"),
-        changed.alias("_cdc_changed_columns"),
+        texts["changed"].alias("_cdc_changed_columns"),
         zero_map.alias("_cdc_zero_dates"),
     )
     return struct, bad
@@ -270,9 +317,9 @@ def _typed_wide(rows: DataFrame, typings: Sequence[_TableTyping], partition_ts: 
     """Every change as one row: common columns, ``__tidx`` and one typed struct per table; ``__bad`` rows did not
     convert (their messages go to the codec).
 
-    Two projections: the first reads every value once (the expensive part, each expression generated once), the
-    second assembles the contract from those values; Spark keeps them apart because the first's structs are
-    referenced many times by the second.
+    Four projections: each column's texts looked up once; the new image's values, read once; the old image's,
+    where they differ; the contract assembled from those. Spark keeps them apart (each one's structs are
+    referenced many times by the next), so every lookup and conversion is generated and run once.
     """
     from pyspark.sql import functions as F
 
@@ -283,13 +330,20 @@ def _typed_wide(rows: DataFrame, typings: Sequence[_TableTyping], partition_ts: 
             table_key == _key(typing.schema.database, typing.schema.table, ""), F.lit(typing.index)
         ).otherwise(index)
     tidx = F.col("__tidx")
-    with_index = rows.withColumn("__tidx", index)
-    read_columns: list[Column] = []
+    staged = rows.withColumn("__tidx", index)
+    carried = [c for c in staged.columns if c not in (A.AFTER, A.BEFORE, A.BEFORE_BASE, A.CHANGED_FROM)]
+    texts = [F.when(tidx == t.index, _text_stage(t)).alias(f"__x{t.index}") for t in typings]
+    staged = staged.select(*carried, *texts)
     layouts: dict[int, list[tuple[str, bool]]] = {}
+    after_columns: list[Column] = []
     for typing in typings:
-        struct, layouts[typing.index] = _read_stage(typing)
-        read_columns.append(F.when(tidx == typing.index, struct).alias(f"__v{typing.index}"))
-    read = with_index.select("*", *read_columns)
+        struct, layouts[typing.index] = _after_stage(typing)
+        after_columns.append(F.when(tidx == typing.index, struct).alias(f"__va{typing.index}"))
+    staged = staged.select("*", *after_columns)
+    before_columns = [
+        F.when(tidx == t.index, _before_stage(t, layouts[t.index])).alias(f"__vb{t.index}") for t in typings
+    ]
+    staged = staged.select("*", *before_columns)
     structs: list[Column] = []
     bad: Column = F.lit(False)
     for typing in typings:
@@ -299,8 +353,8 @@ def _typed_wide(rows: DataFrame, typings: Sequence[_TableTyping], partition_ts: 
     seed = F.create_map(*[x for (t, p), ts in partition_ts.items() for x in (F.lit(f"{t}\u0000{p}"), F.lit(ts))])
     clock_ts = F.element_at(seed, F.concat_ws("\u0000", F.col("topic"), F.col("partition").cast("string")))
     order_ts = F.coalesce(F.col(A.TS), clock_ts.cast("long")) if partition_ts else F.col(A.TS)
-    return read.select(
-        "topic", "partition", "offset", "key", "value", "__tidx",
+    return staged.select(
+        "topic", "partition", "offset", "__tidx",
         F.col(A.OP).alias("_cdc_op"),
         F.col(A.TS).alias("_cdc_commit_ts"),
         F.struct(

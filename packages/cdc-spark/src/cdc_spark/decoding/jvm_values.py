@@ -5,7 +5,9 @@ input failed to convert (``bad``: its message then goes to the protocol's codec 
 temporal types the zero-date text (MySQL's ``0000-00-00``, null in the typed column).
 
 Expressions use ``try_`` forms only, so a session with ANSI mode on turns a bad value into ``bad``, never into a
-failed batch.
+failed batch. They are Spark's own casts, without a regular expression per value, so they are a little more
+lenient than the codecs on malformed text (blanks around an integer, a one-digit month); every well-formed value
+reads exactly as the codecs read it (a test holds the two paths equal).
 """
 
 from __future__ import annotations
@@ -20,13 +22,9 @@ from cdc_spark.decoding.spark_types import decimal_shape, spark_type
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
-INTEGER: Final = r"^-?[0-9]+$"
 DIGITS: Final = r"^[0-9]+$"
-DATE_TEXT: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-DATETIME_TEXT: Final = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})[ T]([0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]{1,9})?$"
 TIME_TEXT: Final = r"^(-)?([0-9]{1,3}):([0-9]{2}):([0-9]{2})(\.([0-9]{1,9}))?$"
 DECIMAL_TEXT: Final = r"^-?[0-9]+(\.[0-9]+)?$"
-LONG_NUMBER: Final = r"[0-9]{19}"  # the Python codecs read such JSON integers exactly; Spark's variant would not
 
 
 @attrs.frozen
@@ -43,25 +41,36 @@ def checked(text: Column, value: Column) -> Typed:
     return Typed(value=value, bad=text.isNotNull() & value.isNull())
 
 
-def integer_text(text: Column, data_type: DataType) -> Typed:
-    return checked(text, _when_matches(text, INTEGER, text.try_cast(spark_type(data_type))))
-
-
-def _when_matches(text: Column, pattern: str, value: Column) -> Column:
+def integral(text: Column) -> Column:
+    """``text`` when it has no fraction or exponent (a cast to a decimal would round those), else null."""
     from pyspark.sql import functions as F
 
-    return F.when(text.rlike(pattern), value)
+    lowered = F.lower(text)
+    return F.when(~lowered.contains(".") & ~lowered.contains("e"), text)
+
+
+def integer_text(text: Column, data_type: DataType) -> Typed:
+    return checked(text, integral(text).try_cast(spark_type(data_type)))
+
+
+def fraction_digits(text: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    point = F.instr(text, ".")
+    return F.when(point > 0, F.length(text) - point).otherwise(F.lit(0))
 
 
 def decimal_text(text: Column, data_type: DataType) -> Typed:
-    """DECIMAL text; beyond 38 digits the contract keeps text, padded to the column's scale."""
+    """DECIMAL text; beyond 38 digits the contract keeps text, padded to the column's scale. More fractional
+    digits than the scale, or an exponent, is the codec's to judge (rounding or refusing)."""
     from pyspark.sql import functions as F
 
     shape = decimal_shape(data_type)
     trimmed = F.trim(text)
+    plain = (fraction_digits(trimmed) <= data_type.scale) & ~F.lower(trimmed).contains("e")
     if shape is not None:
-        return checked(text, _when_matches(trimmed, DECIMAL_TEXT, trimmed.try_cast(spark_type(data_type))))
-    return checked(text, _when_matches(trimmed, DECIMAL_TEXT, padded_decimal(trimmed, data_type.scale)))
+        return checked(text, F.when(plain, trimmed.try_cast(spark_type(data_type))))
+    return checked(text, F.when(plain & trimmed.rlike(DECIMAL_TEXT), padded_decimal(trimmed, data_type.scale)))
 
 
 def padded_decimal(text: Column, scale: int) -> Column:
@@ -85,29 +94,25 @@ def zero_date(text: Column) -> Column:
     """MySQL's zero and partial-zero dates (year, month or day 0), which Spark cannot hold."""
     from pyspark.sql import functions as F
 
-    return (F.substring(text, 1, 4) == "0000") | (F.substring(text, 6, 2) == "00") | (F.substring(text, 9, 2) == "00")
+    dashes = (F.substring(text, 5, 1) == "-") & (F.substring(text, 8, 1) == "-") & (F.length(text) >= 10)
+    zeros = (F.substring(text, 1, 4) == "0000") | (F.substring(text, 6, 2) == "00") | (F.substring(text, 9, 2) == "00")
+    return dashes & zeros
 
 
 def temporal_text(text: Column, data_type: DataType, zone: str, session_zone: str) -> Typed:
-    """DATE, DATETIME and TIMESTAMP text (TIMESTAMP as local time in ``zone``, the changefeed's)."""
+    """DATE, DATETIME and TIMESTAMP text (TIMESTAMP as local time in ``zone``, the changefeed's). Spark keeps six
+    fractional digits, as the codecs do (TiDB never sends more)."""
     from pyspark.sql import functions as F
 
     logical = data_type.logical
-    present = text.isNotNull()
-    shape = text.rlike(DATE_TEXT if logical is LogicalType.DATE else DATETIME_TEXT)
-    zero = present & shape & zero_date(text)
+    zero = zero_date(text)
     if logical is LogicalType.DATE:
-        value = F.when(shape & ~zero, text.try_cast("date"))
+        value = F.when(F.length(text) == 10, text.try_cast("date"))
     else:
-        # beyond 6 fractional digits the codecs truncate (TiDB never sends them)
-        micros = F.substring(F.regexp_extract(text, DATETIME_TEXT, 3), 1, 7)
-        canonical = F.concat(
-            F.regexp_extract(text, DATETIME_TEXT, 1), F.lit(" "), F.regexp_extract(text, DATETIME_TEXT, 2), micros
-        )
-        value = F.when(shape & ~zero, canonical.try_cast("timestamp_ntz"))
+        value = F.when(F.length(text) >= 19, text.try_cast("timestamp_ntz"))
         if logical is LogicalType.TIMESTAMP:  # local time in the changefeed's zone -> an instant
             value = F.convert_timezone(F.lit(zone), F.lit(session_zone), value).cast("timestamp")
-    return Typed(value=value, bad=present & ~zero & value.isNull(), zero=F.when(zero, text))
+    return Typed(value=value, bad=text.isNotNull() & ~zero & value.isNull(), zero=F.when(zero, text))
 
 
 def interval_from_micros(micros: Column) -> Column:
@@ -140,14 +145,10 @@ def time_text(text: Column) -> Typed:
 
 
 def json_text(text: Column) -> Typed:
-    """A JSON document as the contract's compact text (keys sorted: Spark's variant form).
-
-    Documents with integers of 19 digits or more are left to the codec, which reads them exactly.
-    """
+    """A JSON document as the contract's compact text (members in document order; Jackson re-prints it)."""
     from pyspark.sql import functions as F
 
-    value = F.when(~text.rlike(LONG_NUMBER), F.to_json(F.try_parse_json(text)))
-    return checked(text, value)
+    return checked(text, F.get_json_object(text, "$"))
 
 
 def vector_text(text: Column) -> Typed:

@@ -25,10 +25,10 @@ from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import (
     DIGITS,
-    INTEGER,
     TEXT_TYPES,
     Typed,
     checked,
+    integral,
     member_names,
     set_from_bits,
     temporal_text,
@@ -64,7 +64,7 @@ def _integral(text: Column, data_type: DataType) -> Typed:
     """INT, YEAR, BIT, ENUM and SET values: digits (BIT and negative unsigned integers wrap to 64 bits)."""
     from pyspark.sql import functions as F
 
-    wide = F.when(text.rlike(INTEGER), text.try_cast("decimal(20,0)"))
+    wide = integral(text).try_cast("decimal(20,0)")
     logical = data_type.logical
     if logical is LogicalType.ENUM:
         return checked(text, F.when(text.rlike(DIGITS), member_names(text, data_type)))

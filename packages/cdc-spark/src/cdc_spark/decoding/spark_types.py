@@ -102,8 +102,8 @@ def _fitted_decimal(number: Decimal, precision: int, scale: int) -> Decimal:
 
 
 def json_text(document: Any) -> str:
-    """A JSON column's text in the contract: compact, keys sorted (what Spark's variant prints)."""
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    """A JSON column's text in the contract: compact, members in document order."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
 
 
 def spark_value(value: Any, data_type: DataType) -> Any:
