@@ -13,7 +13,6 @@ from typing import Any, Final
 
 import attrs
 
-from cdc_avro import gojson
 from cdc_avro.names import (
     DEFAULT_NAMESPACE,
     TIDB_CHECKSUM_VERSION,
@@ -23,10 +22,11 @@ from cdc_avro.names import (
     TIDB_PHYSICAL_TIME,
     TIDB_ROW_CHECKSUM,
     record_namespace,
-    sanitize_name,
 )
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode, avro_primitive, tidb_type
 from cdc_core.errors import SchemaError
+from cdc_core.gojson import ENCODING_JSON
+from cdc_core.naming import sanitize_name
 from cdc_core.schema import Column, TableSchema
 from cdc_core.textual import to_float32
 from cdc_core.types import LogicalType, MySQLType
@@ -64,29 +64,6 @@ class RecordPlan:
 def escape_member(member: str) -> str:
     """ENUM/SET member as TiCDC writes it into ``allowed`` (commas escaped, SQL quote doubling undone)."""
     return member.replace(",", "\\,").replace("\\'", "'").replace("''", "'")
-
-
-def split_allowed(allowed: str) -> tuple[str, ...]:
-    """Inverse of joining escaped members with ``,``: split on commas not preceded by a backslash."""
-    if allowed == "":
-        return ()
-    members: list[str] = []
-    current: list[str] = []
-    i = 0
-    while i < len(allowed):
-        ch = allowed[i]
-        if ch == "\\" and i + 1 < len(allowed) and allowed[i + 1] == ",":
-            current.append(",")
-            i += 2
-            continue
-        if ch == ",":
-            members.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-        i += 1
-    members.append("".join(current))
-    return tuple(members)
 
 
 def column_type(column: Column, options: SchemaOptions) -> dict[str, Any]:
@@ -192,7 +169,9 @@ def _record(table: TableSchema, columns: tuple[Column, ...], options: SchemaOpti
         "namespace": record_namespace(table.database, options.namespace),
         "fields": fields,
     }
-    return RecordPlan(schema_json=gojson.dumps(top), fields=tuple(plans), extension=extension, checksum=checksum)
+    return RecordPlan(
+        schema_json=ENCODING_JSON.dumps(top).decode(), fields=tuple(plans), extension=extension, checksum=checksum
+    )
 
 
 def key_columns(table: TableSchema) -> tuple[Column, ...]:

@@ -85,10 +85,12 @@ def format_float64(value: float) -> str:
     return _positional(repr(float(value)))
 
 
-def format_float_es6(value: float, *, bits: int = 64) -> str:
+def format_float_es6(value: float, *, bits: int = 64, exponent_digits: int = 1) -> str:
     """ECMAScript-style number text as Go's JSON writers print floats.
 
-    Plain digits for 1e-6 <= |v| < 1e21, otherwise shortest digits with an exponent like ``1e-7``/``1e+21``.
+    Plain digits for 1e-6 <= |v| < 1e21, otherwise shortest digits with an exponent like ``1e-7``/``1e+21``;
+    ``exponent_digits=2`` keeps Go's ``strconv`` exponent of at least two digits (``1e-07``), as
+    json-iterator 1.1.12 prints.
     """
     if math.isnan(value) or math.isinf(value):
         raise TextFormError(f"non-finite float {value}")
@@ -100,7 +102,7 @@ def format_float_es6(value: float, *, bits: int = 64) -> str:
     if "." in mantissa:
         mantissa = mantissa.rstrip("0").rstrip(".")
     exp = int(exponent)
-    return f"{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp)}"
+    return f"{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):0{exponent_digits}d}"
 
 
 # --------------------------------------------------------------------------------------------- decimal
@@ -333,6 +335,35 @@ def parse_set_text(text: str, data_type: DataType) -> tuple[str, ...] | SetBits:
     if elements is None:
         return tuple(names)
     return set_names(set_bits(names, data_type), data_type)
+
+
+def join_members(members: tuple[str, ...] | list[str]) -> str:
+    """ENUM/SET members as one ``allowed`` text, commas inside a member escaped as ``\\,`` (TiCDC's Debezium
+    Enum and Avro enum/set parameters)."""
+    return ",".join(member.replace(",", "\\,") for member in members)
+
+
+def split_members(allowed: str) -> tuple[str, ...]:
+    """Inverse of `join_members`: split on commas not preceded by a backslash (``""`` has no members)."""
+    if allowed == "":
+        return ()
+    members: list[str] = []
+    current: list[str] = []
+    i = 0
+    while i < len(allowed):
+        ch = allowed[i]
+        if ch == "\\" and i + 1 < len(allowed) and allowed[i + 1] == ",":
+            current.append(",")
+            i += 2
+            continue
+        if ch == ",":
+            members.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    members.append("".join(current))
+    return tuple(members)
 
 
 # ------------------------------------------------------------------------------------------ json, vector

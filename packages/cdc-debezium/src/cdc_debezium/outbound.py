@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from cdc_core.errors import EncodeError
+from cdc_core.gojson import Float32, Float64, float64
 from cdc_core.schema import Column
 from cdc_core.textual import (
     EPOCH_DATE,
@@ -18,12 +19,12 @@ from cdc_core.textual import (
     enum_name,
     format_json,
     format_vector,
+    join_members,
     parse_text,
     set_names,
 )
 from cdc_core.types import MYSQL_TO_LOGICAL, DataType, LogicalType, MySQLType
 from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal
-from cdc_debezium.jsonwriter import Float32, Float64, float64
 from cdc_debezium.names import PROTOCOL, Logical
 
 _US: Final = dt.timedelta(microseconds=1)
@@ -55,10 +56,6 @@ def tidb_type(data_type: DataType) -> str:
     return name
 
 
-def _enum_allowed(elements: tuple[str, ...]) -> str:
-    return ",".join(e.replace(",", "\\,") for e in elements)
-
-
 def connect_type(data_type: DataType) -> tuple[str, Logical | None, dict[str, str] | None]:
     """Kafka Connect (type, logical name, parameters) of a column type."""
     logical = data_type.logical
@@ -72,7 +69,7 @@ def connect_type(data_type: DataType) -> tuple[str, Logical | None, dict[str, st
     if logical in (LogicalType.STRING, LogicalType.BYTES):
         return "string", None, None
     if logical is LogicalType.ENUM:
-        return "string", Logical.ENUM, {"allowed": _enum_allowed(data_type.elements or ())}
+        return "string", Logical.ENUM, {"allowed": join_members(data_type.elements or ())}
     if logical is LogicalType.SET:
         return "string", Logical.ENUM_SET, {"allowed": ",".join(data_type.elements or ())}
     if logical is LogicalType.DATE:

@@ -55,18 +55,6 @@ def _consumer(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         raise ConfigError(f"kafka consumer settings rejected: {redact_text(str(exc), config)}") from None
 
 
-def _message(record: Any) -> Message:
-    return Message(
-        value=record.value(),
-        key=record.key(),
-        topic=record.topic(),
-        partition=record.partition(),
-        offset=record.offset(),
-        timestamp=record.timestamp()[1],
-        headers=tuple(record.headers() or ()),
-    )
-
-
 def tail_command(args: argparse.Namespace) -> int:
     from cdc_core.registry import get_codec
 
@@ -87,7 +75,7 @@ def tail_command(args: argparse.Namespace) -> int:
                 raise CdcError(f"kafka: {redact_text(str(record.error()), config)}")
             last = time.monotonic()
             seen += 1
-            message = _message(record)
+            message = Message.from_kafka(record)
             try:
                 for event in decoder.decode(message):
                     sys.stdout.write(canonical.dumps(event, include_schema=not args.no_schema) + "\n")
