@@ -141,6 +141,8 @@ class Codec:
     make_decoder: Callable[[Options], Decoder]
     make_encoder: Callable[[Options], Encoder]
     package: str
+    keyed_deletes: bool = False
+    """A tombstone (null value) is a delete that only its key identifies (TiCDC Avro)."""
 
     def decoder(self, options: Mapping[str, object] | None = None) -> Decoder:
         specs = [s for s in self.options if s.for_decoder]
