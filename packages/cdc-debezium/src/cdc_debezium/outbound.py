@@ -23,7 +23,7 @@ from cdc_core.textual import (
     parse_text,
     set_names,
 )
-from cdc_core.types import MYSQL_TO_LOGICAL, DataType, LogicalType, MySQLType
+from cdc_core.types import MYSQL_TO_LOGICAL, DataType, LogicalType, MySQLType, by_logical_type
 from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal
 from cdc_debezium.names import PROTOCOL, Logical
 
@@ -354,26 +354,26 @@ def _w_array(value: Value, column: Column, zone: dt.tzinfo) -> Any:
     return [None if v is None else write(v, element, zone) for v in value]
 
 
-WRITERS: Final[Mapping[LogicalType, _Writer]] = {
-    LogicalType.INT: _w_int,
-    LogicalType.FLOAT: _w_float,
-    LogicalType.DOUBLE: _w_double,
-    LogicalType.DECIMAL: _w_decimal,
-    LogicalType.DATE: _w_date,
-    LogicalType.DATETIME: _w_datetime,
-    LogicalType.TIMESTAMP: _w_timestamp,
-    LogicalType.TIME: _w_time,
-    LogicalType.YEAR: _w_year,
-    LogicalType.STRING: _w_string,
-    LogicalType.BYTES: _w_bytes,
-    LogicalType.ENUM: _w_enum,
-    LogicalType.SET: _w_set,
-    LogicalType.BIT: _w_bit,
-    LogicalType.JSON: _w_json,
-    LogicalType.VECTOR: _w_vector,
-    LogicalType.GEOMETRY: _w_geometry,
-    LogicalType.ARRAY: _w_array,
-}
+WRITERS: Final[Mapping[LogicalType, _Writer]] = by_logical_type(
+    int=_w_int,
+    float=_w_float,
+    double=_w_double,
+    decimal=_w_decimal,
+    date=_w_date,
+    datetime=_w_datetime,
+    timestamp=_w_timestamp,
+    time=_w_time,
+    year=_w_year,
+    string=_w_string,
+    bytes=_w_bytes,
+    enum=_w_enum,
+    set=_w_set,
+    bit=_w_bit,
+    json=_w_json,
+    vector=_w_vector,
+    geometry=_w_geometry,
+    array=_w_array,
+)
 
 
 def wire_value(value: Value, column: Column, zone: dt.tzinfo) -> Any:
