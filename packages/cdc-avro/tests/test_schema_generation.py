@@ -222,3 +222,12 @@ def test_every_mysql_type_maps_as_the_reference_says(type_name: str) -> None:
         table = TableSchema(database="d", table="t", columns=[column])
         (field,) = json.loads(value_record(table, SchemaOptions()).schema_json)["fields"]
         assert (field["type"]["type"], field["type"]["connect.parameters"]["tidb_type"]) == (avro, tidb)
+
+
+@pytest.mark.parametrize(
+    ("type_name", "default", "text"),
+    [("float", "100", b'"default":100,'), ("double", "1e-7", b'"default":1e-7,'), ("double", "2.5", b'"default":2.5,')],
+)
+def test_float_defaults_are_printed_as_go_prints_float64(type_name: str, default: str, text: bytes) -> None:
+    table = TableSchema(database="d", table="t", columns=[_col("f", type_name, nullable=False, default=default)])
+    assert text in value_record(table, SchemaOptions()).schema_json.encode()

@@ -33,7 +33,7 @@ from cdc_core.textual import (
     split_members,
     wkb_point,
 )
-from cdc_core.types import INTEGER_BITS, DataType, LogicalType, MySQLType, parse_type_text
+from cdc_core.types import INTEGER_BITS, DataType, LogicalType, LogicalTypeVisitor, MySQLType, parse_type_text
 from cdc_core.values import Geometry, Value
 from cdc_debezium.names import SOURCE_LENGTH, SOURCE_NAME, SOURCE_SCALE, SOURCE_TYPE, Logical
 
@@ -780,53 +780,76 @@ def _named_converter(name: str, data_type: DataType, modes: Modes) -> Converter 
     return _NAMED.get(name)
 
 
-def _schemaless_converter(data_type: DataType, modes: Modes) -> Converter:
+class _Schemaless(LogicalTypeVisitor[Converter]):
     """Values of a column whose field schema is absent: the wire form follows the connector settings."""
-    logical = data_type.logical
-    adaptive = modes.time_precision is not TimePrecisionMode.CONNECT
-    if logical is LogicalType.INT:
+
+    def __init__(self, modes: Modes) -> None:
+        self.modes = modes
+        self.adaptive = modes.time_precision is not TimePrecisionMode.CONNECT
+
+    def visit_int(self, data_type: DataType) -> Converter:
         unsigned64 = data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned
         return _integer(data_type, _uint64 if unsigned64 else _int)
-    if logical is LogicalType.YEAR:
+
+    def visit_year(self, data_type: DataType) -> Converter:
         return _int
-    if logical is LogicalType.BIT:
+
+    def visit_bit(self, data_type: DataType) -> Converter:
         return _integer(data_type, _bool_int if data_type.bit_width == 1 else _bits)
-    if logical is LogicalType.FLOAT:
+
+    def visit_float(self, data_type: DataType) -> Converter:
         return _float32
-    if logical is LogicalType.DOUBLE:
+
+    def visit_double(self, data_type: DataType) -> Converter:
         return _number
-    if logical is LogicalType.DECIMAL:
-        if modes.decimal is DecimalMode.PRECISE:
+
+    def visit_decimal(self, data_type: DataType) -> Converter:
+        if self.modes.decimal is DecimalMode.PRECISE:
             return _connect_decimal(data_type.decimal)
-        return _decimal_number(data_type.decimal, double=modes.decimal is DecimalMode.DOUBLE)
-    if logical is LogicalType.DATE:
+        return _decimal_number(data_type.decimal, double=self.modes.decimal is DecimalMode.DOUBLE)
+
+    def visit_date(self, data_type: DataType) -> Converter:
         return _days
-    if logical is LogicalType.DATETIME:
-        return _dt_us if adaptive and data_type.fsp > 3 else _dt_ms
-    if logical is LogicalType.TIMESTAMP:
-        return _zoned(modes.zone)
-    if logical is LogicalType.TIME:
-        if modes.time_precision is TimePrecisionMode.ADAPTIVE_TIME_MICROSECONDS:
+
+    def visit_datetime(self, data_type: DataType) -> Converter:
+        return _dt_us if self.adaptive and data_type.fsp > 3 else _dt_ms
+
+    def visit_timestamp(self, data_type: DataType) -> Converter:
+        return _zoned(self.modes.zone)
+
+    def visit_time(self, data_type: DataType) -> Converter:
+        if self.modes.time_precision is TimePrecisionMode.ADAPTIVE_TIME_MICROSECONDS:
             return _time_us
-        return _time_us if adaptive and data_type.fsp > 3 else _time_ms
-    if logical is LogicalType.STRING:
+        return _time_us if self.adaptive and data_type.fsp > 3 else _time_ms
+
+    def visit_string(self, data_type: DataType) -> Converter:
         return _string
-    if logical is LogicalType.BYTES:
-        return _binary(modes, "string")
-    if logical is LogicalType.ENUM:
+
+    def visit_bytes(self, data_type: DataType) -> Converter:
+        return _binary(self.modes, "string")
+
+    def visit_enum(self, data_type: DataType) -> Converter:
         return _string
-    if logical is LogicalType.SET:
+
+    def visit_set(self, data_type: DataType) -> Converter:
         return _set(data_type)
-    if logical is LogicalType.JSON:
+
+    def visit_json(self, data_type: DataType) -> Converter:
         return _schemaless_json
-    if logical is LogicalType.VECTOR:
+
+    def visit_vector(self, data_type: DataType) -> Converter:
         return _vector
-    if logical is LogicalType.GEOMETRY:
+
+    def visit_geometry(self, data_type: DataType) -> Converter:
         return _point if data_type.mysql_type is MySQLType.POINT else _geometry
-    if logical is LogicalType.ARRAY:
+
+    def visit_array(self, data_type: DataType) -> Converter:
         item = data_type.item
-        return _array(_schemaless_converter(item, modes) if item is not None else _document)
-    raise AssertionError(f"unmapped logical type {logical}")
+        return _array(self.visit(item) if item is not None else _document)
+
+
+def _schemaless_converter(data_type: DataType, modes: Modes) -> Converter:
+    return _Schemaless(modes).visit(data_type)
 
 
 def _schemaless_json(v: Any) -> Value:
