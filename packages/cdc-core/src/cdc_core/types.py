@@ -234,9 +234,14 @@ class DataType:
         return MYSQL_TO_LOGICAL[self.mysql_type]
 
     @property
+    def has_fsp(self) -> bool:
+        """A temporal type with fractional seconds (DATETIME, TIMESTAMP, TIME): ``decimal`` is its fsp."""
+        return HAS_FSP[self.logical]
+
+    @property
     def fsp(self) -> int:
         """Fractional-seconds precision of a temporal type (0 when not declared)."""
-        return (self.decimal or 0) if self.logical in _FSP_TYPES else 0
+        return (self.decimal or 0) if self.has_fsp else 0
 
     @property
     def precision(self) -> int:
@@ -269,7 +274,7 @@ class DataType:
                 self.mysql_type in (MySQLType.FLOAT, MySQLType.DOUBLE) and self.decimal is not None
             ):
                 params = f"({self.length or DEFAULT_LENGTHS[self.mysql_type]},{self.decimal or 0})"
-            elif self.logical in _FSP_TYPES:
+            elif self.has_fsp:
                 params = f"({self.decimal})" if self.decimal else ""
             elif self.length is not None and self.mysql_type not in _UNSIZED:
                 params = f"({self.length})"
@@ -282,7 +287,6 @@ class DataType:
         return self if binary is None else attrs.evolve(self, mysql_type=binary, charset="binary", collation="binary")
 
 
-_FSP_TYPES: Final = frozenset({LogicalType.DATETIME, LogicalType.TIMESTAMP, LogicalType.TIME})
 _UNSIZED: Final = frozenset(
     {
         MySQLType.JSON,
@@ -346,7 +350,7 @@ def parse_type_text(text: str) -> DataType:
             numbers = [p.strip() for p in params.split(",")]
             if not all(n.isdigit() for n in numbers) or len(numbers) > 2:
                 raise SchemaError(f"column type {text!r}: parameters must be one or two integers")
-            if MYSQL_TO_LOGICAL[mysql_type] in _FSP_TYPES:
+            if HAS_FSP[MYSQL_TO_LOGICAL[mysql_type]]:
                 decimal = int(numbers[0])
             else:
                 length = int(numbers[0])
@@ -539,23 +543,69 @@ def by_logical_type(
     array: V,
 ) -> dict[LogicalType, V]:
     """A table with one entry per logical type (a missing one is a type error), for per-value hot paths."""
-    return {
-        LogicalType.INT: int,
-        LogicalType.FLOAT: float,
-        LogicalType.DOUBLE: double,
-        LogicalType.DECIMAL: decimal,
-        LogicalType.DATE: date,
-        LogicalType.DATETIME: datetime,
-        LogicalType.TIMESTAMP: timestamp,
-        LogicalType.TIME: time,
-        LogicalType.YEAR: year,
-        LogicalType.STRING: string,
-        LogicalType.BYTES: bytes,
-        LogicalType.ENUM: enum,
-        LogicalType.SET: set,
-        LogicalType.BIT: bit,
-        LogicalType.JSON: json,
-        LogicalType.VECTOR: vector,
-        LogicalType.GEOMETRY: geometry,
-        LogicalType.ARRAY: array,
-    }
+
+    def entry(logical: LogicalType) -> V:
+        match logical:
+            case LogicalType.INT:
+                return int
+            case LogicalType.FLOAT:
+                return float
+            case LogicalType.DOUBLE:
+                return double
+            case LogicalType.DECIMAL:
+                return decimal
+            case LogicalType.DATE:
+                return date
+            case LogicalType.DATETIME:
+                return datetime
+            case LogicalType.TIMESTAMP:
+                return timestamp
+            case LogicalType.TIME:
+                return time
+            case LogicalType.YEAR:
+                return year
+            case LogicalType.STRING:
+                return string
+            case LogicalType.BYTES:
+                return bytes
+            case LogicalType.ENUM:
+                return enum
+            case LogicalType.SET:
+                return set
+            case LogicalType.BIT:
+                return bit
+            case LogicalType.JSON:
+                return json
+            case LogicalType.VECTOR:
+                return vector
+            case LogicalType.GEOMETRY:
+                return geometry
+            case LogicalType.ARRAY:
+                return array
+            case _:
+                assert_never(logical)
+
+    return {logical: entry(logical) for logical in LogicalType}
+
+
+HAS_FSP: Final = by_logical_type(
+    int=False,
+    float=False,
+    double=False,
+    decimal=False,
+    date=False,
+    datetime=True,
+    timestamp=True,
+    time=True,
+    year=False,
+    string=False,
+    bytes=False,
+    enum=False,
+    set=False,
+    bit=False,
+    json=False,
+    vector=False,
+    geometry=False,
+    array=False,
+)
+"""Temporal types whose ``decimal`` is a fractional-seconds precision."""
