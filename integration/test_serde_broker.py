@@ -16,7 +16,7 @@ from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.tso import compose
 from cdc_core.types import parse_type_text
 from cdc_testing import kafka
-from cdc_testing.registry import SchemaRegistryDouble
+from cdc_testing.apicurio import ApicurioRegistry
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import DeserializingConsumer, SerializingProducer  # noqa: E402
@@ -108,7 +108,7 @@ def _replay(events: list[Event]) -> dict[int, dict[str, Any]]:
     return table
 
 
-def _options(protocol: str, registry: SchemaRegistryDouble) -> dict[str, object]:
+def _options(protocol: str, registry: ApicurioRegistry) -> dict[str, object]:
     options = dict(PROTOCOLS[protocol])
     if protocol == "avro":
         options["schema-registry"] = registry.url
@@ -117,7 +117,7 @@ def _options(protocol: str, registry: SchemaRegistryDouble) -> dict[str, object]
 
 @pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
 def test_producer_and_consumer_carry_a_changefeed(
-    protocol: str, kafka_bootstrap: str, schema_registry: SchemaRegistryDouble
+    protocol: str, kafka_bootstrap: str, schema_registry: ApicurioRegistry
 ) -> None:
     topic = kafka.unique_topic(f"serde-{protocol}")
     kafka.create_topic(kafka_bootstrap, topic)
@@ -184,7 +184,7 @@ def test_several_messages_per_event_are_refused_not_split() -> None:
     assert isinstance(info.value.__cause__, EncodeError)
 
 
-def test_key_then_value_of_one_produce_encode_the_event_once(schema_registry: SchemaRegistryDouble) -> None:
+def test_key_then_value_of_one_produce_encode_the_event_once(schema_registry: ApicurioRegistry) -> None:
     serializer = Serializer("debezium")
     event = _changefeed()[1]
     ctx = SerializationContext("t", MessageField.KEY)
@@ -196,7 +196,7 @@ def test_key_then_value_of_one_produce_encode_the_event_once(schema_registry: Sc
     assert serializer(None, ctx) is None
 
 
-def test_avro_tombstone_needs_the_key(kafka_bootstrap: str, schema_registry: SchemaRegistryDouble) -> None:
+def test_avro_tombstone_needs_the_key(kafka_bootstrap: str, schema_registry: ApicurioRegistry) -> None:
     options = _options("avro", schema_registry)
     delete = _changefeed()[-1]
     serializer = Serializer("avro", options)

@@ -23,7 +23,7 @@ from cdc_core.sinkuri import TICDC_PARAMETERS, SinkUri
 from cdc_core.tso import compose
 from cdc_core.types import parse_type_text
 from cdc_testing import kafka
-from cdc_testing.registry import SchemaRegistryDouble
+from cdc_testing.apicurio import ApicurioRegistry
 
 SCHEMA = TableSchema(
     database="shop",
@@ -94,7 +94,7 @@ def test_bad_uris_are_config_errors(uri: str, reason: str) -> None:
 
 
 @pytest.mark.parametrize("protocol", sorted(URIS))
-def test_a_changefeeds_uri_builds_its_encoder_and_decoder(protocol: str, schema_registry: SchemaRegistryDouble) -> None:
+def test_a_changefeeds_uri_builds_its_encoder_and_decoder(protocol: str, schema_registry: ApicurioRegistry) -> None:
     uri = SinkUri.parse(URIS[protocol].format(registry=schema_registry.url))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
