@@ -28,8 +28,9 @@ def test_sanitize_name(raw: str, sanitized: str) -> None:
     assert sanitize_name(raw) == sanitized
 
 
-@given(st.lists(st.text(), min_size=1))
+@given(st.lists(st.text().filter(lambda m: not m.endswith("\\")), min_size=1))
 def test_member_lists_round_trip(members: list[str]) -> None:
+    # A member ending in a backslash is ambiguous in TiCDC's escaping (its comma reads as escaped).
     if members == [""]:
         members = ["", ""]  # one empty member alone is indistinguishable from no members
     assert split_members(join_members(members)) == tuple(members)
