@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -38,7 +39,8 @@ def _groups(*names: str) -> list[str]:
 
 def _fingerprint() -> str:
     digest = hashlib.sha256()
-    for path in sorted([ROOT / "pyproject.toml", *ROOT.glob("packages/*/pyproject.toml")]):
+    # VERSION too: the editable installs carry the version in their metadata
+    for path in sorted([ROOT / "pyproject.toml", ROOT / "VERSION", *ROOT.glob("packages/*/pyproject.toml")]):
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -66,6 +68,20 @@ def _env(bindir: Path) -> dict[str, str]:
     python = str(bindir / "python")
     path = f"{bindir}{os.pathsep}{os.environ['PATH']}"
     return {"PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python, "PATH": path}
+
+
+@nox.session(venv_backend="none")
+def version(session: nox.Session) -> None:
+    """Set the one version of every package: ``nox -s version -- 1.2.3`` writes VERSION and the sibling pins."""
+    if len(session.posargs) != 1 or not re.fullmatch(r"\d+\.\d+\.\d+((a|b|rc)\d+)?", session.posargs[0]):
+        session.error("usage: nox -s version -- MAJOR.MINOR.PATCH")
+    new = session.posargs[0]
+    old = (ROOT / "VERSION").read_text().strip()
+    (ROOT / "VERSION").write_text(new + "\n")
+    pin = re.compile(r"(\"cdc-[a-z]+(?:\[[a-z0-9,]+\])?==)" + re.escape(old) + '"')
+    for path in ROOT.glob("packages/*/pyproject.toml"):
+        path.write_text(pin.sub(lambda m: m[1] + new + '"', path.read_text()))
+    session.log(f"{old} -> {new}: VERSION and the sibling pins (packages/cdc-core/tests/test_versions.py checks)")
 
 
 @nox.session

@@ -1,7 +1,7 @@
 """TiCDC Avro through a real Apache Kafka broker and a real Schema Registry (Apicurio, Confluent-compatible API).
 
 A changefeed of inserts, updates and deletes (tombstones), with an ADD COLUMN in the middle, is produced with
-confluent-kafka's SerializingProducer and this package's serializers to three partitions (index-value
+confluent-kafka's SerializingProducer and cdc_core.serde's serializers to three partitions (index-value
 dispatch, a topic with dots), consumed back, decoded with nothing but the registry URL, and replayed into a
 table keyed by the primary key, which must equal the source state.
 """
@@ -18,9 +18,9 @@ import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from cdc_avro import CODEC
-from cdc_avro.serde import AvroKeySerializer, AvroSerializer
 from cdc_core.events import Op, RowChange
 from cdc_core.schema import Column, Index, TableSchema
+from cdc_core.serde import Serializer
 from cdc_core.tso import compose
 from cdc_core.types import parse_type_text
 from cdc_testing import kafka
@@ -115,7 +115,7 @@ def test_changefeed_through_broker_and_registry(kafka_bootstrap: str, schema_reg
     producer = confluent_kafka.SerializingProducer(
         kafka.producer_config(
             kafka_bootstrap,
-            **{"key.serializer": AvroKeySerializer(options), "value.serializer": AvroSerializer(options)},
+            **{"key.serializer": Serializer("avro", options), "value.serializer": Serializer("avro", options)},
         )
     )
     events, state = _changefeed()

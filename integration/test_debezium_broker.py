@@ -93,7 +93,7 @@ def _source_stream() -> tuple[list[Any], dict[int, dict[str, Any]]]:
 def test_serializers_through_the_broker_rebuild_the_table(kafka_bootstrap: str) -> None:
     from confluent_kafka import DeserializingConsumer, SerializingProducer, TopicPartition
 
-    from cdc_debezium.serde import DebeziumDeserializer, DebeziumKeySerializer, DebeziumSerializer
+    from cdc_core.serde import Deserializer, Serializer
 
     broker = kafka_bootstrap
     topic = kafka.unique_topic("dbz-orders")
@@ -103,8 +103,8 @@ def test_serializers_through_the_broker_rebuild_the_table(kafka_bootstrap: str) 
     producer = SerializingProducer(
         {
             "bootstrap.servers": broker,
-            "key.serializer": DebeziumKeySerializer(options),
-            "value.serializer": DebeziumSerializer(options),
+            "key.serializer": Serializer("debezium", options),
+            "value.serializer": Serializer("debezium", options),
         }
     )
     events, expected_state = _source_stream()
@@ -128,7 +128,7 @@ def test_serializers_through_the_broker_rebuild_the_table(kafka_bootstrap: str) 
             "group.id": f"dbz-{topic}",
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
-            "value.deserializer": DebeziumDeserializer(),
+            "value.deserializer": Deserializer("debezium"),
         }
     )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])

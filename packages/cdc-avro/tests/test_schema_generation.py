@@ -8,10 +8,11 @@ from typing import Any
 import fastavro
 import pytest
 
-from cdc_avro.names import key_subject, record_namespace, sanitize_name, sanitize_topic, value_subject
-from cdc_avro.schemagen import SchemaOptions, escape_member, key_record, split_allowed, value_record
+from cdc_avro.names import key_subject, record_namespace, sanitize_topic, value_subject
+from cdc_avro.schemagen import SchemaOptions, escape_member, key_record, value_record
 from cdc_avro.tidbtypes import FROM_TIDB_TYPE, TIDB_TYPE, BigintUnsignedMode, DecimalMode
 from cdc_core.schema import Column, Index, TableSchema
+from cdc_core.textual import split_members
 from cdc_core.types import NOT_IN_TIDB, DataType, MySQLType
 from cdc_testing.strategies import kitchen_sink_schema
 
@@ -106,20 +107,6 @@ def test_checksum_fields_follow_the_extension() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("raw", "sanitized"),
-    [
-        ("1ColumnNameStartWithNumber", "_1ColumnNameStartWithNumber"),
-        ("A.B", "A_B"),
-        ("columnNameWith中文", "columnNameWith__"),
-        ("plain_Name9", "plain_Name9"),
-        ("", ""),
-    ],
-)
-def test_sanitize_name(raw: str, sanitized: str) -> None:
-    assert sanitize_name(raw) == sanitized
-
-
 def test_namespace_and_subjects() -> None:
     assert record_namespace("S.chema", "N-amespace") == "N_amespace.S_chema"
     assert sanitize_topic("tidb.app.orders") == "tidb_app_orders"
@@ -131,7 +118,7 @@ def test_enum_members_escaped_and_split_back() -> None:
     members = ("a,b", "it''s", "plain", "")
     allowed = ",".join(escape_member(m) for m in members)
     assert allowed == "a\\,b,it's,plain,"
-    assert split_allowed(allowed) == ("a,b", "it's", "plain", "")
+    assert split_members(allowed) == ("a,b", "it's", "plain", "")
 
 
 def test_binary_and_bit_defaults_are_base64_as_go_marshals_byte_slices() -> None:
@@ -235,3 +222,12 @@ def test_every_mysql_type_maps_as_the_reference_says(type_name: str) -> None:
         table = TableSchema(database="d", table="t", columns=[column])
         (field,) = json.loads(value_record(table, SchemaOptions()).schema_json)["fields"]
         assert (field["type"]["type"], field["type"]["connect.parameters"]["tidb_type"]) == (avro, tidb)
+
+
+@pytest.mark.parametrize(
+    ("type_name", "default", "text"),
+    [("float", "100", b'"default":100,'), ("double", "1e-7", b'"default":1e-7,'), ("double", "2.5", b'"default":2.5,')],
+)
+def test_float_defaults_are_printed_as_go_prints_float64(type_name: str, default: str, text: bytes) -> None:
+    table = TableSchema(database="d", table="t", columns=[_col("f", type_name, nullable=False, default=default)])
+    assert text in value_record(table, SchemaOptions()).schema_json.encode()

@@ -37,10 +37,11 @@ def test_the_protocol_page_documents_every_option() -> None:
 
 
 def test_runtime_dependencies_are_core_and_orjson_only() -> None:
-    from importlib.metadata import requires
+    from importlib.metadata import requires, version
 
     required = requires("cdc-canal") or []
-    assert sorted(r for r in required if "extra ==" not in r) == ["cdc-core==0.1.0", "orjson>=3.9"]
+    core = f"cdc-core=={version('cdc-canal')}"  # lockstep: the same version as this package
+    assert sorted(r for r in required if "extra ==" not in r) == [core, "orjson>=3.9"]
     # the optional extras only switch on cdc-core's own (compression codecs, fsspec storage)
     assert all(r.startswith("cdc-core[") for r in required if "extra ==" in r)
 

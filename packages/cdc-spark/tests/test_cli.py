@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from cdc_core.codec import IgnoredOptionsWarning
 from cdc_core.errors import ConfigError
 from cdc_spark.cli import build_parser, config_from, main
 from cdc_spark.job import JobConfig, SourceSpec, parse_keys
@@ -44,6 +45,22 @@ def test_arguments_make_the_job_config() -> None:
     assert config.codec_options() == {"decimal.handling.mode": "string"}
     assert config.source_options() == {"maxOffsetsPerTrigger": "100"}
     assert config.tombstone_retention == dt.timedelta(hours=1)
+
+
+def test_a_sink_uri_gives_protocol_source_and_codec_options() -> None:
+    uri = (
+        "kafka://b1:9092,b2:9092/shop?protocol=debezium&enable-tidb-extension=true&kafka-version=2.4.0"
+        "&debezium-binary-handling-mode=hex"
+    )
+    args = build_parser().parse_args(["apply", "--sink-uri", uri, "--target", "out", "-o", "sink=delta"])
+    with pytest.warns(IgnoredOptionsWarning, match="enable-tidb-extension, kafka-version"):
+        config = config_from(args)
+    assert config.protocol == "debezium"
+    assert (config.source.kind, config.source.location, config.source.topics) == ("kafka", "b1:9092,b2:9092", ("shop",))
+    assert config.codec_options() == {"binary.handling.mode": "hex"}  # TiCDC's name, Debezium's option
+    clash = build_parser().parse_args(["apply", "--sink-uri", uri, "--protocol", "simple", "--target", "out"])
+    with pytest.raises(ConfigError, match="contradicts"):
+        config_from(clash)
 
 
 def test_watermark_needs_a_ticdc_protocol() -> None:

@@ -170,4 +170,5 @@ CODEC: Final = Codec(
     make_decoder=_decoder,
     make_encoder=_encoder,
     package="cdc-avro",
+    keyed_deletes=True,
 )

@@ -24,7 +24,7 @@ from cdc_core.textual import (
     parse_text,
     set_names,
 )
-from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
 
 Writer = Callable[[Value], Any]
@@ -111,55 +111,117 @@ def _set_writer(data_type: DataType) -> Writer:
     return write
 
 
-def writer_for(
-    data_type: DataType, primitive: str, decimal_mode: DecimalMode, bigint_mode: BigintUnsignedMode, zone: dt.tzinfo
-) -> Writer:
-    logical = data_type.logical
-    if logical in (LogicalType.INT, LogicalType.YEAR):
+class _WriterFor(LogicalTypeVisitor[Writer]):
+    """The writer of one column's values into its Avro field (TiCDC's handling modes)."""
+
+    def __init__(self, decimal_mode: DecimalMode, bigint_mode: BigintUnsignedMode, zone: dt.tzinfo) -> None:
+        self.decimal_mode = decimal_mode
+        self.bigint_mode = bigint_mode
+        self.zone = zone
+
+    def visit_int(self, data_type: DataType) -> Writer:
         if data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned:
-            if bigint_mode is BigintUnsignedMode.STRING:
+            if self.bigint_mode is BigintUnsignedMode.STRING:
                 return lambda v: str(_int(v))
             return _unsigned_long
         return _int
-    if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
+
+    def visit_year(self, data_type: DataType) -> Writer:
+        return _int
+
+    def visit_float(self, data_type: DataType) -> Writer:
         return _float
-    if logical is LogicalType.DECIMAL:
+
+    def visit_double(self, data_type: DataType) -> Writer:
+        return _float
+
+    def visit_decimal(self, data_type: DataType) -> Writer:
         scale = data_type.scale
-        if decimal_mode is DecimalMode.PRECISE:
+        if self.decimal_mode is DecimalMode.PRECISE:
             return lambda v: decimal_bytes(unscaled_decimal(Decimal(v), scale))
         return lambda v: format_decimal(Decimal(v), scale)
-    if logical is LogicalType.BIT:
+
+    def visit_bit(self, data_type: DataType) -> Writer:
         return lambda v: bit_bytes(_int(v))
-    if logical is LogicalType.BYTES:
+
+    def visit_bytes(self, data_type: DataType) -> Writer:
         return _bytes
-    if logical is LogicalType.STRING:
+
+    def visit_string(self, data_type: DataType) -> Writer:
         return _text
-    if logical is LogicalType.ENUM:
+
+    def visit_enum(self, data_type: DataType) -> Writer:
         return _enum_writer(data_type)
-    if logical is LogicalType.SET:
+
+    def visit_set(self, data_type: DataType) -> Writer:
         return _set_writer(data_type)
-    if logical in (LogicalType.DATE, LogicalType.DATETIME, LogicalType.TIMESTAMP):
-        return _temporal_writer(data_type, zone)
-    # TIME, JSON, VECTOR: TiDB's text.
-    return lambda v: format_text(v, data_type, zone)
+
+    def visit_date(self, data_type: DataType) -> Writer:
+        return _date_writer(data_type, self.zone)
+
+    def visit_datetime(self, data_type: DataType) -> Writer:
+        return _datetime_writer(data_type, self.zone)
+
+    def visit_timestamp(self, data_type: DataType) -> Writer:
+        return _timestamp_writer(data_type, self.zone)
+
+    def visit_time(self, data_type: DataType) -> Writer:
+        return self._text(data_type)
+
+    def visit_json(self, data_type: DataType) -> Writer:
+        return self._text(data_type)
+
+    def visit_vector(self, data_type: DataType) -> Writer:
+        return self._text(data_type)
+
+    def visit_geometry(self, data_type: DataType) -> Writer:
+        return self._text(data_type)  # no text form: an EncodeError (the schema generator refuses it first)
+
+    def visit_array(self, data_type: DataType) -> Writer:
+        return self._text(data_type)  # as GEOMETRY
+
+    def _text(self, data_type: DataType) -> Writer:
+        zone = self.zone
+        return lambda v: format_text(v, data_type, zone)  # TiDB's text
 
 
-def _temporal_writer(data_type: DataType, zone: dt.tzinfo) -> Writer:
-    """DATE/DATETIME/TIMESTAMP text through the stdlib's C ``isoformat`` (exactly fsp fraction digits, the
-    TIMESTAMP in the server zone); zero dates and anything unusual go through cdc-core's formatter."""
-    logical = data_type.logical
+def writer_for(
+    data_type: DataType, primitive: str, decimal_mode: DecimalMode, bigint_mode: BigintUnsignedMode, zone: dt.tzinfo
+) -> Writer:
+    return _WriterFor(decimal_mode, bigint_mode, zone).visit(data_type)
+
+
+# DATE/DATETIME/TIMESTAMP text through the stdlib's C ``isoformat`` (exactly fsp fraction digits, the TIMESTAMP
+# in the server zone); zero dates and anything unusual go through cdc-core's formatter.
+
+
+def _date_writer(data_type: DataType, zone: dt.tzinfo) -> Writer:
+    def write(value: Value) -> str:
+        if type(value) is dt.date:
+            return str(value.isoformat())
+        return format_text(value, data_type, zone)
+
+    return write
+
+
+def _datetime_writer(data_type: DataType, zone: dt.tzinfo) -> Writer:
     width = 19 + (data_type.fsp + 1 if data_type.fsp else 0)
 
     def write(value: Value) -> str:
-        kind = type(value)
-        if logical is LogicalType.DATE and kind is dt.date:
-            return str(value.isoformat())
-        if kind is dt.datetime:
-            if logical is LogicalType.DATETIME and value.tzinfo is None:
-                return str(value.isoformat(" ", "microseconds"))[:width]
-            if logical is LogicalType.TIMESTAMP and value.tzinfo is not None:
-                local = value.astimezone(zone).replace(tzinfo=None)
-                return str(local.isoformat(" ", "microseconds"))[:width]
+        if type(value) is dt.datetime and value.tzinfo is None:
+            return str(value.isoformat(" ", "microseconds"))[:width]
+        return format_text(value, data_type, zone)
+
+    return write
+
+
+def _timestamp_writer(data_type: DataType, zone: dt.tzinfo) -> Writer:
+    width = 19 + (data_type.fsp + 1 if data_type.fsp else 0)
+
+    def write(value: Value) -> str:
+        if type(value) is dt.datetime and value.tzinfo is not None:
+            local = value.astimezone(zone).replace(tzinfo=None)
+            return str(local.isoformat(" ", "microseconds"))[:width]
         return format_text(value, data_type, zone)
 
     return write
@@ -201,37 +263,58 @@ def _float32_value(v: Any) -> float:
     return float32_value(float(v))
 
 
-def reader_for(data_type: DataType, primitive: str, zone: dt.tzinfo) -> Reader:
+class _ReaderFor(LogicalTypeVisitor[Reader]):
     """Reader of one field's datum; ``primitive`` is the writer schema's Avro type of the field."""
-    logical = data_type.logical
-    if logical in (LogicalType.INT, LogicalType.YEAR):
-        if primitive == "string":
-            return int
-        if data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned:
+
+    def __init__(self, primitive: str, zone: dt.tzinfo) -> None:
+        self.primitive = primitive
+        self.zone = zone
+
+    def visit_int(self, data_type: DataType) -> Reader:
+        if self.primitive != "string" and data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned:
             return _widen_unsigned
         return int
-    if logical is LogicalType.FLOAT:
+
+    def visit_year(self, data_type: DataType) -> Reader:
+        return int
+
+    def visit_float(self, data_type: DataType) -> Reader:
         return _float32_value
-    if logical is LogicalType.DOUBLE:
+
+    def visit_double(self, data_type: DataType) -> Reader:
         return float
-    if logical is LogicalType.DECIMAL:
+
+    def visit_decimal(self, data_type: DataType) -> Reader:
         scale = data_type.decimal
-        if primitive == "string":
+        if self.primitive == "string":
             return lambda text: at_scale(parse_decimal(text), scale)
         return lambda datum: at_scale(_read_decimal(datum), scale)
-    if logical is LogicalType.BIT:
+
+    def visit_bit(self, data_type: DataType) -> Reader:
         return lambda b: int.from_bytes(b, "big")
-    if logical is LogicalType.BYTES:
+
+    def visit_bytes(self, data_type: DataType) -> Reader:
         return bytes
-    if logical in (LogicalType.STRING, LogicalType.ENUM):
+
+    def visit_string(self, data_type: DataType) -> Reader:
         return str
-    if logical is LogicalType.SET:
+
+    def visit_enum(self, data_type: DataType) -> Reader:
+        return str
+
+    def visit_set(self, data_type: DataType) -> Reader:
         return _set_reader(data_type)
-    if logical is LogicalType.DATE:
+
+    def visit_date(self, data_type: DataType) -> Reader:
+        zone = self.zone
         return lambda s: _fast_date(s) or parse_text(s, data_type, zone)
-    if logical is LogicalType.DATETIME:
+
+    def visit_datetime(self, data_type: DataType) -> Reader:
+        zone = self.zone
         return lambda s: _fast_datetime(s) or _without_zero_fraction(parse_text(s, data_type, zone))
-    if logical is LogicalType.TIMESTAMP:
+
+    def visit_timestamp(self, data_type: DataType) -> Reader:
+        zone = self.zone
 
         def read_timestamp(text: Any) -> Value:
             naive = _fast_datetime(text)
@@ -240,9 +323,31 @@ def reader_for(data_type: DataType, primitive: str, zone: dt.tzinfo) -> Reader:
             return _without_zero_fraction(parse_text(text, data_type, zone))
 
         return read_timestamp
-    if logical is LogicalType.TIME:
+
+    def visit_time(self, data_type: DataType) -> Reader:
+        zone = self.zone
         return lambda s: _fast_time(s) or parse_text(s, data_type, zone)
-    return lambda s: parse_text(s, data_type, zone)
+
+    def visit_json(self, data_type: DataType) -> Reader:
+        return self._text(data_type)
+
+    def visit_vector(self, data_type: DataType) -> Reader:
+        return self._text(data_type)
+
+    def visit_geometry(self, data_type: DataType) -> Reader:
+        return self._text(data_type)  # no text form: a DecodeError, as before
+
+    def visit_array(self, data_type: DataType) -> Reader:
+        return self._text(data_type)
+
+    def _text(self, data_type: DataType) -> Reader:
+        zone = self.zone
+        return lambda s: parse_text(s, data_type, zone)
+
+
+def reader_for(data_type: DataType, primitive: str, zone: dt.tzinfo) -> Reader:
+    """Reader of one field's datum; ``primitive`` is the writer schema's Avro type of the field."""
+    return _ReaderFor(primitive, zone).visit(data_type)
 
 
 # Fast paths for the exact shapes TiDB prints (``YYYY-MM-DD`` and ``YYYY-MM-DD hh:mm:ss[.f]``), through the

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from cdc_core.naming import sanitize_name
+
 PROTOCOL: Final = "avro"
 KEY_SUFFIX: Final = "-key"
 VALUE_SUFFIX: Final = "-value"
@@ -19,26 +21,6 @@ TIDB_CHECKSUM_VERSION: Final = "_tidb_checksum_version"
 EXTENSION_FIELDS: Final = frozenset(
     {TIDB_OP, TIDB_COMMIT_TS, TIDB_PHYSICAL_TIME, TIDB_ROW_CHECKSUM, TIDB_CORRUPTED, TIDB_CHECKSUM_VERSION}
 )
-
-
-def _allowed(ch: str) -> bool:
-    return ch == "_" or ("a" <= ch <= "z") or ("A" <= ch <= "Z") or ("0" <= ch <= "9")
-
-
-def sanitize_name(name: str) -> str:
-    """Avro-safe name: a leading digit gets a ``_`` prefix, every other disallowed character becomes ``_``.
-
-    Go iterates runes, so one non-ASCII character becomes one underscore (``中文`` -> ``__``).
-    """
-    out: list[str] = []
-    for i, ch in enumerate(name):
-        if i == 0 and "0" <= ch <= "9":
-            out.append("_" + ch)
-        elif _allowed(ch):
-            out.append(ch)
-        else:
-            out.append("_")
-    return "".join(out)
 
 
 def sanitize_topic(topic: str) -> str:

@@ -13,10 +13,9 @@ import fastavro
 from cdc_avro.checksum import Contribution, contribution_for
 from cdc_avro.datum import Reader, reader_for
 from cdc_avro.names import EXTENSION_FIELDS
-from cdc_avro.schemagen import split_allowed
 from cdc_avro.tidbtypes import FROM_TIDB_TYPE
 from cdc_core.schema import Column
-from cdc_core.textual import format_float64
+from cdc_core.textual import format_float64, split_members
 from cdc_core.types import DataType, MySQLType
 
 
@@ -81,7 +80,7 @@ def column_of(field: dict[str, Any]) -> tuple[Column, str]:
         elif mysql_type is MySQLType.DECIMAL and branch.get("logicalType") == "decimal":
             length, decimal = int(branch["precision"]), int(branch.get("scale", 0))
         elif mysql_type in (MySQLType.ENUM, MySQLType.SET):
-            elements = split_allowed(str(parameters.get("allowed", "")))
+            elements = split_members(str(parameters.get("allowed", "")))
     except (KeyError, ValueError, TypeError) as exc:
         raise WriterSchemaError(f"field {name}: bad type parameters: {exc}") from exc
     if mysql_type is MySQLType.INT and unsigned and primitive == "int":

@@ -8,12 +8,12 @@ sorted parameters, plus ``logicalType, precision, scale`` for precise DECIMAL.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 import attrs
 
-from cdc_avro import gojson
 from cdc_avro.names import (
     DEFAULT_NAMESPACE,
     TIDB_CHECKSUM_VERSION,
@@ -23,13 +23,14 @@ from cdc_avro.names import (
     TIDB_PHYSICAL_TIME,
     TIDB_ROW_CHECKSUM,
     record_namespace,
-    sanitize_name,
 )
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode, avro_primitive, tidb_type
 from cdc_core.errors import SchemaError
+from cdc_core.gojson import ENCODING_JSON, float64
+from cdc_core.naming import sanitize_name
 from cdc_core.schema import Column, TableSchema
 from cdc_core.textual import to_float32
-from cdc_core.types import LogicalType, MySQLType
+from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 
 
 @attrs.frozen(kw_only=True)
@@ -66,29 +67,6 @@ def escape_member(member: str) -> str:
     return member.replace(",", "\\,").replace("\\'", "'").replace("''", "'")
 
 
-def split_allowed(allowed: str) -> tuple[str, ...]:
-    """Inverse of joining escaped members with ``,``: split on commas not preceded by a backslash."""
-    if allowed == "":
-        return ()
-    members: list[str] = []
-    current: list[str] = []
-    i = 0
-    while i < len(allowed):
-        ch = allowed[i]
-        if ch == "\\" and i + 1 < len(allowed) and allowed[i + 1] == ",":
-            current.append(",")
-            i += 2
-            continue
-        if ch == ",":
-            members.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-        i += 1
-    members.append("".join(current))
-    return tuple(members)
-
-
 def column_type(column: Column, options: SchemaOptions) -> dict[str, Any]:
     data_type = column.data_type
     primitive = avro_primitive(data_type.mysql_type, data_type.unsigned, options.decimal_mode, options.bigint_mode)
@@ -106,6 +84,81 @@ def column_type(column: Column, options: SchemaOptions) -> dict[str, Any]:
     return document
 
 
+class _Default(LogicalTypeVisitor[Callable[[str], Any]]):
+    """How TiCDC turns a column's DEFAULT text into the Avro ``default`` (floats as Go prints float64)."""
+
+    def __init__(self, options: SchemaOptions) -> None:
+        self.options = options
+
+    def visit_int(self, data_type: DataType) -> Callable[[str], Any]:
+        if data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned:
+            if self.options.bigint_mode is BigintUnsignedMode.STRING:
+                return str
+            return lambda text: int(text) - (1 << 64) if int(text) >= 1 << 63 else int(text)
+        return int
+
+    def visit_year(self, data_type: DataType) -> Callable[[str], Any]:
+        return int
+
+    def visit_float(self, data_type: DataType) -> Callable[[str], Any]:
+        return lambda text: float64(to_float32(float(text)))
+
+    def visit_double(self, data_type: DataType) -> Callable[[str], Any]:
+        return lambda text: float64(float(text))
+
+    def visit_decimal(self, data_type: DataType) -> Callable[[str], Any]:
+        string_mode = self.options.decimal_mode is DecimalMode.STRING
+
+        def default(text: str) -> Any:
+            Decimal(text)  # a precise DECIMAL gets no default (goavro cannot), but the text must still parse
+            return text if string_mode else None
+
+        return default
+
+    def visit_bit(self, data_type: DataType) -> Callable[[str], Any]:
+        return _base64_text
+
+    def visit_bytes(self, data_type: DataType) -> Callable[[str], Any]:
+        return _base64_text
+
+    def visit_date(self, data_type: DataType) -> Callable[[str], Any]:
+        return str
+
+    def visit_datetime(self, data_type: DataType) -> Callable[[str], Any]:
+        return str
+
+    def visit_timestamp(self, data_type: DataType) -> Callable[[str], Any]:
+        return str
+
+    def visit_time(self, data_type: DataType) -> Callable[[str], Any]:
+        return str
+
+    def visit_string(self, data_type: DataType) -> Callable[[str], Any]:
+        return str
+
+    def visit_enum(self, data_type: DataType) -> Callable[[str], Any]:
+        return str
+
+    def visit_set(self, data_type: DataType) -> Callable[[str], Any]:
+        return str
+
+    def visit_json(self, data_type: DataType) -> Callable[[str], Any]:
+        return str
+
+    def visit_vector(self, data_type: DataType) -> Callable[[str], Any]:
+        return str
+
+    def visit_geometry(self, data_type: DataType) -> Callable[[str], Any]:
+        return str  # never reached: the schema generator refuses spatial columns
+
+    def visit_array(self, data_type: DataType) -> Callable[[str], Any]:
+        return str  # never reached, as for GEOMETRY
+
+
+def _base64_text(text: str) -> str:
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")  # a Go byte slice marshals as base64
+
+
 def default_value(column: Column, options: SchemaOptions) -> Any:
     """The Avro ``default`` TiCDC derives from the TiDB default text (None when there is none).
 
@@ -115,28 +168,12 @@ def default_value(column: Column, options: SchemaOptions) -> Any:
     text = column.default
     if text is None:
         return None
-    data_type = column.data_type
-    logical = data_type.logical
     try:
-        if logical in (LogicalType.INT, LogicalType.YEAR):
-            if data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned:
-                if options.bigint_mode is BigintUnsignedMode.STRING:
-                    return text
-                number = int(text)
-                return number - (1 << 64) if number >= 1 << 63 else number
-            return int(text)
-        if logical is LogicalType.FLOAT:
-            return to_float32(float(text))
-        if logical is LogicalType.DOUBLE:
-            return float(text)
-        if logical in (LogicalType.BIT, LogicalType.BYTES):
-            return base64.b64encode(text.encode("utf-8")).decode("ascii")
-        if logical is LogicalType.DECIMAL:
-            Decimal(text)  # a precise DECIMAL gets no default (goavro cannot), but the text must still parse
-            return text if options.decimal_mode is DecimalMode.STRING else None
+        return _Default(options).visit(column.data_type)(text)
     except (ValueError, InvalidOperation) as exc:
-        raise SchemaError(f"column {column.name}: default {text!r} does not fit {data_type.type_text()}") from exc
-    return text
+        raise SchemaError(
+            f"column {column.name}: default {text!r} does not fit {column.data_type.type_text()}"
+        ) from exc
 
 
 def _field(column: Column, options: SchemaOptions) -> tuple[dict[str, Any], FieldPlan]:
@@ -192,7 +229,9 @@ def _record(table: TableSchema, columns: tuple[Column, ...], options: SchemaOpti
         "namespace": record_namespace(table.database, options.namespace),
         "fields": fields,
     }
-    return RecordPlan(schema_json=gojson.dumps(top), fields=tuple(plans), extension=extension, checksum=checksum)
+    return RecordPlan(
+        schema_json=ENCODING_JSON.dumps(top).decode(), fields=tuple(plans), extension=extension, checksum=checksum
+    )
 
 
 def key_columns(table: TableSchema) -> tuple[Column, ...]:

@@ -9,7 +9,6 @@ from typing import Any
 
 import attrs
 
-from cdc_canal import jsonwriter
 from cdc_canal.names import PROTOCOL, WATERMARK_TYPE, sql_type_code
 from cdc_canal.outbound import Formatter, make_formatter, mysql_type_text
 from cdc_core.claimcheck import ClaimCheckStorage
@@ -17,6 +16,7 @@ from cdc_core.codec import Options
 from cdc_core.compression import compress, parse_compression
 from cdc_core.errors import ConfigError, EncodeError, LimitExceededError
 from cdc_core.events import Bootstrap, DDLEvent, Event, LogicalMessage, Op, RowChange, Watermark
+from cdc_core.gojson import EASYJSON
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone
@@ -156,7 +156,7 @@ class CanalEncoder:
             document["_tidb"] = tidb
         elif reduced:
             raise EncodeError(PROTOCOL, "handle-key-only and claim-check need enable-tidb-extension", table=name)
-        return jsonwriter.dumps(document)
+        return EASYJSON.dumps(document)
 
     def _layout(self, schema: TableSchema, key_only: bool, name: str) -> _Layout:
         """Per-schema formatters and type texts, built once (the schema is kept in the entry, so its id is stable)."""
@@ -233,7 +233,7 @@ class CanalEncoder:
         }
         if self.extension:
             document["_tidb"] = {"commitTs": self._commit_ts(event.commit_ts, name)}
-        value = compress(self.compression, jsonwriter.dumps(document))
+        value = compress(self.compression, EASYJSON.dumps(document))
         return Message(value=value, key=None, partition=0)  # DDL goes to partition 0 only
 
     def _watermark(self, event: Watermark) -> list[Message]:
@@ -255,7 +255,7 @@ class CanalEncoder:
             "old": None,
             "_tidb": {"watermarkTs": event.ts},
         }
-        value = compress(self.compression, jsonwriter.dumps(document))
+        value = compress(self.compression, EASYJSON.dumps(document))
         return [Message(value=value, key=None, partition=p) for p in range(self.partitions)]
 
     @staticmethod

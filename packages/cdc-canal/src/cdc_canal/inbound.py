@@ -32,7 +32,7 @@ from cdc_core.textual import (
     parse_vector,
     set_names,
 )
-from cdc_core.types import INTEGER_BITS, DataType, LogicalType, MySQLType, parse_type_text
+from cdc_core.types import INTEGER_BITS, DataType, LogicalType, MySQLType, by_logical_type, parse_type_text
 from cdc_core.values import EnumIndex, SetBits, Value
 
 Parser = Callable[[str], Value]
@@ -256,26 +256,26 @@ def _set_parser(data_type: DataType) -> Parser:
 ParserFactory = Callable[[DataType, dt.tzinfo], Parser]
 
 # One parser per logical type (Canal-JSON's wire strings); the completeness test keeps it total.
-PARSERS: Final[Mapping[LogicalType, ParserFactory]] = {
-    LogicalType.INT: lambda t, z: _ranged_int(t),
-    LogicalType.YEAR: lambda t, z: _int,
-    LogicalType.BIT: lambda t, z: _ranged_int(t),
-    LogicalType.FLOAT: lambda t, z: _float32,
-    LogicalType.DOUBLE: lambda t, z: parse_float,
-    LogicalType.DECIMAL: lambda t, z: _decimal_parser(t),
-    LogicalType.DATE: lambda t, z: _date,
-    LogicalType.DATETIME: lambda t, z: _datetime,
-    LogicalType.TIMESTAMP: lambda t, z: lambda text: _timestamp(text, z),
-    LogicalType.TIME: lambda t, z: parse_time,
-    LogicalType.STRING: lambda t, z: _identity,
-    LogicalType.BYTES: lambda t, z: _latin1,
-    LogicalType.ENUM: lambda t, z: _enum_parser(t),
-    LogicalType.SET: lambda t, z: _set_parser(t),
-    LogicalType.JSON: lambda t, z: _json,
-    LogicalType.VECTOR: lambda t, z: parse_vector,
-    LogicalType.GEOMETRY: lambda t, z: _geometry,
-    LogicalType.ARRAY: lambda t, z: _no_array(t),
-}
+PARSERS: Final[Mapping[LogicalType, ParserFactory]] = by_logical_type(
+    int=lambda t, z: _ranged_int(t),
+    year=lambda t, z: _int,
+    bit=lambda t, z: _ranged_int(t),
+    float=lambda t, z: _float32,
+    double=lambda t, z: parse_float,
+    decimal=lambda t, z: _decimal_parser(t),
+    date=lambda t, z: _date,
+    datetime=lambda t, z: _datetime,
+    timestamp=lambda t, z: lambda text: _timestamp(text, z),
+    time=lambda t, z: parse_time,
+    string=lambda t, z: _identity,
+    bytes=lambda t, z: _latin1,
+    enum=lambda t, z: _enum_parser(t),
+    set=lambda t, z: _set_parser(t),
+    json=lambda t, z: _json,
+    vector=lambda t, z: parse_vector,
+    geometry=lambda t, z: _geometry,
+    array=lambda t, z: _no_array(t),
+)
 
 
 class TypeCache:

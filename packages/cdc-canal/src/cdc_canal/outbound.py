@@ -21,7 +21,7 @@ from cdc_core.textual import (
     format_timestamp,
     set_bits,
 )
-from cdc_core.types import DEFAULT_LENGTHS, DataType, LogicalType, MySQLType
+from cdc_core.types import DEFAULT_LENGTHS, DataType, LogicalType, MySQLType, by_logical_type
 from cdc_core.values import EnumIndex, SetBits, Value
 
 Formatter = Callable[[Value], str]
@@ -146,23 +146,23 @@ FormatterFactory = Callable[[DataType, dt.tzinfo, bool], Formatter]
 
 # One writer per logical type (the core text forms, without `format_text`'s per-value dispatch on the
 # encoder's hot path); the completeness test keeps it total.
-FORMATTERS: Final[Mapping[LogicalType, FormatterFactory]] = {
-    LogicalType.INT: lambda t, z, names: _int_text(t, z),
-    LogicalType.YEAR: lambda t, z, names: _int_text(t, z),
-    LogicalType.BIT: lambda t, z, names: _int_text(t, z),
-    LogicalType.FLOAT: lambda t, z, names: format_float32,
-    LogicalType.DOUBLE: lambda t, z, names: format_float64,
-    LogicalType.DECIMAL: lambda t, z, names: _decimal_text(t.scale),
-    LogicalType.DATE: lambda t, z, names: format_date,
-    LogicalType.DATETIME: lambda t, z, names: lambda value: format_datetime(value, t.fsp),
-    LogicalType.TIMESTAMP: lambda t, z, names: lambda value: format_timestamp(value, t.fsp, z),
-    LogicalType.TIME: lambda t, z, names: lambda value: format_time(value, t.fsp),
-    LogicalType.STRING: lambda t, z, names: _text,
-    LogicalType.BYTES: lambda t, z, names: _latin1,
-    LogicalType.ENUM: lambda t, z, names: _enum_names(t) if names else _enum_index(t),
-    LogicalType.SET: lambda t, z, names: _set_names(t) if names else _set_bits(t),
-    LogicalType.JSON: lambda t, z, names: lambda value: format_text(value, t, z),
-    LogicalType.VECTOR: lambda t, z, names: lambda value: format_text(value, t, z),
-    LogicalType.GEOMETRY: lambda t, z, names: _geometry,
-    LogicalType.ARRAY: lambda t, z, names: _no_array,
-}
+FORMATTERS: Final[Mapping[LogicalType, FormatterFactory]] = by_logical_type(
+    int=lambda t, z, names: _int_text(t, z),
+    year=lambda t, z, names: _int_text(t, z),
+    bit=lambda t, z, names: _int_text(t, z),
+    float=lambda t, z, names: format_float32,
+    double=lambda t, z, names: format_float64,
+    decimal=lambda t, z, names: _decimal_text(t.scale),
+    date=lambda t, z, names: format_date,
+    datetime=lambda t, z, names: lambda value: format_datetime(value, t.fsp),
+    timestamp=lambda t, z, names: lambda value: format_timestamp(value, t.fsp, z),
+    time=lambda t, z, names: lambda value: format_time(value, t.fsp),
+    string=lambda t, z, names: _text,
+    bytes=lambda t, z, names: _latin1,
+    enum=lambda t, z, names: _enum_names(t) if names else _enum_index(t),
+    set=lambda t, z, names: _set_names(t) if names else _set_bits(t),
+    json=lambda t, z, names: lambda value: format_text(value, t, z),
+    vector=lambda t, z, names: lambda value: format_text(value, t, z),
+    geometry=lambda t, z, names: _geometry,
+    array=lambda t, z, names: _no_array,
+)

@@ -1,5 +1,7 @@
 """cdc-core: typed change events, the MySQL/TiDB type system and the codec contract."""
 
+from importlib.metadata import version
+
 from cdc_core.codec import Codec, Decoder, Encoder, Options, OptionSpec, decode_all
 from cdc_core.errors import (
     CdcError,
@@ -20,7 +22,7 @@ from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.types import DataType, LogicalType, MySQLType, parse_type_text
 from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal
 
-__version__ = "0.1.0"
+__version__ = version("cdc-core")  # the repository's VERSION file, through the package metadata
 
 __all__ = [
     "Bootstrap",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Final
 
@@ -29,7 +30,7 @@ from cdc_core.textual import (
     parse_decimal,
     parse_time,
 )
-from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.types import DataType, LogicalType, MySQLType, by_logical_type
 from cdc_core.values import EnumIndex, Geometry, RowImage, SetBits, Value, ZeroTemporal
 
 FORMAT_VERSION: Final = 1
@@ -110,29 +111,12 @@ def value_from_json(document: Any, data_type: DataType | None) -> Value:
             return _geometry_from(inner)
     if document is None or data_type is None:
         return document
-    logical = data_type.logical
-    if logical is LogicalType.ARRAY:
-        if not isinstance(document, list):
-            raise CanonicalFormError(f"{document!r} is not an array value")
-        return [value_from_json(element, data_type.item) for element in document]
     try:
-        if logical is LogicalType.DECIMAL:
-            return parse_decimal(str(document))
-        if logical is LogicalType.DATE:
-            return parse_date(document)
-        if logical is LogicalType.DATETIME:
-            return parse_datetime(document)
-        if logical is LogicalType.TIMESTAMP:
-            return _parse_aware(document)
-        if logical is LogicalType.TIME:
-            return parse_time(document)
-        if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
-            return float(document)
-        if logical is LogicalType.SET:
-            return tuple(document)
+        return _FROM_JSON[data_type.logical](document, data_type)
     except (TextFormError, TypeError, ValueError) as exc:
+        if isinstance(exc, CanonicalFormError):
+            raise
         raise CanonicalFormError(f"{document!r} is not a {data_type.type_text()} value: {exc}") from exc
-    return document
 
 
 def _geometry_from(inner: Any) -> Geometry:
@@ -155,6 +139,39 @@ def _parse_aware(text: str) -> dt.datetime | ZeroTemporal:
     if moment.tzinfo is None:
         raise TextFormError("TIMESTAMP needs an offset")
     return moment
+
+
+def _array_from(document: Any, data_type: DataType) -> Value:
+    if not isinstance(document, list):
+        raise CanonicalFormError(f"{document!r} is not an array value")
+    return [value_from_json(element, data_type.item) for element in document]
+
+
+def _same(document: Any, _data_type: DataType) -> Any:
+    return document
+
+
+# How a canonical JSON value reads back per logical type (the rest are JSON-native already).
+_FROM_JSON: Final[Mapping[LogicalType, Callable[[Any, DataType], Value]]] = by_logical_type(
+    int=_same,
+    float=lambda document, t: float(document),
+    double=lambda document, t: float(document),
+    decimal=lambda document, t: parse_decimal(str(document)),
+    date=lambda document, t: parse_date(document),
+    datetime=lambda document, t: parse_datetime(document),
+    timestamp=lambda document, t: _parse_aware(document),
+    time=lambda document, t: parse_time(document),
+    year=_same,
+    string=_same,
+    bytes=_same,
+    enum=_same,
+    set=lambda document, t: tuple(document),
+    bit=_same,
+    json=_same,
+    vector=_same,
+    geometry=_same,  # a Geometry comes tagged ($geometry) and is read above
+    array=_array_from,
+)
 
 
 def image_to_json(image: RowImage | None) -> dict[str, Any] | None:

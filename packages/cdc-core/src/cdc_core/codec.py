@@ -7,6 +7,7 @@ TiCDC would choose. Option names are spelled exactly as in TiCDC's sink URI.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -17,6 +18,7 @@ from cdc_core.events import Event
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
 from cdc_core.secrets import redact_options
+from cdc_core.sinkparams import DECODER_ALIASES, TICDC_PARAMETERS
 
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
@@ -81,7 +83,8 @@ class Options(Mapping[str, Any]):
         unknown = sorted(map(str, set(given) - set(known)))
         if unknown:
             raise ConfigError(
-                f"{protocol}: unknown option(s) {', '.join(unknown)}; valid options: {', '.join(sorted(known))}"
+                f"{protocol}: unknown option(s) {', '.join(unknown)}; valid options: {', '.join(sorted(known))} "
+                "(and TiCDC's sink-URI parameters)"
             )
         self._values = {name: spec.parse(given.get(name)) for name, spec in known.items()}
         self.protocol = protocol
@@ -141,14 +144,51 @@ class Codec:
     make_decoder: Callable[[Options], Decoder]
     make_encoder: Callable[[Options], Encoder]
     package: str
+    keyed_deletes: bool = False
+    """A tombstone (null value) is a delete that only its key identifies (TiCDC Avro)."""
 
     def decoder(self, options: Mapping[str, object] | None = None) -> Decoder:
-        specs = [s for s in self.options if s.for_decoder]
-        return self.make_decoder(Options(specs, options, protocol=self.name))
+        """A decoder. ``options`` may hold the whole sink-URI parameter set of the changefeed: options of the
+        encoder side and TiCDC parameters this codec has no use for are ignored (`IgnoredOptionsWarning`)."""
+        return self.make_decoder(self._options(options, decoder=True))
 
     def encoder(self, options: Mapping[str, object] | None = None) -> Encoder:
-        specs = [s for s in self.options if s.for_encoder]
-        return self.make_encoder(Options(specs, options, protocol=self.name))
+        """An encoder; decoder-side options and TiCDC's Kafka client parameters are ignored with a warning."""
+        return self.make_encoder(self._options(options, decoder=False))
+
+    def _options(self, options: Mapping[str, object] | None, *, decoder: bool) -> Options:
+        specs = [s for s in self.options if (s.for_decoder if decoder else s.for_encoder)]
+        return Options(specs, self.used_options(options, decoder=decoder, stacklevel=4), protocol=self.name)
+
+    def used_options(
+        self, options: Mapping[str, object] | None, *, decoder: bool = True, stacklevel: int = 2
+    ) -> dict[str, object]:
+        """``options`` less those this side ignores (warned about once, as `IgnoredOptionsWarning`), TiCDC's
+        names of options it knows under its own turned into those. Unknown names stay, for `Options` to refuse."""
+        names = {s.name for s in self.options if (s.for_decoder if decoder else s.for_encoder)}
+        given = dict(options or {})
+        if decoder:
+            for (protocol, ticdc_name), own in DECODER_ALIASES.items():
+                if protocol == self.name and ticdc_name in given and own in names:
+                    value = given.pop(ticdc_name)
+                    given.setdefault(own, value)
+        other_side = {s.name for s in self.options} - names
+        ignored = sorted(n for n in given if n not in names and (n in other_side or n in TICDC_PARAMETERS))
+        if ignored:
+            side = "decoding" if decoder else "encoding"
+            warnings.warn(
+                IgnoredOptionsWarning(
+                    f"{self.name} {side} ignores {', '.join(ignored)} (they shape only the other side's "
+                    "messages or TiCDC's Kafka client)"
+                ),
+                stacklevel=stacklevel,
+            )
+        return {k: v for k, v in given.items() if k not in ignored}
+
+
+class IgnoredOptionsWarning(UserWarning):
+    """Options a codec accepts but has no use for on this side: TiCDC sink-URI parameters that shape only the
+    producer's output or its Kafka client, and options of the other side (a decoder given encoder options)."""
 
 
 def decode_all(decoder: Decoder, messages: Iterable[Message]) -> list[Event]:

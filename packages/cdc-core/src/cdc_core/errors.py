@@ -13,6 +13,15 @@ if TYPE_CHECKING:
     from cdc_core.message import Message
 
 
+_JSON_KINDS = {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string"}
+_JSON_KINDS |= {dict: "object", list: "array"}
+
+
+def json_kind(value: object) -> str:
+    """What a decoded JSON value is, in JSON's words, for messages such as "expected a string, got null"."""
+    return _JSON_KINDS.get(type(value)) or type(value).__name__
+
+
 class CdcError(Exception):
     """Root of every error this project raises deliberately."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 
@@ -27,6 +29,19 @@ class Message:
     offset: int | None = None
     timestamp: int | None = None
     headers: tuple[tuple[str, bytes | None], ...] = attrs.field(default=(), converter=_headers)
+
+    @classmethod
+    def from_kafka(cls, record: Any) -> Message:
+        """The `Message` of a confluent-kafka ``Message`` (as ``Consumer.poll`` returns it)."""
+        return cls(
+            value=record.value(),
+            key=record.key(),
+            topic=record.topic(),
+            partition=record.partition(),
+            offset=record.offset(),
+            timestamp=record.timestamp()[1],
+            headers=tuple(record.headers() or ()),
+        )
 
     @property
     def is_tombstone(self) -> bool:

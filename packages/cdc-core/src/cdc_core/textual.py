@@ -13,12 +13,13 @@ import json
 import math
 import re
 import struct
+from collections.abc import Callable, Mapping
 from decimal import Context, Decimal, InvalidOperation
-from typing import Final
+from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cdc_core.errors import ConfigError
-from cdc_core.types import DataType, LogicalType
+from cdc_core.types import DataType, LogicalType, by_logical_type
 from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal
 
 EPOCH_DATE: Final = dt.date(1970, 1, 1)
@@ -85,10 +86,12 @@ def format_float64(value: float) -> str:
     return _positional(repr(float(value)))
 
 
-def format_float_es6(value: float, *, bits: int = 64) -> str:
+def format_float_es6(value: float, *, bits: int = 64, exponent_digits: int = 1) -> str:
     """ECMAScript-style number text as Go's JSON writers print floats.
 
-    Plain digits for 1e-6 <= |v| < 1e21, otherwise shortest digits with an exponent like ``1e-7``/``1e+21``.
+    Plain digits for 1e-6 <= |v| < 1e21, otherwise shortest digits with an exponent like ``1e-7``/``1e+21``;
+    ``exponent_digits=2`` keeps Go's ``strconv`` exponent of at least two digits (``1e-07``), as
+    json-iterator 1.1.12 prints.
     """
     if math.isnan(value) or math.isinf(value):
         raise TextFormError(f"non-finite float {value}")
@@ -100,7 +103,7 @@ def format_float_es6(value: float, *, bits: int = 64) -> str:
     if "." in mantissa:
         mantissa = mantissa.rstrip("0").rstrip(".")
     exp = int(exponent)
-    return f"{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp)}"
+    return f"{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):0{exponent_digits}d}"
 
 
 # --------------------------------------------------------------------------------------------- decimal
@@ -335,6 +338,35 @@ def parse_set_text(text: str, data_type: DataType) -> tuple[str, ...] | SetBits:
     return set_names(set_bits(names, data_type), data_type)
 
 
+def join_members(members: tuple[str, ...] | list[str]) -> str:
+    """ENUM/SET members as one ``allowed`` text, commas inside a member escaped as ``\\,`` (TiCDC's Debezium
+    Enum and Avro enum/set parameters)."""
+    return ",".join(member.replace(",", "\\,") for member in members)
+
+
+def split_members(allowed: str) -> tuple[str, ...]:
+    """Inverse of `join_members`: split on commas not preceded by a backslash (``""`` has no members)."""
+    if allowed == "":
+        return ()
+    members: list[str] = []
+    current: list[str] = []
+    i = 0
+    while i < len(allowed):
+        ch = allowed[i]
+        if ch == "\\" and i + 1 < len(allowed) and allowed[i + 1] == ",":
+            current.append(",")
+            i += 2
+            continue
+        if ch == ",":
+            members.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    members.append("".join(current))
+    return tuple(members)
+
+
 # ------------------------------------------------------------------------------------------ json, vector
 
 
@@ -406,75 +438,79 @@ def parse_float(text: str) -> float:
         raise TextFormError(f"not a number: {text!r}") from exc
 
 
+def _plain_text(value: Value, _data_type: DataType, _zone: dt.tzinfo) -> str:
+    if not isinstance(value, str):
+        raise TextFormError(f"expected text, got {type(value).__name__}")
+    return value
+
+
+def _no_text(_value: object, data_type: DataType, _zone: dt.tzinfo) -> Any:
+    raise TextFormError(f"{data_type.type_text()} has no plain text form ({data_type.logical.value})")
+
+
+def _int_text(value: Value, _data_type: DataType, _zone: dt.tzinfo) -> str:
+    return str(int(value))
+
+
+_TextWriter = Callable[[Any, DataType, dt.tzinfo], str]
+_TEXT_WRITERS: Final[Mapping[LogicalType, _TextWriter]] = by_logical_type(
+    int=_int_text,
+    year=_int_text,
+    bit=_int_text,
+    float=lambda v, t, z: format_float32(v),
+    double=lambda v, t, z: format_float64(v),
+    decimal=lambda v, t, z: format_decimal(Decimal(v), t.scale),
+    date=lambda v, t, z: format_date(v),
+    datetime=lambda v, t, z: format_datetime(v, t.fsp),
+    timestamp=lambda v, t, z: format_timestamp(v, t.fsp, z),
+    time=lambda v, t, z: format_time(v, t.fsp),
+    enum=lambda v, t, z: str(enum_index(v, t)),
+    set=lambda v, t, z: str(set_bits(v, t)),
+    json=lambda v, t, z: format_json(v),
+    vector=lambda v, t, z: format_vector(v),
+    string=_plain_text,
+    bytes=_no_text,
+    geometry=_no_text,
+    array=_no_text,
+)
+
+
 def format_text(value: Value, data_type: DataType, zone: dt.tzinfo = UTC) -> str:
     """The TiDB text of a non-binary value (binary columns are protocol-specific: base64 or latin-1).
 
     ENUM prints its index, SET its bitmask and BIT its unsigned value, as the mounter hands them to codecs.
     """
-    logical = data_type.logical
     try:
-        if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
-            return str(int(value))
-        if logical is LogicalType.FLOAT:
-            return format_float32(value)
-        if logical is LogicalType.DOUBLE:
-            return format_float64(value)
-        if logical is LogicalType.DECIMAL:
-            return format_decimal(Decimal(value), data_type.scale)
-        if logical is LogicalType.DATE:
-            return format_date(value)
-        if logical is LogicalType.DATETIME:
-            return format_datetime(value, data_type.fsp)
-        if logical is LogicalType.TIMESTAMP:
-            return format_timestamp(value, data_type.fsp, zone)
-        if logical is LogicalType.TIME:
-            return format_time(value, data_type.fsp)
-        if logical is LogicalType.ENUM:
-            return str(enum_index(value, data_type))
-        if logical is LogicalType.SET:
-            return str(set_bits(value, data_type))
-        if logical is LogicalType.JSON:
-            return format_json(value)
-        if logical is LogicalType.VECTOR:
-            return format_vector(value)
-        if logical is LogicalType.STRING:
-            if not isinstance(value, str):
-                raise TextFormError(f"expected text, got {type(value).__name__}")
-            return value
+        return _TEXT_WRITERS[data_type.logical](value, data_type, zone)
     except (TypeError, AttributeError, ValueError) as exc:
         if isinstance(exc, TextFormError):
             raise
         raise TextFormError(f"{type(value).__name__} value {value!r} does not fit {data_type.type_text()}") from exc
-    raise TextFormError(f"{data_type.type_text()} has no plain text form ({logical.value})")
+
+
+_TextReader = Callable[[str, DataType, dt.tzinfo], Value]
+_TEXT_READERS: Final[Mapping[LogicalType, _TextReader]] = by_logical_type(
+    int=lambda s, t, z: parse_int(s),
+    year=lambda s, t, z: parse_int(s),
+    bit=lambda s, t, z: parse_int(s),
+    float=lambda s, t, z: float32_value(parse_float(s)),
+    double=lambda s, t, z: parse_float(s),
+    decimal=lambda s, t, z: parse_decimal(s),
+    date=lambda s, t, z: parse_date(s),
+    datetime=lambda s, t, z: parse_datetime(s),
+    timestamp=lambda s, t, z: parse_timestamp(s, z),
+    time=lambda s, t, z: parse_time(s),
+    enum=lambda s, t, z: enum_name(parse_int(s), t),
+    set=lambda s, t, z: set_names(parse_int(s), t),
+    json=lambda s, t, z: parse_json(s),
+    vector=lambda s, t, z: parse_vector(s),
+    string=lambda s, t, z: s,
+    bytes=_no_text,
+    geometry=_no_text,
+    array=_no_text,
+)
 
 
 def parse_text(text: str, data_type: DataType, zone: dt.tzinfo = UTC) -> Value:
     """Inverse of `format_text`: TiDB text to the typed value (binary columns excluded)."""
-    logical = data_type.logical
-    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
-        return parse_int(text)
-    if logical is LogicalType.FLOAT:
-        return float32_value(parse_float(text))
-    if logical is LogicalType.DOUBLE:
-        return parse_float(text)
-    if logical is LogicalType.DECIMAL:
-        return parse_decimal(text)
-    if logical is LogicalType.DATE:
-        return parse_date(text)
-    if logical is LogicalType.DATETIME:
-        return parse_datetime(text)
-    if logical is LogicalType.TIMESTAMP:
-        return parse_timestamp(text, zone)
-    if logical is LogicalType.TIME:
-        return parse_time(text)
-    if logical is LogicalType.ENUM:
-        return enum_name(parse_int(text), data_type)
-    if logical is LogicalType.SET:
-        return set_names(parse_int(text), data_type)
-    if logical is LogicalType.JSON:
-        return parse_json(text)
-    if logical is LogicalType.VECTOR:
-        return parse_vector(text)
-    if logical is LogicalType.STRING:
-        return text
-    raise TextFormError(f"{data_type.type_text()} has no plain text form ({logical.value})")
+    return _TEXT_READERS[data_type.logical](text, data_type, zone)

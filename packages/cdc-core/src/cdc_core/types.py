@@ -8,9 +8,10 @@ by. Type names are TiDB's lower-case names, where a binary charset turns ``char`
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Final
+from typing import Final, Generic, TypeVar, assert_never
 
 import attrs
 
@@ -233,9 +234,14 @@ class DataType:
         return MYSQL_TO_LOGICAL[self.mysql_type]
 
     @property
+    def has_fsp(self) -> bool:
+        """A temporal type with fractional seconds (DATETIME, TIMESTAMP, TIME): ``decimal`` is its fsp."""
+        return HAS_FSP[self.logical]
+
+    @property
     def fsp(self) -> int:
         """Fractional-seconds precision of a temporal type (0 when not declared)."""
-        return (self.decimal or 0) if self.logical in _FSP_TYPES else 0
+        return (self.decimal or 0) if self.has_fsp else 0
 
     @property
     def precision(self) -> int:
@@ -268,7 +274,7 @@ class DataType:
                 self.mysql_type in (MySQLType.FLOAT, MySQLType.DOUBLE) and self.decimal is not None
             ):
                 params = f"({self.length or DEFAULT_LENGTHS[self.mysql_type]},{self.decimal or 0})"
-            elif self.logical in _FSP_TYPES:
+            elif self.has_fsp:
                 params = f"({self.decimal})" if self.decimal else ""
             elif self.length is not None and self.mysql_type not in _UNSIZED:
                 params = f"({self.length})"
@@ -281,7 +287,6 @@ class DataType:
         return self if binary is None else attrs.evolve(self, mysql_type=binary, charset="binary", collation="binary")
 
 
-_FSP_TYPES: Final = frozenset({LogicalType.DATETIME, LogicalType.TIMESTAMP, LogicalType.TIME})
 _UNSIZED: Final = frozenset(
     {
         MySQLType.JSON,
@@ -345,7 +350,7 @@ def parse_type_text(text: str) -> DataType:
             numbers = [p.strip() for p in params.split(",")]
             if not all(n.isdigit() for n in numbers) or len(numbers) > 2:
                 raise SchemaError(f"column type {text!r}: parameters must be one or two integers")
-            if MYSQL_TO_LOGICAL[mysql_type] in _FSP_TYPES:
+            if HAS_FSP[MYSQL_TO_LOGICAL[mysql_type]]:
                 decimal = int(numbers[0])
             else:
                 length = int(numbers[0])
@@ -417,3 +422,190 @@ def unsigned_max(mysql_type: MySQLType) -> int:
 def signed_range(mysql_type: MySQLType) -> tuple[int, int]:
     bits = INTEGER_BITS[mysql_type]
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+# ------------------------------------------------------------------------------------- exhaustive switching
+#
+# Code that does something different per logical type says so through one of these two, never an if-chain:
+# a new LogicalType member then fails the type check (mypy --strict) everywhere until it is handled.
+#   1. `LogicalTypeVisitor`: one abstract method per member; `visit` dispatches with an exhaustive match
+#      (`assert_never`), and a visitor lacking a method cannot be instantiated.
+#   2. `by_logical_type`: a table with one required keyword argument per member.
+# Adding a member: add it to the match in `LogicalTypeVisitor.visit`, an abstract ``visit_<member>`` and a
+# ``<member>`` parameter of `by_logical_type` (test_type_visitor.py checks the three agree).
+
+R = TypeVar("R")
+V = TypeVar("V")
+
+
+class LogicalTypeVisitor(ABC, Generic[R]):
+    """One method per logical type, each given the column's `DataType`; `visit` calls the right one."""
+
+    def visit(self, data_type: DataType) -> R:
+        logical = data_type.logical
+        match logical:
+            case LogicalType.INT:
+                return self.visit_int(data_type)
+            case LogicalType.FLOAT:
+                return self.visit_float(data_type)
+            case LogicalType.DOUBLE:
+                return self.visit_double(data_type)
+            case LogicalType.DECIMAL:
+                return self.visit_decimal(data_type)
+            case LogicalType.DATE:
+                return self.visit_date(data_type)
+            case LogicalType.DATETIME:
+                return self.visit_datetime(data_type)
+            case LogicalType.TIMESTAMP:
+                return self.visit_timestamp(data_type)
+            case LogicalType.TIME:
+                return self.visit_time(data_type)
+            case LogicalType.YEAR:
+                return self.visit_year(data_type)
+            case LogicalType.STRING:
+                return self.visit_string(data_type)
+            case LogicalType.BYTES:
+                return self.visit_bytes(data_type)
+            case LogicalType.ENUM:
+                return self.visit_enum(data_type)
+            case LogicalType.SET:
+                return self.visit_set(data_type)
+            case LogicalType.BIT:
+                return self.visit_bit(data_type)
+            case LogicalType.JSON:
+                return self.visit_json(data_type)
+            case LogicalType.VECTOR:
+                return self.visit_vector(data_type)
+            case LogicalType.GEOMETRY:
+                return self.visit_geometry(data_type)
+            case LogicalType.ARRAY:
+                return self.visit_array(data_type)
+            case _:
+                assert_never(logical)
+
+    @abstractmethod
+    def visit_int(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_float(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_double(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_decimal(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_date(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_datetime(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_timestamp(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_time(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_year(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_string(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_bytes(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_enum(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_set(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_bit(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_json(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_vector(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_geometry(self, data_type: DataType) -> R: ...
+    @abstractmethod
+    def visit_array(self, data_type: DataType) -> R: ...
+
+
+def by_logical_type(
+    *,
+    int: V,
+    float: V,
+    double: V,
+    decimal: V,
+    date: V,
+    datetime: V,
+    timestamp: V,
+    time: V,
+    year: V,
+    string: V,
+    bytes: V,
+    enum: V,
+    set: V,
+    bit: V,
+    json: V,
+    vector: V,
+    geometry: V,
+    array: V,
+) -> dict[LogicalType, V]:
+    """A table with one entry per logical type (a missing one is a type error), for per-value hot paths."""
+
+    def entry(logical: LogicalType) -> V:
+        match logical:
+            case LogicalType.INT:
+                return int
+            case LogicalType.FLOAT:
+                return float
+            case LogicalType.DOUBLE:
+                return double
+            case LogicalType.DECIMAL:
+                return decimal
+            case LogicalType.DATE:
+                return date
+            case LogicalType.DATETIME:
+                return datetime
+            case LogicalType.TIMESTAMP:
+                return timestamp
+            case LogicalType.TIME:
+                return time
+            case LogicalType.YEAR:
+                return year
+            case LogicalType.STRING:
+                return string
+            case LogicalType.BYTES:
+                return bytes
+            case LogicalType.ENUM:
+                return enum
+            case LogicalType.SET:
+                return set
+            case LogicalType.BIT:
+                return bit
+            case LogicalType.JSON:
+                return json
+            case LogicalType.VECTOR:
+                return vector
+            case LogicalType.GEOMETRY:
+                return geometry
+            case LogicalType.ARRAY:
+                return array
+            case _:
+                assert_never(logical)
+
+    return {logical: entry(logical) for logical in LogicalType}
+
+
+HAS_FSP: Final = by_logical_type(
+    int=False,
+    float=False,
+    double=False,
+    decimal=False,
+    date=False,
+    datetime=True,
+    timestamp=True,
+    time=True,
+    year=False,
+    string=False,
+    bytes=False,
+    enum=False,
+    set=False,
+    bit=False,
+    json=False,
+    vector=False,
+    geometry=False,
+    array=False,
+)
+"""Temporal types whose ``decimal`` is a fractional-seconds precision."""

@@ -98,8 +98,7 @@ def _type_name(data_type: DataType) -> str:
 
 def _length(data_type: DataType) -> int | None:
     t = data_type.mysql_type
-    logical = data_type.logical
-    if logical in (LogicalType.DATETIME, LogicalType.TIMESTAMP, LogicalType.TIME):
+    if data_type.has_fsp:
         return data_type.fsp
     if t is MySQLType.SET:
         return 2 * len(data_type.elements or ()) - 1
@@ -109,7 +108,7 @@ def _length(data_type: DataType) -> int | None:
         return data_type.precision
     if t is MySQLType.YEAR:
         return data_type.length or 4
-    if logical is LogicalType.INT:
+    if data_type.logical is LogicalType.INT:
         return data_type.length or 0
     if data_type.length is not None and data_type.length != DEFAULT_LENGTHS.get(t):
         return data_type.length
@@ -214,9 +213,8 @@ def _column_type(obj: Mapping[str, Any]) -> DataType:
     elements = None
     if isinstance(enum_values, list):
         elements = tuple(str(v)[1:-1] if str(v).startswith("'") else str(v) for v in enum_values)
-    logical = base.logical
     charset = obj.get("charsetName") if isinstance(obj.get("charsetName"), str) else None
-    if logical in (LogicalType.DATETIME, LogicalType.TIMESTAMP, LogicalType.TIME):
+    if base.has_fsp:
         return DataType(mysql_type=base.mysql_type, decimal=length or None, charset=charset)
     if base.mysql_type in (MySQLType.ENUM, MySQLType.SET):
         return DataType(mysql_type=base.mysql_type, elements=elements or (), charset=charset)

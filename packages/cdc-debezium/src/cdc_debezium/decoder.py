@@ -15,7 +15,7 @@ from typing import Any, Final
 import orjson
 
 from cdc_core.codec import Options
-from cdc_core.errors import DecodeError, SchemaError
+from cdc_core.errors import DecodeError, SchemaError, json_kind
 from cdc_core.events import DDLEvent, DDLType, Event, LogicalMessage, Op, RowChange, Source, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
@@ -124,7 +124,7 @@ class DebeziumDecoder:
         except JSONParseError as exc:
             raise DecodeError.at(message, PROTOCOL, f"not valid JSON: {exc}", field="value") from exc
         if not isinstance(doc, dict):
-            raise DecodeError.at(message, PROTOCOL, f"expected a JSON object, got {_kind(doc)}", field="value")
+            raise DecodeError.at(message, PROTOCOL, f"expected a JSON object, got {json_kind(doc)}", field="value")
         schema_doc: Any = None
         if "payload" in doc and (len(doc) == 1 or "schema" in doc):
             payload = doc["payload"]
@@ -136,9 +136,9 @@ class DebeziumDecoder:
         if payload is None:
             return []  # JsonConverter's tombstone with schemas: {"schema": null, "payload": null}
         if not isinstance(payload, dict):
-            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(payload)}", field=prefix)
+            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {json_kind(payload)}", field=prefix)
         if schema_doc is not None and not isinstance(schema_doc, dict):
-            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(schema_doc)}", field="schema")
+            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {json_kind(schema_doc)}", field="schema")
         try:
             return self._dispatch(message, payload, schema_doc, prefix)
         except DecodeError as exc:
@@ -175,7 +175,7 @@ class DebeziumDecoder:
         op = payload.get("op")
         if op is not None:
             if not isinstance(op, str):
-                raise DecodeError.at(message, PROTOCOL, f"expected a string, got {_kind(op)}", field=f"{at}.op")
+                raise DecodeError.at(message, PROTOCOL, f"expected a string, got {json_kind(op)}", field=f"{at}.op")
             row_op = _ROW_OPS.get(op)
             if row_op is not None:
                 return [self._row(message, op, row_op, payload=payload, schema=schema, at=at)]
@@ -247,7 +247,7 @@ class DebeziumDecoder:
 
     def _image(self, message: Message, readers: _Readers, raw: Any, at: str) -> RowImage:
         if not isinstance(raw, dict):
-            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(raw)}", field=at)
+            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {json_kind(raw)}", field=at)
         by_name = readers.by_name
         renames = readers.renames
         image: RowImage = {}
@@ -274,7 +274,9 @@ class DebeziumDecoder:
             raise DecodeError.at(message, PROTOCOL, f"key is not valid JSON: {exc}", field="key") from exc
         payload = doc.get("payload", doc) if isinstance(doc, dict) else None
         if not isinstance(payload, dict):
-            raise DecodeError.at(message, PROTOCOL, f"key is not an object, got {_kind(payload)}", field="key.payload")
+            raise DecodeError.at(
+                message, PROTOCOL, f"key is not an object, got {json_kind(payload)}", field="key.payload"
+            )
         return payload
 
     def _readers(
@@ -324,7 +326,7 @@ class DebeziumDecoder:
         for i, field in enumerate(fields):
             where = f"schema.fields.after.fields[{i}]"
             if not isinstance(field, dict):
-                raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(field)}", field=where)
+                raise DecodeError.at(message, PROTOCOL, f"expected an object, got {json_kind(field)}", field=where)
             user_column = user.find_column(str(field.get("field"))) if user is not None else None
             try:
                 readers.append((str(field.get("field")), reader_from_field(field, user_column, self.modes)))
@@ -360,11 +362,13 @@ class DebeziumDecoder:
         source = _source(message, payload, at)
         block = payload.get("message")
         if not isinstance(block, dict):
-            raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(block)}", field=f"{at}.message")
+            raise DecodeError.at(
+                message, PROTOCOL, f"expected an object, got {json_kind(block)}", field=f"{at}.message"
+            )
         prefix = block.get("prefix")
         if not isinstance(prefix, str):
             raise DecodeError.at(
-                message, PROTOCOL, f"expected a string, got {_kind(prefix)}", field=f"{at}.message.prefix"
+                message, PROTOCOL, f"expected a string, got {json_kind(prefix)}", field=f"{at}.message.prefix"
             )
         raw = block.get("content")
         content = b""
@@ -401,7 +405,7 @@ class DebeziumDecoder:
     def _ddl(self, message: Message, payload: dict[str, Any], at: str) -> DDLEvent:
         sql = payload.get("ddl")
         if not isinstance(sql, str):
-            raise DecodeError.at(message, PROTOCOL, f"expected a string, got {_kind(sql)}", field=f"{at}.ddl")
+            raise DecodeError.at(message, PROTOCOL, f"expected a string, got {json_kind(sql)}", field=f"{at}.ddl")
         raw_source = payload.get("source")
         source: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
         position = payload.get("position")  # dtle: binlog coordinates live here, not in source
@@ -418,7 +422,7 @@ class DebeziumDecoder:
             changes = []
         if not isinstance(changes, list):
             raise DecodeError.at(
-                message, PROTOCOL, f"expected an array, got {_kind(changes)}", field=f"{at}.tableChanges"
+                message, PROTOCOL, f"expected an array, got {json_kind(changes)}", field=f"{at}.tableChanges"
             )
         change_type: str | None = None
         ids: list[tuple[str, str]] = []
@@ -509,7 +513,7 @@ def _fields_key(fields: list[Any]) -> bytes:
 def _row_fields(message: Message, schema: dict[str, Any]) -> list[Any] | None:
     fields = schema.get("fields")
     if not isinstance(fields, list):
-        raise DecodeError.at(message, PROTOCOL, f"expected an array, got {_kind(fields)}", field="schema.fields")
+        raise DecodeError.at(message, PROTOCOL, f"expected an array, got {json_kind(fields)}", field="schema.fields")
     for candidate in ("after", "before"):
         for entry in fields:
             if isinstance(entry, dict) and entry.get("field") == candidate:
@@ -518,7 +522,7 @@ def _row_fields(message: Message, schema: dict[str, Any]) -> list[Any] | None:
                     raise DecodeError.at(
                         message,
                         PROTOCOL,
-                        f"expected an array, got {_kind(inner)}",
+                        f"expected an array, got {json_kind(inner)}",
                         field=f"schema.fields.{candidate}.fields",
                     )
                 return inner
@@ -538,14 +542,14 @@ def _content_kind(schema: dict[str, Any] | None) -> str:
 def _source(message: Message, payload: Mapping[str, Any], at: str) -> Mapping[str, Any]:
     source = payload.get("source")
     if not isinstance(source, dict):
-        raise DecodeError.at(message, PROTOCOL, f"expected an object, got {_kind(source)}", field=f"{at}.source")
+        raise DecodeError.at(message, PROTOCOL, f"expected an object, got {json_kind(source)}", field=f"{at}.source")
     return source
 
 
 def _str_field(message: Message, obj: Mapping[str, Any], key: str, at: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str):
-        raise DecodeError.at(message, PROTOCOL, f"expected a string, got {_kind(value)}", field=f"{at}.{key}")
+        raise DecodeError.at(message, PROTOCOL, f"expected a string, got {json_kind(value)}", field=f"{at}.{key}")
     return value
 
 
@@ -573,9 +577,3 @@ def _meta(source: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[str, An
     if transaction is not None:
         meta["transaction"] = transaction
     return meta
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(value), type(value).__name__)

@@ -9,19 +9,21 @@ from typing import Any, Final
 from cdc_core.codec import Options
 from cdc_core.errors import EncodeError
 from cdc_core.events import DDLEvent, DDLType, Event, LogicalMessage, Op, RowChange, Watermark
+from cdc_core.gojson import JSON_ITERATOR
 from cdc_core.message import Message
+from cdc_core.naming import sanitize_name
 from cdc_core.schema import Column, TableSchema
 from cdc_core.textual import TextFormError, resolve_zone
 from cdc_core.tso import physical_ms
 from cdc_core.values import RowImage
-from cdc_debezium import ddl, jsonwriter
+from cdc_debezium import ddl
 from cdc_debezium.envelope import (
     SCHEMA_CHANGE_KEY_SCHEMA,
     SCHEMA_CHANGE_VALUE_SCHEMA,
     SOURCE_SCHEMA,
     TRANSACTION_SCHEMA,
 )
-from cdc_debezium.names import DEBEZIUM_VERSION, PROTOCOL, TICDC_CONNECTOR, record_prefix, sanitize_name
+from cdc_debezium.names import DEBEZIUM_VERSION, PROTOCOL, TICDC_CONNECTOR, record_prefix
 from cdc_debezium.outbound import WRITERS, field_schema, null_value
 
 _OPS: Final = {Op.INSERT: "c", Op.UPDATE: "u", Op.DELETE: "d"}
@@ -84,7 +86,7 @@ class DebeziumEncoder:
         }
 
     def _message(self, key: dict[str, Any], value: dict[str, Any]) -> Message:
-        return Message(key=jsonwriter.dumps(key), value=jsonwriter.dumps(value))
+        return Message(key=JSON_ITERATOR.dumps(key), value=JSON_ITERATOR.dumps(value))
 
     # -------------------------------------------------------------------------------------------- rows
 
@@ -129,8 +131,8 @@ class DebeziumEncoder:
             "fields": [self._field(schema.column(n)) for n in schema.handle_key],
         }
         envelope_schema = self._envelope_schema(prefix, schema)
-        key_bytes = jsonwriter.dumps(key_schema)
-        envelope_bytes = jsonwriter.dumps(envelope_schema)
+        key_bytes = JSON_ITERATOR.dumps(key_schema)
+        envelope_bytes = JSON_ITERATOR.dumps(envelope_schema)
         if len(self._schemas) >= _SCHEMA_CACHE_LIMIT:
             self._schemas.clear()
         self._schemas[id(schema)] = (schema, key_bytes, envelope_bytes)
@@ -256,7 +258,7 @@ class DebeziumEncoder:
 
 
 def _envelope(payload: dict[str, Any], schema: bytes | None) -> bytes:
-    body = jsonwriter.dumps(payload)
+    body = JSON_ITERATOR.dumps(payload)
     if schema is None:
         return b'{"payload":' + body + b"}"
     return b'{"payload":' + body + b',"schema":' + schema + b"}"

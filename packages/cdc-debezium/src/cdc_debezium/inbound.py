@@ -19,7 +19,7 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from cdc_core.errors import SchemaError
+from cdc_core.errors import SchemaError, json_kind
 from cdc_core.schema import Column
 from cdc_core.textual import (
     EPOCH_DATE,
@@ -30,9 +30,10 @@ from cdc_core.textual import (
     parse_json,
     parse_set_text,
     parse_vector,
+    split_members,
     wkb_point,
 )
-from cdc_core.types import INTEGER_BITS, DataType, LogicalType, MySQLType, parse_type_text
+from cdc_core.types import INTEGER_BITS, DataType, LogicalType, LogicalTypeVisitor, MySQLType, parse_type_text
 from cdc_core.values import Geometry, Value
 from cdc_debezium.names import SOURCE_LENGTH, SOURCE_NAME, SOURCE_SCALE, SOURCE_TYPE, Logical
 
@@ -77,13 +78,13 @@ class WireError(ValueError):
 
 def _int(v: Any) -> int:
     if type(v) is not int:
-        raise WireError(f"expected an integer, got {_kind(v)}")
+        raise WireError(f"expected an integer, got {json_kind(v)}")
     return v
 
 
 def _uint64(v: Any) -> int:
     if type(v) is not int:
-        raise WireError(f"expected an integer, got {_kind(v)}")
+        raise WireError(f"expected an integer, got {json_kind(v)}")
     return v + (1 << 64) if v < 0 else v
 
 
@@ -121,7 +122,7 @@ def _bool_int(v: Any) -> int:
 def _number(v: Any) -> float:
     if type(v) is float or type(v) is int or type(v) is Decimal:
         return float(v)
-    raise WireError(f"expected a number, got {_kind(v)}")
+    raise WireError(f"expected a number, got {json_kind(v)}")
 
 
 def _float32(v: Any) -> float:
@@ -130,12 +131,8 @@ def _float32(v: Any) -> float:
 
 def _string(v: Any) -> str:
     if type(v) is not str:
-        raise WireError(f"expected a string, got {_kind(v)}")
+        raise WireError(f"expected a string, got {json_kind(v)}")
     return v
-
-
-def _kind(v: Any) -> str:
-    return "null" if v is None else type(v).__name__
 
 
 def _b64(v: Any) -> bytes:
@@ -335,7 +332,7 @@ def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
             return exact(Decimal(v))
         if type(v) is str:
             return exact(_parse_decimal(v))
-        raise WireError(f"expected a number, got {_kind(v)}")
+        raise WireError(f"expected a number, got {json_kind(v)}")
 
     return convert
 
@@ -388,7 +385,7 @@ def _decimal_bytes(scale: int | None) -> Converter:
 def _decimal_variable(v: Any) -> Decimal:
     """``io.debezium.data.VariableScaleDecimal``: ``{scale, value}`` with base64 big-endian unscaled bytes."""
     if type(v) is not dict:
-        raise WireError(f"expected a {{scale, value}} object, got {_kind(v)}")
+        raise WireError(f"expected a {{scale, value}} object, got {json_kind(v)}")
     scale = _int(v.get("scale"))
     if not -1000 <= scale <= 1000:
         raise WireError(f"scale {scale} is out of range")
@@ -399,7 +396,7 @@ def _decimal_variable(v: Any) -> Decimal:
 def _geometry(v: Any) -> Geometry:
     """Debezium's ``Geometry``/``Geography`` struct: ``wkb`` (base64 OGC WKB) and ``srid`` (null: unknown)."""
     if type(v) is not dict:
-        raise WireError(f"expected a {{wkb, srid}} object, got {_kind(v)}")
+        raise WireError(f"expected a {{wkb, srid}} object, got {json_kind(v)}")
     srid = v.get("srid")
     if srid is not None:
         srid = _int(srid)
@@ -412,7 +409,7 @@ def _geometry(v: Any) -> Geometry:
 def _point(v: Any) -> Geometry:
     """Debezium's ``Point`` struct: ``x``, ``y`` and optionally ``wkb``/``srid``; the WKB is built when absent."""
     if type(v) is not dict:
-        raise WireError(f"expected an {{x, y}} object, got {_kind(v)}")
+        raise WireError(f"expected an {{x, y}} object, got {json_kind(v)}")
     if v.get("wkb") is not None:
         return _geometry(v)
     srid = v.get("srid")
@@ -432,21 +429,21 @@ def _document(v: Any) -> Value:
 
 def _struct_document(v: Any) -> Value:
     if type(v) is not dict:
-        raise WireError(f"expected an object, got {_kind(v)}")
+        raise WireError(f"expected an object, got {json_kind(v)}")
     return _document(v)
 
 
 def _map_document(v: Any) -> Value:
     # JsonConverter writes maps with string keys as objects, other maps as arrays of [key, value] pairs
     if type(v) is not dict and type(v) is not list:
-        raise WireError(f"expected an object or an array of pairs, got {_kind(v)}")
+        raise WireError(f"expected an object or an array of pairs, got {json_kind(v)}")
     return _document(v)
 
 
 def _array(element: Converter) -> Converter:
     def convert(v: Any) -> list[Value]:
         if type(v) is not list:
-            raise WireError(f"expected an array, got {_kind(v)}")
+            raise WireError(f"expected an array, got {json_kind(v)}")
         return [None if item is None else element(item) for item in v]
 
     return convert
@@ -493,25 +490,7 @@ def _allowed(parameters: Mapping[str, Any] | None, *, escaped: bool) -> tuple[st
     text = (parameters or {}).get("allowed")
     if not isinstance(text, str) or text == "":
         return ()
-    if not escaped:
-        return tuple(text.split(","))
-    out: list[str] = []
-    buf: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text) and text[i + 1] == ",":
-            buf.append(",")
-            i += 2
-            continue
-        if ch == ",":
-            out.append("".join(buf))
-            buf = []
-        else:
-            buf.append(ch)
-        i += 1
-    out.append("".join(buf))
-    return tuple(out)
+    return split_members(text) if escaped else tuple(text.split(","))
 
 
 def _int_param(parameters: Mapping[str, Any] | None, key: str) -> int | None:
@@ -801,53 +780,76 @@ def _named_converter(name: str, data_type: DataType, modes: Modes) -> Converter 
     return _NAMED.get(name)
 
 
-def _schemaless_converter(data_type: DataType, modes: Modes) -> Converter:
+class _Schemaless(LogicalTypeVisitor[Converter]):
     """Values of a column whose field schema is absent: the wire form follows the connector settings."""
-    logical = data_type.logical
-    adaptive = modes.time_precision is not TimePrecisionMode.CONNECT
-    if logical is LogicalType.INT:
+
+    def __init__(self, modes: Modes) -> None:
+        self.modes = modes
+        self.adaptive = modes.time_precision is not TimePrecisionMode.CONNECT
+
+    def visit_int(self, data_type: DataType) -> Converter:
         unsigned64 = data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned
         return _integer(data_type, _uint64 if unsigned64 else _int)
-    if logical is LogicalType.YEAR:
+
+    def visit_year(self, data_type: DataType) -> Converter:
         return _int
-    if logical is LogicalType.BIT:
+
+    def visit_bit(self, data_type: DataType) -> Converter:
         return _integer(data_type, _bool_int if data_type.bit_width == 1 else _bits)
-    if logical is LogicalType.FLOAT:
+
+    def visit_float(self, data_type: DataType) -> Converter:
         return _float32
-    if logical is LogicalType.DOUBLE:
+
+    def visit_double(self, data_type: DataType) -> Converter:
         return _number
-    if logical is LogicalType.DECIMAL:
-        if modes.decimal is DecimalMode.PRECISE:
+
+    def visit_decimal(self, data_type: DataType) -> Converter:
+        if self.modes.decimal is DecimalMode.PRECISE:
             return _connect_decimal(data_type.decimal)
-        return _decimal_number(data_type.decimal, double=modes.decimal is DecimalMode.DOUBLE)
-    if logical is LogicalType.DATE:
+        return _decimal_number(data_type.decimal, double=self.modes.decimal is DecimalMode.DOUBLE)
+
+    def visit_date(self, data_type: DataType) -> Converter:
         return _days
-    if logical is LogicalType.DATETIME:
-        return _dt_us if adaptive and data_type.fsp > 3 else _dt_ms
-    if logical is LogicalType.TIMESTAMP:
-        return _zoned(modes.zone)
-    if logical is LogicalType.TIME:
-        if modes.time_precision is TimePrecisionMode.ADAPTIVE_TIME_MICROSECONDS:
+
+    def visit_datetime(self, data_type: DataType) -> Converter:
+        return _dt_us if self.adaptive and data_type.fsp > 3 else _dt_ms
+
+    def visit_timestamp(self, data_type: DataType) -> Converter:
+        return _zoned(self.modes.zone)
+
+    def visit_time(self, data_type: DataType) -> Converter:
+        if self.modes.time_precision is TimePrecisionMode.ADAPTIVE_TIME_MICROSECONDS:
             return _time_us
-        return _time_us if adaptive and data_type.fsp > 3 else _time_ms
-    if logical is LogicalType.STRING:
+        return _time_us if self.adaptive and data_type.fsp > 3 else _time_ms
+
+    def visit_string(self, data_type: DataType) -> Converter:
         return _string
-    if logical is LogicalType.BYTES:
-        return _binary(modes, "string")
-    if logical is LogicalType.ENUM:
+
+    def visit_bytes(self, data_type: DataType) -> Converter:
+        return _binary(self.modes, "string")
+
+    def visit_enum(self, data_type: DataType) -> Converter:
         return _string
-    if logical is LogicalType.SET:
+
+    def visit_set(self, data_type: DataType) -> Converter:
         return _set(data_type)
-    if logical is LogicalType.JSON:
+
+    def visit_json(self, data_type: DataType) -> Converter:
         return _schemaless_json
-    if logical is LogicalType.VECTOR:
+
+    def visit_vector(self, data_type: DataType) -> Converter:
         return _vector
-    if logical is LogicalType.GEOMETRY:
+
+    def visit_geometry(self, data_type: DataType) -> Converter:
         return _point if data_type.mysql_type is MySQLType.POINT else _geometry
-    if logical is LogicalType.ARRAY:
+
+    def visit_array(self, data_type: DataType) -> Converter:
         item = data_type.item
-        return _array(_schemaless_converter(item, modes) if item is not None else _document)
-    raise AssertionError(f"unmapped logical type {logical}")
+        return _array(self.visit(item) if item is not None else _document)
+
+
+def _schemaless_converter(data_type: DataType, modes: Modes) -> Converter:
+    return _Schemaless(modes).visit(data_type)
 
 
 def _schemaless_json(v: Any) -> Value:

@@ -6,6 +6,8 @@ import re
 from enum import StrEnum
 from typing import Final
 
+from cdc_core.naming import sanitize_name
+
 PROTOCOL: Final = "debezium"
 DEBEZIUM_VERSION: Final = "2.4.0.Final"
 TICDC_CONNECTOR: Final = "TiCDC"
@@ -66,14 +68,7 @@ SOURCE_LENGTH: Final = "__debezium.source.column.length"
 SOURCE_SCALE: Final = "__debezium.source.column.scale"
 SOURCE_NAME: Final = "__debezium.source.column.name"
 
-_NOT_NAME: Final = re.compile(r"[^A-Za-z0-9_]")
 _NOT_TOPIC: Final = re.compile(r"[^A-Za-z0-9_.]")
-
-
-def sanitize_name(name: str) -> str:
-    """Avro-style name: runes outside ``[A-Za-z0-9_]`` become ``_``; a leading digit gets a ``_`` prefix."""
-    cleaned = _NOT_NAME.sub("_", name)
-    return "_" + cleaned if cleaned[:1].isdigit() else cleaned
 
 
 def sanitize_topic(name: str) -> str:

@@ -7,9 +7,10 @@ import datetime as dt
 import struct
 from collections.abc import Callable, Mapping
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from cdc_core.errors import EncodeError
+from cdc_core.gojson import Float32, Float64, float64
 from cdc_core.schema import Column
 from cdc_core.textual import (
     EPOCH_DATE,
@@ -18,12 +19,12 @@ from cdc_core.textual import (
     enum_name,
     format_json,
     format_vector,
+    join_members,
     parse_text,
     set_names,
 )
-from cdc_core.types import MYSQL_TO_LOGICAL, DataType, LogicalType, MySQLType
+from cdc_core.types import MYSQL_TO_LOGICAL, DataType, LogicalType, LogicalTypeVisitor, MySQLType, by_logical_type
 from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal
-from cdc_debezium.jsonwriter import Float32, Float64, float64
 from cdc_debezium.names import PROTOCOL, Logical
 
 _US: Final = dt.timedelta(microseconds=1)
@@ -55,49 +56,76 @@ def tidb_type(data_type: DataType) -> str:
     return name
 
 
-def _enum_allowed(elements: tuple[str, ...]) -> str:
-    return ",".join(e.replace(",", "\\,") for e in elements)
+ConnectType = tuple[str, Logical | None, dict[str, str] | None]
 
 
-def connect_type(data_type: DataType) -> tuple[str, Logical | None, dict[str, str] | None]:
-    """Kafka Connect (type, logical name, parameters) of a column type."""
-    logical = data_type.logical
-    t = data_type.mysql_type
-    if logical is LogicalType.INT:
-        return _INT_TYPES[(t, data_type.unsigned)], None, None
-    if logical is LogicalType.BIT:
+class _ConnectType(LogicalTypeVisitor[ConnectType]):
+    """Kafka Connect (type, logical name, parameters) of a column type, as TiCDC writes field schemas."""
+
+    def visit_int(self, data_type: DataType) -> ConnectType:
+        return _INT_TYPES[(data_type.mysql_type, data_type.unsigned)], None, None
+
+    def visit_float(self, data_type: DataType) -> ConnectType:
+        return ("float" if data_type.decimal is None else "double"), None, None
+
+    def visit_double(self, data_type: DataType) -> ConnectType:
+        return "double", None, None
+
+    def visit_decimal(self, data_type: DataType) -> ConnectType:
+        return "double", None, None
+
+    def visit_date(self, data_type: DataType) -> ConnectType:
+        return "int32", Logical.DATE, None
+
+    def visit_datetime(self, data_type: DataType) -> ConnectType:
+        return "int64", Logical.TIMESTAMP if data_type.fsp <= 3 else Logical.MICRO_TIMESTAMP, None
+
+    def visit_timestamp(self, data_type: DataType) -> ConnectType:
+        return "string", Logical.ZONED_TIMESTAMP, None
+
+    def visit_time(self, data_type: DataType) -> ConnectType:
+        return "int64", Logical.MICRO_TIME, None
+
+    def visit_year(self, data_type: DataType) -> ConnectType:
+        return "int32", Logical.YEAR, None
+
+    def visit_string(self, data_type: DataType) -> ConnectType:
+        return "string", None, None
+
+    def visit_bytes(self, data_type: DataType) -> ConnectType:
+        return "string", None, None  # base64 text, as TiCDC writes binary
+
+    def visit_enum(self, data_type: DataType) -> ConnectType:
+        return "string", Logical.ENUM, {"allowed": join_members(data_type.elements or ())}
+
+    def visit_set(self, data_type: DataType) -> ConnectType:
+        return "string", Logical.ENUM_SET, {"allowed": ",".join(data_type.elements or ())}
+
+    def visit_bit(self, data_type: DataType) -> ConnectType:
         if data_type.bit_width == 1:
             return "boolean", None, None
         return "bytes", Logical.BITS, {"length": str(data_type.bit_width)}
-    if logical in (LogicalType.STRING, LogicalType.BYTES):
-        return "string", None, None
-    if logical is LogicalType.ENUM:
-        return "string", Logical.ENUM, {"allowed": _enum_allowed(data_type.elements or ())}
-    if logical is LogicalType.SET:
-        return "string", Logical.ENUM_SET, {"allowed": ",".join(data_type.elements or ())}
-    if logical is LogicalType.DATE:
-        return "int32", Logical.DATE, None
-    if logical is LogicalType.DATETIME:
-        return "int64", Logical.TIMESTAMP if data_type.fsp <= 3 else Logical.MICRO_TIMESTAMP, None
-    if logical is LogicalType.TIMESTAMP:
-        return "string", Logical.ZONED_TIMESTAMP, None
-    if logical is LogicalType.TIME:
-        return "int64", Logical.MICRO_TIME, None
-    if logical is LogicalType.YEAR:
-        return "int32", Logical.YEAR, None
-    if logical is LogicalType.FLOAT:
-        return ("float" if data_type.decimal is None else "double"), None, None
-    if logical in (LogicalType.DOUBLE, LogicalType.DECIMAL):
-        return "double", None, None
-    if logical is LogicalType.JSON:
+
+    def visit_json(self, data_type: DataType) -> ConnectType:
         return "string", Logical.JSON, None
-    if logical is LogicalType.VECTOR:
+
+    def visit_vector(self, data_type: DataType) -> ConnectType:
         return "string", Logical.VECTOR, None
-    if logical is LogicalType.GEOMETRY:  # as the Debezium MySQL/PostgreSQL connectors write spatial columns
-        return "struct", Logical.POINT if t is MySQLType.POINT else Logical.GEOMETRY, None
-    if logical is LogicalType.ARRAY:  # as the Debezium PostgreSQL connector writes arrays
-        return "array", None, None
-    raise AssertionError(f"unmapped logical type {logical}")  # every LogicalType is handled above
+
+    def visit_geometry(self, data_type: DataType) -> ConnectType:
+        # as the Debezium MySQL/PostgreSQL connectors write spatial columns
+        return "struct", Logical.POINT if data_type.mysql_type is MySQLType.POINT else Logical.GEOMETRY, None
+
+    def visit_array(self, data_type: DataType) -> ConnectType:
+        return "array", None, None  # as the Debezium PostgreSQL connector writes arrays
+
+
+_CONNECT_TYPE: Final = _ConnectType()
+
+
+def connect_type(data_type: DataType) -> ConnectType:
+    """Kafka Connect (type, logical name, parameters) of a column type."""
+    return _CONNECT_TYPE.visit(data_type)
 
 
 _GEOMETRY_FIELDS: Final = [
@@ -112,23 +140,52 @@ _POINT_FIELDS: Final = [
 ]
 
 
+def _no_nesting(_data_type: DataType) -> dict[str, Any]:
+    return {}
+
+
+def _geometry_nesting(data_type: DataType) -> dict[str, Any]:
+    return {"fields": _POINT_FIELDS if data_type.mysql_type is MySQLType.POINT else _GEOMETRY_FIELDS}
+
+
+def _array_nesting(data_type: DataType) -> dict[str, Any]:
+    if data_type.item is None:
+        raise EncodeError(PROTOCOL, "an ARRAY column needs its element type")
+    kind, name, parameters = connect_type(data_type.item)
+    items: dict[str, Any] = {"type": kind, "optional": True}
+    if name is not None:
+        items.update(name=name.value, version=1)
+        if parameters is not None:
+            items["parameters"] = parameters
+    items.update(_nested_schema(data_type.item))
+    return {"items": items}
+
+
+_NESTING: Final[Mapping[LogicalType, Callable[[DataType], dict[str, Any]]]] = by_logical_type(
+    int=_no_nesting,
+    float=_no_nesting,
+    double=_no_nesting,
+    decimal=_no_nesting,
+    date=_no_nesting,
+    datetime=_no_nesting,
+    timestamp=_no_nesting,
+    time=_no_nesting,
+    year=_no_nesting,
+    string=_no_nesting,
+    bytes=_no_nesting,
+    enum=_no_nesting,
+    set=_no_nesting,
+    bit=_no_nesting,
+    json=_no_nesting,
+    vector=_no_nesting,
+    geometry=_geometry_nesting,
+    array=_array_nesting,
+)
+
+
 def _nested_schema(data_type: DataType) -> dict[str, Any]:
     """The struct ``fields`` or array ``items`` a field schema of ``data_type`` needs (empty for the others)."""
-    logical = data_type.logical
-    if logical is LogicalType.GEOMETRY:
-        return {"fields": _POINT_FIELDS if data_type.mysql_type is MySQLType.POINT else _GEOMETRY_FIELDS}
-    if logical is LogicalType.ARRAY:
-        if data_type.item is None:
-            raise EncodeError(PROTOCOL, "an ARRAY column needs its element type")
-        kind, name, parameters = connect_type(data_type.item)
-        items: dict[str, Any] = {"type": kind, "optional": True}
-        if name is not None:
-            items.update(name=name.value, version=1)
-            if parameters is not None:
-                items["parameters"] = parameters
-        items.update(_nested_schema(data_type.item))
-        return {"items": items}
-    return {}
+    return _NESTING[data_type.logical](data_type)
 
 
 def field_schema(column: Column, *, tidb_extension: bool, zone: dt.tzinfo) -> dict[str, Any]:
@@ -156,22 +213,49 @@ def _is_now(text: str) -> bool:
     return text.strip().upper().startswith(("CURRENT_TIMESTAMP", "NOW("))
 
 
+# How TiCDC writes a column's DEFAULT text, in the field schema and as the value of a NULL: "text" as is,
+# "binary" as is in the schema and base64 as a value, "number" through float64 (schema only; a NULL's default
+# is the typed wire value), "clock" like "wire" but CURRENT_TIMESTAMP/NOW() become the epoch, "wire" parsed
+# and written as a value would be.
+_DefaultForm = Literal["text", "binary", "number", "clock", "wire"]
+_DEFAULT_FORM: Final[Mapping[LogicalType, _DefaultForm]] = by_logical_type(
+    int="number",
+    float="number",
+    double="number",
+    decimal="number",
+    year="number",
+    date="wire",
+    datetime="clock",
+    timestamp="clock",
+    time="wire",
+    string="text",
+    bytes="binary",
+    enum="text",
+    set="text",
+    bit="wire",
+    json="wire",
+    vector="wire",
+    geometry="wire",
+    array="wire",
+)
+
+
 def schema_default(column: Column, zone: dt.tzinfo) -> Any:
     """The ``default`` of a field schema: numbers via float64, temporals in their wire unit."""
     text = column.default
     data_type = column.data_type
-    logical = data_type.logical
     if text is None:
         return None
-    if logical in (LogicalType.TIMESTAMP, LogicalType.DATETIME) and _is_now(text):
+    form = _DEFAULT_FORM[data_type.logical]
+    if form == "clock" and _is_now(text):
         return default_now(column)
-    if logical in (LogicalType.STRING, LogicalType.BYTES, LogicalType.ENUM, LogicalType.SET):
+    if form in ("text", "binary"):
         return text
     try:
         value = parse_text(text, data_type, _UTC)
     except (TextFormError, ValueError) as exc:
         raise EncodeError(PROTOCOL, f"default {text!r}: {exc}", field=column.name) from exc
-    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.FLOAT, LogicalType.DOUBLE, LogicalType.DECIMAL):
+    if form == "number":
         return Float64(value)
     return wire_value(value, column, zone)
 
@@ -357,26 +441,26 @@ def _w_array(value: Value, column: Column, zone: dt.tzinfo) -> Any:
     return [None if v is None else write(v, element, zone) for v in value]
 
 
-WRITERS: Final[Mapping[LogicalType, _Writer]] = {
-    LogicalType.INT: _w_int,
-    LogicalType.FLOAT: _w_float,
-    LogicalType.DOUBLE: _w_double,
-    LogicalType.DECIMAL: _w_decimal,
-    LogicalType.DATE: _w_date,
-    LogicalType.DATETIME: _w_datetime,
-    LogicalType.TIMESTAMP: _w_timestamp,
-    LogicalType.TIME: _w_time,
-    LogicalType.YEAR: _w_year,
-    LogicalType.STRING: _w_string,
-    LogicalType.BYTES: _w_bytes,
-    LogicalType.ENUM: _w_enum,
-    LogicalType.SET: _w_set,
-    LogicalType.BIT: _w_bit,
-    LogicalType.JSON: _w_json,
-    LogicalType.VECTOR: _w_vector,
-    LogicalType.GEOMETRY: _w_geometry,
-    LogicalType.ARRAY: _w_array,
-}
+WRITERS: Final[Mapping[LogicalType, _Writer]] = by_logical_type(
+    int=_w_int,
+    float=_w_float,
+    double=_w_double,
+    decimal=_w_decimal,
+    date=_w_date,
+    datetime=_w_datetime,
+    timestamp=_w_timestamp,
+    time=_w_time,
+    year=_w_year,
+    string=_w_string,
+    bytes=_w_bytes,
+    enum=_w_enum,
+    set=_w_set,
+    bit=_w_bit,
+    json=_w_json,
+    vector=_w_vector,
+    geometry=_w_geometry,
+    array=_w_array,
+)
 
 
 def wire_value(value: Value, column: Column, zone: dt.tzinfo) -> Any:
@@ -395,12 +479,12 @@ def null_value(column: Column, zone: dt.tzinfo) -> Any:
     text = column.default
     if text is None:
         return None
-    logical = column.data_type.logical
-    if logical in (LogicalType.TIMESTAMP, LogicalType.DATETIME) and _is_now(text):
+    form = _DEFAULT_FORM[column.data_type.logical]
+    if form == "clock" and _is_now(text):
         return default_now(column)
-    if logical in (LogicalType.STRING, LogicalType.ENUM, LogicalType.SET):
+    if form == "text":
         return text
-    if logical is LogicalType.BYTES:
+    if form == "binary":
         return base64.b64encode(text.encode("utf-8")).decode("ascii")
     try:
         return wire_value(parse_text(text, column.data_type, zone), column, zone)

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import orjson
 
-from cdc_core.errors import ConfigError, EncodeError
+from cdc_core.errors import ConfigError, DecodeError, EncodeError
 from cdc_core.schema import TableSchema
 from cdc_core.textual import (
     UTC,
@@ -49,14 +49,12 @@ from cdc_core.textual import (
     set_names,
     zone_name,
 )
-from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.types import DataType, LogicalType, LogicalTypeVisitor, MySQLType, by_logical_type
 from cdc_core.values import RowImage, Value, ZeroTemporal
 from cdc_simple.fields import fail
 from cdc_simple.names import AVRO_TIMESTAMP, AVRO_UNSIGNED_BIGINT, PROTOCOL
 
 _U64: Final = (1 << 64) - 1
-_PLAIN_INTS: Final = frozenset({LogicalType.INT, LogicalType.YEAR, LogicalType.BIT})
-_INTEGRAL: Final = frozenset({LogicalType.INT, LogicalType.YEAR, LogicalType.ENUM, LogicalType.SET, LogicalType.BIT})
 
 
 @lru_cache(maxsize=256)
@@ -86,42 +84,94 @@ def _timestamp_parts(raw: Any, path: str) -> tuple[str, str]:
     raise fail("expected a TIMESTAMP object {location, value}", path)
 
 
+def _unsigned_record(raw: Any) -> bool:
+    return isinstance(raw, tuple) and len(raw) == 2 and raw[0] == AVRO_UNSIGNED_BIGINT
+
+
+def _record_value(raw: tuple[str, Any], path: str) -> int:
+    inner = raw[1].get("value") if isinstance(raw[1], Mapping) else None
+    return _int(inner, path) & _U64
+
+
+def _typed_int(raw: Any, t: DataType, path: str) -> Value:
+    if _unsigned_record(raw):
+        return _record_value(raw, path)
+    number = _int(raw, path)
+    return number & _U64 if t.unsigned and number < 0 else number
+
+
+def _typed_bit(raw: Any, t: DataType, path: str) -> Value:
+    return _record_value(raw, path) if _unsigned_record(raw) else _int(raw, path) & _U64
+
+
+def _typed_enum(raw: Any, t: DataType, path: str) -> Value:
+    return _record_value(raw, path) if _unsigned_record(raw) else enum_name(_int(raw, path), t)
+
+
+def _typed_set(raw: Any, t: DataType, path: str) -> Value:
+    return _record_value(raw, path) if _unsigned_record(raw) else set_names(_int(raw, path) & _U64, t)
+
+
+def _typed_timestamp(raw: Any, t: DataType, path: str) -> Value:
+    location, text = _timestamp_parts(raw, path)
+    try:
+        where = zone(location)
+    except ConfigError as exc:
+        raise fail(f"unknown TIMESTAMP location {location!r}", path) from exc
+    return parse_text(text, t, where)
+
+
+def _typed_bytes(raw: Any, t: DataType, path: str) -> Value:
+    if isinstance(raw, bytes):
+        return raw
+    if isinstance(raw, str):
+        return base64.b64decode(raw, validate=True)
+    raise fail(f"expected base64 text or bytes, got {type(raw).__name__}", path)
+
+
+def _typed_text(raw: Any, t: DataType, path: str) -> Value:
+    if isinstance(raw, str):
+        return parse_text(raw, t)
+    raise fail(f"unexpected {type(raw).__name__} value for a {t.type_text()} column", path)
+
+
+def _typed_float(raw: Any, t: DataType, path: str) -> Value:
+    return float32_value(raw) if isinstance(raw, float) else _typed_text(raw, t, path)
+
+
+def _typed_double(raw: Any, t: DataType, path: str) -> Value:
+    return raw if isinstance(raw, float) else _typed_text(raw, t, path)
+
+
+# One wire value of either encoding (JSON text, Avro datum) to its typed value, per logical type.
+_TYPED: Final[Mapping[LogicalType, Callable[[Any, DataType, str], Value]]] = by_logical_type(
+    int=_typed_int,
+    year=_typed_int,
+    bit=_typed_bit,
+    enum=_typed_enum,
+    set=_typed_set,
+    float=_typed_float,
+    double=_typed_double,
+    decimal=_typed_text,
+    date=_typed_text,
+    datetime=_typed_text,
+    timestamp=_typed_timestamp,
+    time=_typed_text,
+    string=_typed_text,
+    bytes=_typed_bytes,
+    json=_typed_text,
+    vector=_typed_text,
+    geometry=_typed_text,  # no text form: TiDB has no such column (the schema refuses it first)
+    array=_typed_text,
+)
+
+
 def _typed(raw: Any, t: DataType, path: str) -> Value:
     """One wire value of either encoding (never None) to its typed value."""
-    logical = t.logical
     try:
-        if logical is LogicalType.TIMESTAMP:
-            location, text = _timestamp_parts(raw, path)
-            try:
-                where = zone(location)
-            except ConfigError as exc:
-                raise fail(f"unknown TIMESTAMP location {location!r}", path) from exc
-            return parse_text(text, t, where)
-        if logical in _INTEGRAL:
-            if isinstance(raw, tuple) and len(raw) == 2 and raw[0] == AVRO_UNSIGNED_BIGINT:
-                inner = raw[1].get("value") if isinstance(raw[1], Mapping) else None
-                return _int(inner, path) & _U64
-            number = _int(raw, path)
-            if logical is LogicalType.ENUM:
-                return enum_name(number, t)
-            if logical is LogicalType.SET:
-                return set_names(number & _U64, t)
-            if logical is LogicalType.BIT or (t.unsigned and number < 0):
-                return number & _U64
-            return number
-        if logical is LogicalType.BYTES:
-            if isinstance(raw, bytes):
-                return raw
-            if isinstance(raw, str):
-                return base64.b64decode(raw, validate=True)
-            raise fail(f"expected base64 text or bytes, got {type(raw).__name__}", path)
-        if logical in (LogicalType.FLOAT, LogicalType.DOUBLE) and isinstance(raw, float):
-            return float32_value(raw) if logical is LogicalType.FLOAT else raw
-        if isinstance(raw, str):
-            return parse_text(raw, t)
+        return _TYPED[t.logical](raw, t, path)
     except (TextFormError, binascii.Error, OverflowError) as exc:
         raise fail(f"{raw!r:.60} is not a {t.type_text()} value: {exc}", path) from exc
-    raise fail(f"unexpected {type(raw).__name__} value for a {t.type_text()} column", path)
 
 
 # ---------------------------------------------------------------------------------------------- checksum
@@ -143,32 +193,60 @@ def _utc_text(location: str, text: str) -> str:
     return format_datetime(naive.replace(tzinfo=zone(location)).astimezone(UTC).replace(tzinfo=None), digits)
 
 
+def _ck_integral(raw: Any, t: DataType, path: str) -> bytes:
+    if isinstance(raw, tuple):
+        raw = raw[1].get("value") if isinstance(raw[1], Mapping) else raw
+    return struct.pack("<Q", _int(raw, path) & _U64)
+
+
+def _ck_timestamp(raw: Any, t: DataType, path: str) -> bytes:
+    location, text = _timestamp_parts(raw, path)
+    return _length_prefixed(_utc_text(location, text).encode())
+
+
+def _ck_bytes(raw: Any, t: DataType, path: str) -> bytes:
+    return _length_prefixed(raw if isinstance(raw, bytes) else base64.b64decode(raw, validate=True))
+
+
+def _ck_text(raw: Any, t: DataType, path: str) -> bytes:
+    if isinstance(raw, str):
+        return _length_prefixed(raw.encode("utf-8", "surrogatepass"))
+    raise fail(f"cannot checksum a {type(raw).__name__} value", path)
+
+
+# What one non-NULL wire value contributes to the row's CRC-32, per logical type.
+_CHECKSUM: Final[Mapping[LogicalType, Callable[[Any, DataType, str], bytes]]] = by_logical_type(
+    int=_ck_integral,
+    year=_ck_integral,
+    bit=_ck_integral,
+    enum=_ck_integral,
+    set=_ck_integral,
+    float=lambda raw, t, path: _float_bits(float32_value(float(raw))),
+    double=lambda raw, t, path: _float_bits(float(raw)),
+    decimal=_ck_text,
+    date=_ck_text,
+    datetime=_ck_text,
+    timestamp=_ck_timestamp,
+    time=_ck_text,
+    string=_ck_text,
+    bytes=_ck_bytes,
+    json=_ck_text,
+    vector=_ck_text,
+    geometry=_ck_text,
+    array=_ck_text,
+)
+
+
 def checksum_bytes(raw: Any, t: DataType, path: str) -> bytes:
     """What one non-NULL wire value contributes to the row's CRC-32."""
-    logical = t.logical
     if isinstance(raw, tuple) and len(raw) == 2 and not isinstance(raw[1], Mapping):
         raw = raw[1]  # the encoder's ("long", 7) union notation
     try:
-        if logical in _INTEGRAL:
-            if isinstance(raw, tuple):
-                raw = raw[1].get("value") if isinstance(raw[1], Mapping) else raw
-            return struct.pack("<Q", _int(raw, path) & _U64)
-        if logical is LogicalType.FLOAT:
-            value = float32_value(float(raw))
-            return _float_bits(value)
-        if logical is LogicalType.DOUBLE:
-            return _float_bits(float(raw))
-        if logical is LogicalType.TIMESTAMP:
-            location, text = _timestamp_parts(raw, path)
-            return _length_prefixed(_utc_text(location, text).encode())
-        if logical is LogicalType.BYTES:
-            data = raw if isinstance(raw, bytes) else base64.b64decode(raw, validate=True)
-            return _length_prefixed(data)
-        if isinstance(raw, str):
-            return _length_prefixed(raw.encode("utf-8", "surrogatepass"))
+        return _CHECKSUM[t.logical](raw, t, path)
     except (TextFormError, ValueError, TypeError, OverflowError, ConfigError) as exc:
+        if isinstance(exc, DecodeError):
+            raise  # already positioned (a wire value of the wrong shape)
         raise fail(f"cannot checksum {raw!r:.60}: {exc}", path) from exc
-    raise fail(f"cannot checksum a {type(raw).__name__} value", path)
 
 
 def crc32(schema: TableSchema, image: Mapping[str, Any], path: str) -> int:
@@ -225,30 +303,77 @@ _ABSENT: Final = object()
 _MUTABLE: Final = frozenset({dict, list})
 
 
-def _reader(name: str, t: DataType) -> Reader:
-    """A converter for one column, with a fast path for the common wire form (a plain string)."""
-    logical = t.logical
-
+def _general(name: str, t: DataType) -> Reader:
     def general(raw: Any, path: str) -> Value:
         return _typed(raw, t, f"{path}.{name}")
 
-    if logical is LogicalType.STRING:
+    return general
+
+
+def _textual(
+    general: Reader, t: DataType, parser: Callable[[str, DataType], Value], *, float_datum: bool = False
+) -> Reader:
+    """The common wire form (a string) through ``parser``; anything else, or a failure, through ``general``."""
+
+    def textual(raw: Any, path: str) -> Value:
+        if float_datum and type(raw) is float:
+            return float32_value(raw)  # Avro float: a float32, as its shortest digits
+        if type(raw) is str:
+            try:
+                return parser(raw, t)
+            except (TextFormError, ValueError, ArithmeticError):
+                pass  # the general path reports it with the field path
+        return general(raw, path)
+
+    return textual
+
+
+def _indexed(general: Reader, t: DataType, parser: Callable[[str, DataType], Value], member: Any) -> Reader:
+    """ENUM/SET: an Avro long (index or bitmask) to names, text through ``parser``."""
+    text = _textual(general, t, parser)
+
+    def indexed(raw: Any, path: str) -> Value:
+        if type(raw) is int and raw >= 0:
+            return member(raw, t)
+        return text(raw, path)
+
+    return indexed
+
+
+class _ColumnReader(LogicalTypeVisitor[Reader]):
+    """A converter for one column, with a fast path for the common wire form (a plain string)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def visit_string(self, data_type: DataType) -> Reader:
+        general = _general(self.name, data_type)
 
         def text(raw: Any, path: str) -> Value:
             return raw if type(raw) is str else general(raw, path)
 
         return text
-    if logical in (LogicalType.INT, LogicalType.YEAR) and not (t.unsigned and t.mysql_type is MySQLType.BIGINT):
+
+    def visit_int(self, data_type: DataType) -> Reader:
+        general = _general(self.name, data_type)
+        if data_type.unsigned and data_type.mysql_type is MySQLType.BIGINT:
+            return general
+        unsigned = data_type.unsigned
 
         def integer(raw: Any, path: str) -> Value:
             if type(raw) is str and raw.isdigit():
                 return int(raw)
-            if type(raw) is int and (raw >= 0 or not t.unsigned):
+            if type(raw) is int and (raw >= 0 or not unsigned):
                 return raw  # Avro long
             return general(raw, path)
 
         return integer
-    if logical is LogicalType.DOUBLE:
+
+    def visit_year(self, data_type: DataType) -> Reader:
+        return self.visit_int(data_type)
+
+    def visit_double(self, data_type: DataType) -> Reader:
+        general = _general(self.name, data_type)
 
         def double(raw: Any, path: str) -> Value:
             if type(raw) is float:
@@ -256,24 +381,55 @@ def _reader(name: str, t: DataType) -> Reader:
             return general(raw, path)
 
         return double
-    parse = _TEXT_PARSERS.get(logical)
-    if parse is not None:
-        parser = parse
 
-        def textual(raw: Any, path: str) -> Value:
-            if type(raw) is float and logical is LogicalType.FLOAT:
-                return float32_value(raw)  # Avro float: a float32, as its shortest digits
-            if type(raw) is int and raw >= 0 and logical in (LogicalType.ENUM, LogicalType.SET):
-                return enum_name(raw, t) if logical is LogicalType.ENUM else set_names(raw, t)
-            if type(raw) is str:
-                try:
-                    return parser(raw, t)
-                except (TextFormError, ValueError, ArithmeticError):
-                    pass  # the general path reports it with the field path
-            return general(raw, path)
+    def visit_float(self, data_type: DataType) -> Reader:
+        return _textual(_general(self.name, data_type), data_type, _float32_text, float_datum=True)
 
-        return textual
-    return general
+    def visit_decimal(self, data_type: DataType) -> Reader:
+        return _textual(
+            _general(self.name, data_type), data_type, lambda text, t: at_scale(parse_decimal(text), t.decimal)
+        )
+
+    def visit_date(self, data_type: DataType) -> Reader:
+        return _textual(_general(self.name, data_type), data_type, lambda text, _t: parse_date(text))
+
+    def visit_datetime(self, data_type: DataType) -> Reader:
+        return _textual(_general(self.name, data_type), data_type, lambda text, _t: parse_datetime(text))
+
+    def visit_time(self, data_type: DataType) -> Reader:
+        return _textual(_general(self.name, data_type), data_type, lambda text, _t: parse_time(text))
+
+    def visit_enum(self, data_type: DataType) -> Reader:
+        return _indexed(_general(self.name, data_type), data_type, _enum_text, enum_name)
+
+    def visit_set(self, data_type: DataType) -> Reader:
+        return _indexed(_general(self.name, data_type), data_type, _set_text, set_names)
+
+    def visit_json(self, data_type: DataType) -> Reader:
+        return _textual(_general(self.name, data_type), data_type, lambda text, _t: _json_document(text))
+
+    def visit_bytes(self, data_type: DataType) -> Reader:
+        decode: Callable[[str, DataType], Value] = lambda text, _t: base64.b64decode(text, validate=True)  # noqa: E731
+        return _textual(_general(self.name, data_type), data_type, decode)
+
+    def visit_timestamp(self, data_type: DataType) -> Reader:
+        return _general(self.name, data_type)
+
+    def visit_bit(self, data_type: DataType) -> Reader:
+        return _general(self.name, data_type)
+
+    def visit_vector(self, data_type: DataType) -> Reader:
+        return _general(self.name, data_type)
+
+    def visit_geometry(self, data_type: DataType) -> Reader:
+        return _general(self.name, data_type)  # an error: TiDB has no such column (the schema refuses it first)
+
+    def visit_array(self, data_type: DataType) -> Reader:
+        return _general(self.name, data_type)  # as GEOMETRY
+
+
+def _reader(name: str, t: DataType) -> Reader:
+    return _ColumnReader(name).visit(t)
 
 
 def _float32_text(text: str, _t: DataType) -> float:
@@ -294,19 +450,6 @@ def _json_document(text: str) -> Value:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return parse_json(text)
-
-
-_TEXT_PARSERS: Final[Mapping[LogicalType, Callable[[str, DataType], Value]]] = {
-    LogicalType.FLOAT: _float32_text,
-    LogicalType.DECIMAL: lambda text, t: at_scale(parse_decimal(text), t.decimal),
-    LogicalType.DATE: lambda text, _t: parse_date(text),
-    LogicalType.DATETIME: lambda text, _t: parse_datetime(text),
-    LogicalType.TIME: lambda text, _t: parse_time(text),
-    LogicalType.ENUM: _enum_text,
-    LogicalType.SET: _set_text,
-    LogicalType.JSON: lambda text, _t: _json_document(text),
-    LogicalType.BYTES: lambda text, _t: base64.b64decode(text, validate=True),
-}
 
 
 _READERS: dict[int, tuple[TableSchema, dict[str, Reader]]] = {}
@@ -346,47 +489,94 @@ def _signed64(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def _json_value(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    logical = t.logical
-    if logical is LogicalType.STRING and type(value) is str:
-        return value
-    if logical in _PLAIN_INTS and type(value) is int:
-        return str(value)
-    if logical is LogicalType.TIMESTAMP:
-        return {"location": location, "value": format_timestamp(value, t.fsp, where)}
-    if logical is LogicalType.BYTES:
-        if not isinstance(value, bytes | bytearray | memoryview):
-            raise TextFormError(f"expected bytes, got {type(value).__name__}")
-        return base64.b64encode(bytes(value)).decode("ascii")
+def _bytes_of(value: Value) -> bytes:
+    if not isinstance(value, bytes | bytearray | memoryview):
+        raise TextFormError(f"expected bytes, got {type(value).__name__}")
+    return bytes(value)
+
+
+def _json_text(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
     return format_text(value, t, where)
 
 
-def _avro_value(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    logical = t.logical
-    if logical in (LogicalType.INT, LogicalType.YEAR):
-        if t.mysql_type is MySQLType.BIGINT and t.unsigned:
-            return (AVRO_UNSIGNED_BIGINT, {"value": _signed64(int(value))})
-        return ("long", int(value))
-    if logical is LogicalType.ENUM:
-        return ("long", enum_index(value, t))
-    if logical is LogicalType.SET:
-        return ("long", set_bits(value, t))
-    if logical is LogicalType.BIT:
-        return ("long", _signed64(int(value)))
-    if logical is LogicalType.FLOAT:
-        return ("float", float(value))
-    if logical is LogicalType.DOUBLE:
-        return ("double", float(value))
-    if logical is LogicalType.BYTES:
-        if not isinstance(value, bytes | bytearray | memoryview):
-            raise TextFormError(f"expected bytes, got {type(value).__name__}")
-        return ("bytes", bytes(value))
-    if logical is LogicalType.TIMESTAMP:
-        return (AVRO_TIMESTAMP, {"location": location, "value": format_timestamp(value, t.fsp, where)})
-    return ("string", format_text(value, t, where))
+def _json_string(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
+    return value if type(value) is str else format_text(value, t, where)
+
+
+def _json_int(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
+    return str(value) if type(value) is int else format_text(value, t, where)
+
+
+def _json_timestamp(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
+    return {"location": location, "value": format_timestamp(value, t.fsp, where)}
 
 
 ValueWriter = Callable[[Value, DataType, dt.tzinfo, str], Any]
+_JSON_VALUE: Final[Mapping[LogicalType, ValueWriter]] = by_logical_type(
+    int=_json_int,
+    year=_json_int,
+    bit=_json_int,
+    float=_json_text,
+    double=_json_text,
+    decimal=_json_text,
+    date=_json_text,
+    datetime=_json_text,
+    timestamp=_json_timestamp,
+    time=_json_text,
+    string=_json_string,
+    bytes=lambda value, t, where, location: base64.b64encode(_bytes_of(value)).decode("ascii"),
+    enum=_json_text,
+    set=_json_text,
+    json=_json_text,
+    vector=_json_text,
+    geometry=_json_text,  # no text form: an EncodeError (the encoder refuses such columns first)
+    array=_json_text,
+)
+
+
+def _json_value(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
+    return _JSON_VALUE[t.logical](value, t, where, location)
+
+
+def _avro_int(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
+    if t.mysql_type is MySQLType.BIGINT and t.unsigned:
+        return (AVRO_UNSIGNED_BIGINT, {"value": _signed64(int(value))})
+    return ("long", int(value))
+
+
+def _avro_string(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
+    return ("string", format_text(value, t, where))
+
+
+_AVRO_VALUE: Final[Mapping[LogicalType, ValueWriter]] = by_logical_type(
+    int=_avro_int,
+    year=_avro_int,
+    enum=lambda value, t, where, location: ("long", enum_index(value, t)),
+    set=lambda value, t, where, location: ("long", set_bits(value, t)),
+    bit=lambda value, t, where, location: ("long", _signed64(int(value))),
+    float=lambda value, t, where, location: ("float", float(value)),
+    double=lambda value, t, where, location: ("double", float(value)),
+    bytes=lambda value, t, where, location: ("bytes", _bytes_of(value)),
+    timestamp=lambda value, t, where, location: (
+        AVRO_TIMESTAMP,
+        {"location": location, "value": format_timestamp(value, t.fsp, where)},
+    ),
+    decimal=_avro_string,
+    date=_avro_string,
+    datetime=_avro_string,
+    time=_avro_string,
+    string=_avro_string,
+    json=_avro_string,
+    vector=_avro_string,
+    geometry=_avro_string,
+    array=_avro_string,
+)
+
+
+def _avro_value(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
+    return _AVRO_VALUE[t.logical](value, t, where, location)
+
+
 WRITERS: Final[Mapping[str, ValueWriter]] = {"json": _json_value, "avro": _avro_value}
 
 

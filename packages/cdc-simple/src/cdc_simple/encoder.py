@@ -15,10 +15,11 @@ from cdc_core.compression import compress, parse_compression
 from cdc_core.dispatch import partition_for_row
 from cdc_core.errors import ConfigError, EncodeError
 from cdc_core.events import Bootstrap, DDLEvent, Event, LogicalMessage, Op, RowChange, Watermark
+from cdc_core.gojson import ENCODING_JSON
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
 from cdc_core.types import NOT_IN_TIDB
-from cdc_simple import avro, columns, gojson, tableschema
+from cdc_simple import avro, columns, tableschema
 from cdc_simple.names import BOOTSTRAP, DML_NAMES, PROTOCOL, PROTOCOL_VERSION, RECORD_OVERHEAD, WATERMARK
 
 INACTIVE_AFTER_S: Final = 30 * 60  # TiCDC forgets a table with no DML for 30 minutes (no bootstraps until its next)
@@ -98,7 +99,7 @@ class SimpleEncoder:
 
     def _serialize(self, doc: dict[str, Any], what: str, *, table: str | None = None) -> bytes:
         try:
-            raw = avro.write(doc) if self.avro else gojson.dumps(doc)
+            raw = avro.write(doc) if self.avro else ENCODING_JSON.dumps(doc)  # TiCDC: Go encoding/json
         except (ValueError, TypeError, OverflowError) as exc:
             raise EncodeError(PROTOCOL, f"{what}: {exc}", table=table) from exc
         return compress(self.compression, raw)

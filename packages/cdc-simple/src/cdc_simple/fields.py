@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cdc_core.errors import DecodeError
+from cdc_core.errors import DecodeError, json_kind
 from cdc_simple.names import PROTOCOL
 
 _UINT64_MAX = (1 << 64) - 1
@@ -19,7 +19,7 @@ def fail(reason: str, field: str | None = None) -> DecodeError:
 def obj(doc: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
     value = doc.get(key)
     if not isinstance(value, Mapping):
-        raise fail(f"expected an object, got {_kind(value)}", _join(path, key))
+        raise fail(f"expected an object, got {json_kind(value)}", _join(path, key))
     return value
 
 
@@ -28,14 +28,14 @@ def opt_obj(doc: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any] | 
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise fail(f"expected an object or null, got {_kind(value)}", _join(path, key))
+        raise fail(f"expected an object or null, got {json_kind(value)}", _join(path, key))
     return value
 
 
 def string(doc: Mapping[str, Any], key: str, path: str) -> str:
     value = doc.get(key)
     if not isinstance(value, str):
-        raise fail(f"expected a string, got {_kind(value)}", _join(path, key))
+        raise fail(f"expected a string, got {json_kind(value)}", _join(path, key))
     return value
 
 
@@ -44,7 +44,7 @@ def opt_string(doc: Mapping[str, Any], key: str, path: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise fail(f"expected a string, got {_kind(value)}", _join(path, key))
+        raise fail(f"expected a string, got {json_kind(value)}", _join(path, key))
     return value
 
 
@@ -53,7 +53,7 @@ def boolean(doc: Mapping[str, Any], key: str, path: str, default: bool | None = 
     if value is None and default is not None:
         return default
     if not isinstance(value, bool):
-        raise fail(f"expected a boolean, got {_kind(value)}", _join(path, key))
+        raise fail(f"expected a boolean, got {json_kind(value)}", _join(path, key))
     return value
 
 
@@ -63,7 +63,7 @@ def integer(doc: Mapping[str, Any], key: str, path: str, default: int | None = N
     if value is None and default is not None:
         return default
     if not isinstance(value, int) or isinstance(value, bool):
-        raise fail(f"expected an integer, got {_kind(value)}", _join(path, key))
+        raise fail(f"expected an integer, got {json_kind(value)}", _join(path, key))
     if not _INT64_MIN <= value <= _UINT64_MAX:
         raise fail(f"integer {value} is outside the 64-bit range", _join(path, key))
     return value
@@ -89,7 +89,3 @@ def obj_list(doc: Mapping[str, Any], key: str, path: str) -> list[Mapping[str, A
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
-
-
-def _kind(value: object) -> str:
-    return "nothing" if value is None else type(value).__name__

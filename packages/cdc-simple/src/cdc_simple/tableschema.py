@@ -13,13 +13,30 @@ from typing import Any, Final
 
 from cdc_core.errors import SchemaError
 from cdc_core.schema import Column, Index, TableSchema
-from cdc_core.types import NOT_IN_TIDB, TYPE_ALIASES, DataType, LogicalType, MySQLType
+from cdc_core.types import NOT_IN_TIDB, TYPE_ALIASES, DataType, MySQLType, by_logical_type
 from cdc_simple import fields
 from cdc_simple.fields import fail
 
 # Avro carries unsigned/zerofill for these logical types only (tiflow newAvroDataType).
-AVRO_NUMERIC: Final = frozenset(
-    {LogicalType.INT, LogicalType.FLOAT, LogicalType.DOUBLE, LogicalType.BIT, LogicalType.YEAR, LogicalType.DECIMAL}
+AVRO_NUMERIC: Final = by_logical_type(
+    int=True,
+    float=True,
+    double=True,
+    decimal=True,
+    bit=True,
+    year=True,
+    date=False,
+    datetime=False,
+    timestamp=False,
+    time=False,
+    string=False,
+    bytes=False,
+    enum=False,
+    set=False,
+    json=False,
+    vector=False,
+    geometry=False,
+    array=False,
 )
 _ELEMENT_TYPES: Final = frozenset({MySQLType.ENUM, MySQLType.SET})
 
@@ -164,7 +181,7 @@ def _index(index: Index) -> dict[str, Any]:
 
 
 def _avro_data_type(t: DataType) -> dict[str, Any]:
-    numeric = t.logical in AVRO_NUMERIC
+    numeric = AVRO_NUMERIC[t.logical]
     return {
         "mysqlType": t.mysql_type.value,
         "charset": t.charset or "",

@@ -4,4 +4,6 @@ Entry points: :func:`cdc_spark.apply.apply_changes` (one batch of one table), :m
 streaming pipeline behind ``cdc apply``), :mod:`cdc_spark.sinks` (Delta via delta-rs, Spark MERGE).
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import version
+
+__version__ = version("cdc-spark")  # the repository's VERSION file, through the package metadata

@@ -13,7 +13,10 @@ import datetime as dt
 import sys
 from collections.abc import Sequence
 
+from cdc_core.cli.arguments import add_sink_uri, codec_choice
 from cdc_core.errors import CdcError, ConfigError
+from cdc_core.registry import get_codec
+from cdc_core.sinkuri import SinkUri
 from cdc_spark.job import JobConfig, SourceSpec, describe, parse_keys, run
 
 HELP = "apply a changefeed to one table per source table on Spark (Delta tables by default)"
@@ -27,8 +30,9 @@ def _option(text: str) -> tuple[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--protocol", required=True, help="codec protocol id, e.g. debezium, simple, canal-json")
-    parser.add_argument("--source", required=True, help="kafka://HOST:PORT/TOPIC[,TOPIC] or file://PATH")
+    parser.add_argument("--protocol", help="codec protocol id, e.g. debezium, simple, canal-json")
+    parser.add_argument("--source", help="kafka://HOST:PORT/TOPIC[,TOPIC] or file://PATH")
+    add_sink_uri(parser)
     parser.add_argument("--target", required=True, help="directory of the Delta tables (DB/TABLE under it)")
     parser.add_argument("--checkpoint", help="checkpoint directory (default: TARGET/_checkpoint)")
     parser.add_argument(
@@ -65,15 +69,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from(args: argparse.Namespace) -> JobConfig:
+    uri: SinkUri | None = args.sink_uri
+    protocol, _ = codec_choice(args.protocol, uri, None, flag="--protocol")
+    options = dict(args.option)
+    if uri is not None:  # the changefeed's sink URI: its brokers and topic are the source, its options the codec's
+        options = {**get_codec(protocol).used_options(uri.parameters), **options}
+    source = args.source or (f"kafka://{','.join(uri.brokers)}/{uri.topic or ''}" if uri is not None else None)
+    if source is None:
+        raise ConfigError("give --source or --sink-uri")
     return JobConfig(
-        protocol=args.protocol,
-        source=SourceSpec.parse(args.source),
+        protocol=protocol,
+        source=SourceSpec.parse(source),
         target=args.target,
         checkpoint=args.checkpoint or f"{args.target.rstrip('/')}/_checkpoint",
         keys=parse_keys(args.keys),
         scd=args.scd,
         continuous=bool(args.continuous),
-        options=dict(args.option),
+        options=options,
         track_columns=tuple(c for c in args.track_columns.split(",") if c) if args.track_columns else None,
         tombstone_retention=dt.timedelta(hours=args.tombstone_hours),
     )

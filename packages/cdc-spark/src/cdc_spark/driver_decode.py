@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Final
 
@@ -25,7 +25,7 @@ from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.textual import WIDE_DECIMAL
-from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_core.values import EnumIndex, SetBits, ZeroTemporal
 from cdc_spark.partition_clock import PartitionClock, PartitionKey
 
@@ -52,50 +52,83 @@ _INT_WIDTH: Final = {
 }
 
 
-def spark_type(data_type: DataType) -> SparkType:
-    """The contract's Spark type of a column (spark_types.py mapping, summarised in docs/spark.md)."""
-    from pyspark.sql import types as T
+class _SparkType(LogicalTypeVisitor["SparkType"]):
+    """The contract's Spark type of a column (summarised in docs/spark.md)."""
 
-    logical = data_type.logical
-    if logical is LogicalType.INT:
+    def __init__(self) -> None:
+        from pyspark.sql import types
+
+        self.T = types
+
+    def visit_int(self, data_type: DataType) -> SparkType:
         width = _INT_WIDTH[data_type.mysql_type] * (2 if data_type.unsigned else 1)
         if width > 8:
-            return T.DecimalType(20, 0)
-        return (
-            T.ByteType()
-            if width == 1
-            else T.ShortType()
-            if width == 2
-            else T.IntegerType()
-            if width <= 4
-            else T.LongType()
-        )
-    if logical is LogicalType.DECIMAL:
+            return self.T.DecimalType(20, 0)
+        if width <= 2:
+            return self.T.ByteType() if width == 1 else self.T.ShortType()
+        return self.T.IntegerType() if width <= 4 else self.T.LongType()
+
+    def visit_float(self, data_type: DataType) -> SparkType:
+        return self.T.FloatType()
+
+    def visit_double(self, data_type: DataType) -> SparkType:
+        return self.T.DoubleType()
+
+    def visit_decimal(self, data_type: DataType) -> SparkType:
         if data_type.length is None:  # the protocol did not say (e.g. Debezium's tidb_type "decimal")
-            return T.DecimalType(38, UNDECLARED_SCALE)
-        return T.StringType() if data_type.precision > 38 else T.DecimalType(data_type.precision, data_type.scale)
-    simple: dict[LogicalType, SparkType] = {
-        LogicalType.FLOAT: T.FloatType(),
-        LogicalType.DOUBLE: T.DoubleType(),
-        LogicalType.DATE: T.DateType(),
-        LogicalType.DATETIME: T.TimestampNTZType(),
-        LogicalType.TIMESTAMP: T.TimestampType(),
-        LogicalType.TIME: T.DayTimeIntervalType(),
-        LogicalType.YEAR: T.IntegerType(),
-        LogicalType.STRING: T.StringType(),
-        LogicalType.ENUM: T.StringType(),
-        LogicalType.JSON: T.StringType(),
-        LogicalType.BYTES: T.BinaryType(),
-        LogicalType.SET: T.ArrayType(T.StringType()),
-        LogicalType.VECTOR: T.ArrayType(T.FloatType()),
-    }
-    if logical is LogicalType.BIT:
-        return T.DecimalType(20, 0) if data_type.bit_width > 63 else T.LongType()
-    if logical is LogicalType.GEOMETRY:
-        return T.StructType([T.StructField("wkb", T.BinaryType(), False), T.StructField("srid", T.IntegerType(), True)])
-    if logical is LogicalType.ARRAY:  # an element type the protocol did not say: its values as text
-        return T.ArrayType(spark_type(data_type.item) if data_type.item else T.StringType())
-    return simple[logical]
+            return self.T.DecimalType(38, UNDECLARED_SCALE)
+        if data_type.precision > 38:
+            return self.T.StringType()
+        return self.T.DecimalType(data_type.precision, data_type.scale)
+
+    def visit_date(self, data_type: DataType) -> SparkType:
+        return self.T.DateType()
+
+    def visit_datetime(self, data_type: DataType) -> SparkType:
+        return self.T.TimestampNTZType()
+
+    def visit_timestamp(self, data_type: DataType) -> SparkType:
+        return self.T.TimestampType()
+
+    def visit_time(self, data_type: DataType) -> SparkType:
+        return self.T.DayTimeIntervalType()
+
+    def visit_year(self, data_type: DataType) -> SparkType:
+        return self.T.IntegerType()
+
+    def visit_string(self, data_type: DataType) -> SparkType:
+        return self.T.StringType()
+
+    def visit_bytes(self, data_type: DataType) -> SparkType:
+        return self.T.BinaryType()
+
+    def visit_enum(self, data_type: DataType) -> SparkType:
+        return self.T.StringType()
+
+    def visit_set(self, data_type: DataType) -> SparkType:
+        return self.T.ArrayType(self.T.StringType())
+
+    def visit_bit(self, data_type: DataType) -> SparkType:
+        return self.T.DecimalType(20, 0) if data_type.bit_width > 63 else self.T.LongType()
+
+    def visit_json(self, data_type: DataType) -> SparkType:
+        return self.T.StringType()
+
+    def visit_vector(self, data_type: DataType) -> SparkType:
+        return self.T.ArrayType(self.T.FloatType())
+
+    def visit_geometry(self, data_type: DataType) -> SparkType:
+        wkb = self.T.StructField("wkb", self.T.BinaryType(), False)
+        return self.T.StructType([wkb, self.T.StructField("srid", self.T.IntegerType(), True)])
+
+    def visit_array(self, data_type: DataType) -> SparkType:
+        # an element type the protocol did not say: its values as text
+        return self.T.ArrayType(self.visit(data_type.item) if data_type.item else self.T.StringType())
+
+
+def spark_type(data_type: DataType) -> SparkType:
+    """The contract's Spark type of a column (spark_types.py mapping, summarised in docs/spark.md)."""
+    return _SparkType().visit(data_type)
 
 
 class ValueRangeError(CdcError, ValueError):
@@ -112,36 +145,105 @@ def _fitted_decimal(number: Decimal, precision: int, scale: int) -> Decimal:
     return exact
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+def _integer(data_type: DataType) -> Callable[[Any], Any]:
+    if spark_type(data_type).typeName() == "decimal":  # BIGINT UNSIGNED, BIT(64): beyond a long
+        return lambda value: Decimal(int(value))
+    return int
+
+
+def _decimal(data_type: DataType) -> Callable[[Any], Any]:
+    def convert(value: Any) -> Any:
+        number = value if isinstance(value, Decimal) else Decimal(str(value))
+        if data_type.length is None:
+            return _fitted_decimal(number, 38, UNDECLARED_SCALE)
+        if data_type.precision > 38:
+            return str(number)
+        return _fitted_decimal(number, data_type.precision, data_type.scale)
+
+    return convert
+
+
+def _timestamp(value: Any) -> Any:
+    if isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    return value
+
+
+class _SparkValue(LogicalTypeVisitor[Callable[[Any], Any]]):
+    """How a decoded (non-NULL) value becomes the Python form Spark expects for :func:`spark_type`."""
+
+    def visit_int(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _integer(data_type)
+
+    def visit_float(self, data_type: DataType) -> Callable[[Any], Any]:
+        return float
+
+    def visit_double(self, data_type: DataType) -> Callable[[Any], Any]:
+        return float
+
+    def visit_decimal(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _decimal(data_type)
+
+    def visit_date(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _same
+
+    def visit_datetime(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _same
+
+    def visit_timestamp(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _timestamp
+
+    def visit_time(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _same
+
+    def visit_year(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _same
+
+    def visit_string(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _same
+
+    def visit_bytes(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _same
+
+    def visit_enum(self, data_type: DataType) -> Callable[[Any], Any]:
+        # the member name; the 1-based index as text when the names are unknown
+        return lambda value: str(value.index) if isinstance(value, EnumIndex) else str(value)
+
+    def visit_set(self, data_type: DataType) -> Callable[[Any], Any]:
+        # member names; the bitmask as text when the names are unknown
+        return lambda value: [str(value.bits)] if isinstance(value, SetBits) else list(value)
+
+    def visit_bit(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _integer(data_type)
+
+    def visit_json(self, data_type: DataType) -> Callable[[Any], Any]:
+        return lambda value: json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    def visit_vector(self, data_type: DataType) -> Callable[[Any], Any]:
+        return _same
+
+    def visit_geometry(self, data_type: DataType) -> Callable[[Any], Any]:
+        return lambda value: (value.wkb, value.srid)
+
+    def visit_array(self, data_type: DataType) -> Callable[[Any], Any]:
+        item = data_type.item
+        if item is None:
+            return lambda value: [None if v is None else str(v) for v in value]
+        return lambda value: [spark_value(v, item) for v in value]
+
+
+_SPARK_VALUE: Final = _SparkValue()
+
+
 def spark_value(value: Any, data_type: DataType) -> Any:
     """A decoded value in the Python form Spark expects for :func:`spark_type`."""
     if value is None or isinstance(value, ZeroTemporal):
         return None
-    logical = data_type.logical
-    if logical is LogicalType.DECIMAL:
-        number = value if isinstance(value, Decimal) else Decimal(str(value))
-        if data_type.length is not None and data_type.precision > 38:
-            return str(number)
-        return _fitted_decimal(number, *((38, UNDECLARED_SCALE) if data_type.length is None else
-                                         (data_type.precision, data_type.scale)))  # fmt: skip
-    if logical in (LogicalType.INT, LogicalType.BIT) and isinstance(spark_type(data_type).typeName(), str):
-        wide = spark_type(data_type).typeName() == "decimal"
-        return Decimal(int(value)) if wide else int(value)
-    if logical is LogicalType.JSON:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if logical is LogicalType.SET:  # member names; the bitmask as text when the names are unknown
-        return [str(value.bits)] if isinstance(value, SetBits) else list(value)
-    if logical is LogicalType.ENUM:  # the member name; the 1-based index as text when the names are unknown
-        return str(value.index) if isinstance(value, EnumIndex) else str(value)
-    if logical is LogicalType.TIMESTAMP and isinstance(value, dt.datetime) and value.tzinfo is None:
-        return value.replace(tzinfo=dt.UTC)
-    if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
-        return float(value)
-    if logical is LogicalType.GEOMETRY:
-        return (value.wkb, value.srid)
-    if logical is LogicalType.ARRAY:
-        item = data_type.item
-        return [None if v is None else spark_value(v, item) if item else str(v) for v in value]
-    return value
+    return _SPARK_VALUE.visit(data_type)(value)
 
 
 def change_schema(schema: TableSchema) -> StructType:

@@ -35,7 +35,7 @@ from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone, zone_name
-from cdc_core.types import DataType, LogicalType
+from cdc_core.types import DataType, LogicalType, LogicalTypeVisitor, by_logical_type
 from cdc_spark.driver_decode import CONTROL_SCHEMA, DEAD_LETTER_SCHEMA, spark_type, spark_value
 from cdc_spark.partition_clock import PartitionKey, merge_clocks
 
@@ -97,40 +97,136 @@ def _python_column(data_type: DataType, options: Mapping[str, object]) -> Callab
     return F.udf(convert, result, useArrow=True)
 
 
+class _NativeReading(LogicalTypeVisitor[Typed]):
+    """Spark's reading of one Canal-JSON value text as the contract's type of a column."""
+
+    def __init__(self, text: Column, zone: str, session_zone: str, udfs: dict[DataType, Any]) -> None:
+        from pyspark.sql import functions
+
+        self.F = functions
+        self.text = text
+        self.zone = zone
+        self.session_zone = session_zone
+        self.udfs = udfs
+        self.present = text.isNotNull()
+
+    def _checked(self, value: Column) -> Typed:
+        return Typed(value=value, bad=self.present & value.isNull())
+
+    def _cast(self, data_type: DataType) -> Typed:
+        return self._checked(self.text.try_cast(spark_type(data_type)))
+
+    def _integer(self, data_type: DataType) -> Typed:
+        return self._checked(self.F.when(self.text.rlike(_INTEGER), self.text.try_cast(spark_type(data_type))))
+
+    def _python(self, data_type: DataType) -> Typed:
+        # the codec's parser, batched through Arrow
+        converted = self.udfs[data_type](self.text)
+        return Typed(value=converted["v"], bad=self.present & converted["bad"])
+
+    def _temporal(self, pattern: str, to_value: Callable[[Column], Column]) -> Typed:
+        text, F = self.text, self.F
+        shape = text.rlike(pattern)
+        zero = self.present & shape & _zero_date(text)
+        value = F.when(shape & ~zero, to_value(text))
+        return Typed(value=value, bad=self.present & ~zero & value.isNull(), zero=F.when(zero, text))
+
+    def visit_int(self, data_type: DataType) -> Typed:
+        return self._integer(data_type)
+
+    def visit_year(self, data_type: DataType) -> Typed:
+        return self._integer(data_type)
+
+    def visit_bit(self, data_type: DataType) -> Typed:
+        return self._integer(data_type)
+
+    def visit_float(self, data_type: DataType) -> Typed:
+        return self._cast(data_type)
+
+    def visit_double(self, data_type: DataType) -> Typed:
+        return self._cast(data_type)
+
+    def visit_decimal(self, data_type: DataType) -> Typed:
+        return self._python(data_type) if needs_python(data_type) else self._cast(data_type)
+
+    def visit_string(self, data_type: DataType) -> Typed:
+        return self._checked(self.text)
+
+    def visit_bytes(self, data_type: DataType) -> Typed:  # Canal carries bytes as ISO-8859-1 text
+        return self._checked(self.F.when(~self.text.rlike("[^\\x00-\\xFF]"), self.F.encode(self.text, "ISO-8859-1")))
+
+    def visit_date(self, data_type: DataType) -> Typed:
+        return self._temporal(_DATE, lambda text: text.try_cast("date"))
+
+    def visit_datetime(self, data_type: DataType) -> Typed:
+        return self._temporal(_DATETIME, self._local)
+
+    def visit_timestamp(self, data_type: DataType) -> Typed:
+        # local time in the changefeed's zone -> an instant
+        F = self.F
+        return self._temporal(
+            _DATETIME,
+            lambda text: F.convert_timezone(F.lit(self.zone), F.lit(self.session_zone), self._local(text)).cast(
+                "timestamp"
+            ),
+        )
+
+    def _local(self, text: Column) -> Column:
+        return self.F.regexp_replace(text, "T", " ").try_cast("timestamp_ntz")
+
+    def visit_enum(self, data_type: DataType) -> Typed:
+        return self._checked(_member_names(self.text, data_type))
+
+    def visit_set(self, data_type: DataType) -> Typed:
+        return self._checked(_member_names(self.text, data_type))
+
+    def visit_time(self, data_type: DataType) -> Typed:
+        return self._python(data_type)
+
+    def visit_json(self, data_type: DataType) -> Typed:
+        return self._python(data_type)
+
+    def visit_vector(self, data_type: DataType) -> Typed:
+        return self._python(data_type)
+
+    def visit_geometry(self, data_type: DataType) -> Typed:
+        return self._python(data_type)  # Canal's hex WKB text: the codec's parser
+
+    def visit_array(self, data_type: DataType) -> Typed:
+        return self._python(data_type)
+
+
+# Which types Spark cannot read natively from Canal's text: the codec's own parser does it (DECIMAL only
+# beyond 38 digits, which Spark keeps as a string).
+_PYTHON_READ: Final[Mapping[LogicalType, Callable[[DataType], bool]]] = by_logical_type(
+    int=lambda t: False,
+    float=lambda t: False,
+    double=lambda t: False,
+    decimal=lambda t: spark_type(t).typeName() != "decimal",
+    date=lambda t: False,
+    datetime=lambda t: False,
+    timestamp=lambda t: False,
+    time=lambda t: True,
+    year=lambda t: False,
+    string=lambda t: False,
+    bytes=lambda t: False,
+    enum=lambda t: False,
+    set=lambda t: False,
+    bit=lambda t: False,
+    json=lambda t: True,
+    vector=lambda t: True,
+    geometry=lambda t: True,
+    array=lambda t: True,
+)
+
+
+def needs_python(data_type: DataType) -> bool:
+    return _PYTHON_READ[data_type.logical](data_type)
+
+
 def _typed(text: Column, data_type: DataType, zone: str, session_zone: str, udfs: dict[DataType, Any]) -> Typed:
     """Spark's reading of one Canal-JSON value text as the contract's type of ``data_type``."""
-    from pyspark.sql import functions as F
-
-    target = spark_type(data_type)
-    logical = data_type.logical
-    present = text.isNotNull()
-    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
-        value = F.when(text.rlike(_INTEGER), text.try_cast(target))
-    elif logical in (LogicalType.FLOAT, LogicalType.DOUBLE) or (
-        logical is LogicalType.DECIMAL and target.typeName() == "decimal"
-    ):
-        value = text.try_cast(target)
-    elif logical is LogicalType.STRING:
-        value = text
-    elif logical is LogicalType.BYTES:  # Canal carries bytes as ISO-8859-1 text
-        value = F.when(~text.rlike("[^\\x00-\\xFF]"), F.encode(text, "ISO-8859-1"))
-    elif logical in (LogicalType.DATE, LogicalType.DATETIME, LogicalType.TIMESTAMP):
-        shape = text.rlike(_DATE if logical is LogicalType.DATE else _DATETIME)
-        zero = present & shape & _zero_date(text)
-        if logical is LogicalType.DATE:
-            value = F.when(shape & ~zero, text.try_cast("date"))
-        else:
-            local = F.when(shape & ~zero, F.regexp_replace(text, "T", " ").try_cast("timestamp_ntz"))
-            if logical is LogicalType.TIMESTAMP:  # local time in the changefeed's zone -> an instant
-                local = F.convert_timezone(F.lit(zone), F.lit(session_zone), local).cast("timestamp")
-            value = local
-        return Typed(value=value, bad=present & ~zero & value.isNull(), zero=F.when(zero, text))
-    elif logical in (LogicalType.ENUM, LogicalType.SET):
-        value = _member_names(text, data_type)
-    else:  # TIME, JSON, VECTOR, DECIMAL beyond 38 digits: the codec's parser, batched through Arrow
-        converted = udfs[data_type](text)
-        return Typed(value=converted["v"], bad=present & converted["bad"])
-    return Typed(value=value, bad=present & value.isNull())
+    return _NativeReading(text, zone, session_zone, udfs).visit(data_type)
 
 
 def _member_names(text: Column, data_type: DataType) -> Column:
@@ -451,9 +547,7 @@ def decode(
         if schema is None or name in touched:
             continue
         for column in schema.stored_columns:
-            if column.data_type.logical in (LogicalType.TIME, LogicalType.JSON, LogicalType.VECTOR) or (
-                column.data_type.logical is LogicalType.DECIMAL and spark_type(column.data_type).typeName() != "decimal"
-            ):
+            if needs_python(column.data_type):
                 udfs.setdefault(column.data_type, _python_column(column.data_type, codec_options))
         frame = _rows(parsed, schema, zone, session_zone, udfs).persist()
         cached.append(frame)

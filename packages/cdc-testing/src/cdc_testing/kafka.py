@@ -304,17 +304,7 @@ def consume(bootstrap: str, topic: str, count: int, timeout_s: float = 30.0) -> 
                 continue
             if record.error():
                 raise BrokerUnavailableError(f"consume from {topic}: {record.error()}")
-            received.append(
-                Message(
-                    value=record.value(),
-                    key=record.key(),
-                    topic=record.topic(),
-                    partition=record.partition(),
-                    offset=record.offset(),
-                    timestamp=record.timestamp()[1],
-                    headers=tuple(record.headers() or ()),
-                )
-            )
+            received.append(Message.from_kafka(record))
         if received:
             consumer.commit(asynchronous=False)
     finally:

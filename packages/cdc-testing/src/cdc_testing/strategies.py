@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from cdc_core.events import Op, RowChange
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.textual import WIDE_DECIMAL, float32_value
-from cdc_core.types import DataType, LogicalType, MySQLType, signed_range, unsigned_max
+from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType, signed_range, unsigned_max
 from cdc_core.values import Value, ZeroTemporal
 
 
@@ -104,70 +104,101 @@ def _json_docs() -> st.SearchStrategy[Any]:
     )
 
 
-def values_for(data_type: DataType, *, zero_dates: bool = False) -> st.SearchStrategy[Value]:
+_Values = st.SearchStrategy[Value]
+
+
+class _ValuesFor(LogicalTypeVisitor[_Values]):
     """Valid non-NULL values of one column type, as a real TiDB could hand them to an encoder."""
-    logical = data_type.logical
-    t = data_type.mysql_type
-    if logical is LogicalType.INT:
+
+    def __init__(self, *, zero_dates: bool) -> None:
+        self.zero_dates = zero_dates
+
+    def visit_int(self, data_type: DataType) -> _Values:
         if data_type.unsigned:
-            return st.integers(0, unsigned_max(t))
-        low, high = signed_range(t)
+            return st.integers(0, unsigned_max(data_type.mysql_type))
+        low, high = signed_range(data_type.mysql_type)
         return st.integers(low, high)
-    if logical is LogicalType.FLOAT:
+
+    def visit_float(self, data_type: DataType) -> _Values:
         return st.floats(width=32, allow_nan=False, allow_infinity=False).map(lambda f: float32_value(f) + 0.0)
-    if logical is LogicalType.DOUBLE:
+
+    def visit_double(self, data_type: DataType) -> _Values:
         return st.floats(allow_nan=False, allow_infinity=False).map(lambda f: f + 0.0)
-    if logical is LogicalType.DECIMAL:
+
+    def visit_decimal(self, data_type: DataType) -> _Values:
         precision, scale = data_type.precision, data_type.scale
         bound = 10**precision - 1
         # scaleb in the default 28-digit context would round wide values past the column's precision.
         return st.integers(-bound, bound).map(lambda n: Decimal(n).scaleb(-scale, context=WIDE_DECIMAL))
-    if logical is LogicalType.DATE:
-        dates: st.SearchStrategy[Value] = st.dates(dt.date(1000, 1, 1), dt.date(9999, 12, 31))
-        return dates | st.just(ZeroTemporal("0000-00-00")) if zero_dates else dates
-    if logical is LogicalType.DATETIME:
+
+    def visit_date(self, data_type: DataType) -> _Values:
+        dates: _Values = st.dates(dt.date(1000, 1, 1), dt.date(9999, 12, 31))
+        return dates | st.just(ZeroTemporal("0000-00-00")) if self.zero_dates else dates
+
+    def visit_datetime(self, data_type: DataType) -> _Values:
         fsp = data_type.fsp
         bounds = dt.datetime(1000, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59)
-        stamps: st.SearchStrategy[Value] = st.datetimes(*bounds).map(
+        stamps: _Values = st.datetimes(*bounds).map(
             lambda d: d.replace(microsecond=_truncate_micros(d.microsecond, fsp))
         )
-        return stamps | st.just(ZeroTemporal("0000-00-00 00:00:00")) if zero_dates else stamps
-    if logical is LogicalType.TIMESTAMP:
+        return stamps | st.just(ZeroTemporal("0000-00-00 00:00:00")) if self.zero_dates else stamps
+
+    def visit_timestamp(self, data_type: DataType) -> _Values:
         fsp = data_type.fsp
         return st.datetimes(_TS_MIN.replace(tzinfo=None), _TS_MAX.replace(tzinfo=None)).map(
             lambda d: d.replace(microsecond=_truncate_micros(d.microsecond, fsp), tzinfo=dt.UTC)
         )
-    if logical is LogicalType.TIME:
+
+    def visit_time(self, data_type: DataType) -> _Values:
         fsp = data_type.fsp
         return st.integers(-_TIME_MAX_US, _TIME_MAX_US).map(
             lambda us: dt.timedelta(microseconds=_truncate_micros(abs(us), fsp) * (1 if us >= 0 else -1))
         )
-    if logical is LogicalType.YEAR:
+
+    def visit_year(self, data_type: DataType) -> _Values:
         return st.integers(1901, 2155)
-    if logical is LogicalType.STRING:
+
+    def visit_string(self, data_type: DataType) -> _Values:
+        t = data_type.mysql_type
         size = data_type.length if data_type.length and t in (MySQLType.CHAR, MySQLType.VARCHAR) else 40
         text = _text(size)
         # CHAR drops trailing spaces on read, so a stored CHAR value never ends with one.
         return text.map(lambda s: s.rstrip(" ")) if t is MySQLType.CHAR else text
-    if logical is LogicalType.BYTES:
-        if t is MySQLType.BINARY:
+
+    def visit_bytes(self, data_type: DataType) -> _Values:
+        if data_type.mysql_type is MySQLType.BINARY:
             width = data_type.length or 1
             return st.binary(max_size=width).map(lambda b: b.ljust(width, b"\x00"))
         return st.binary(max_size=data_type.length or 48)
-    if logical is LogicalType.ENUM:
+
+    def visit_enum(self, data_type: DataType) -> _Values:
         return st.sampled_from(data_type.elements or ("",))
-    if logical is LogicalType.SET:
+
+    def visit_set(self, data_type: DataType) -> _Values:
         elements = data_type.elements or ()
         return st.sets(st.sampled_from(elements) if elements else st.nothing()).map(
             lambda chosen: tuple(e for e in elements if e in chosen)
         )
-    if logical is LogicalType.BIT:
+
+    def visit_bit(self, data_type: DataType) -> _Values:
         return st.integers(0, (1 << data_type.bit_width) - 1)
-    if logical is LogicalType.JSON:
+
+    def visit_json(self, data_type: DataType) -> _Values:
         return _json_docs().filter(lambda d: d is not None)
-    if logical is LogicalType.VECTOR:
+
+    def visit_vector(self, data_type: DataType) -> _Values:
         return st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False).map(lambda f: f + 0.0), max_size=6)
-    raise AssertionError(f"no strategy for {data_type}")
+
+    def visit_geometry(self, data_type: DataType) -> _Values:
+        raise AssertionError(f"no strategy for {data_type}: TiDB has no such column")
+
+    def visit_array(self, data_type: DataType) -> _Values:
+        raise AssertionError(f"no strategy for {data_type}: TiDB has no such column")
+
+
+def values_for(data_type: DataType, *, zero_dates: bool = False) -> st.SearchStrategy[Value]:
+    """Valid non-NULL values of one column type, as a real TiDB could hand them to an encoder."""
+    return _ValuesFor(zero_dates=zero_dates).visit(data_type)
 
 
 def row_images(schema: TableSchema, *, zero_dates: bool = False) -> st.SearchStrategy[dict[str, Value]]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import attrs
 
 from cdc_core.errors import ConfigError
+from cdc_core.sinkuri import SinkUri
 
 
 def parse_options(pairs: list[str] | None) -> dict[str, str]:
@@ -45,6 +46,37 @@ def add_codec_options(parser: argparse.ArgumentParser, flag: str = "--option") -
         metavar="NAME=VALUE",
         help="a codec option, spelled as in TiCDC's sink URI (repeatable; see `cdc protocols`)",
     )
+
+
+def add_sink_uri(parser: argparse.ArgumentParser, flag: str = "--sink-uri") -> None:
+    parser.add_argument(
+        flag,
+        type=_sink_uri,
+        metavar="URI",
+        help="the changefeed's TiCDC sink URI, kafka://HOST:PORT/TOPIC?protocol=...&...: protocol, topic, brokers "
+        "and codec options in one (--option adds or overrides; producer-only parameters are ignored with a note)",
+    )
+
+
+def _sink_uri(text: str) -> SinkUri:
+    try:
+        return SinkUri.parse(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def codec_choice(
+    protocol: str | None, uri: SinkUri | None, pairs: list[str] | None, *, flag: str
+) -> tuple[str, dict[str, object]]:
+    """The protocol and options from ``--protocol``/``--option`` and a sink URI (``--option`` wins)."""
+    options: dict[str, object] = dict(uri.parameters) if uri is not None else {}
+    options.update(parse_options(pairs))
+    if uri is not None and protocol is not None and protocol != uri.protocol:
+        raise ConfigError(f"{flag} {protocol} contradicts the sink URI's protocol={uri.protocol}")
+    chosen = protocol or (uri.protocol if uri is not None else None)
+    if chosen is None:
+        raise ConfigError(f"give {flag} or a sink URI")
+    return chosen, options
 
 
 def add_error_policy(parser: argparse.ArgumentParser) -> None:

@@ -8,8 +8,10 @@ import sys
 from collections.abc import Iterable
 from contextlib import ExitStack
 
+import attrs
+
 from cdc_core import canonical
-from cdc_core.cli.arguments import add_codec_options, add_error_policy, parse_options
+from cdc_core.cli.arguments import add_codec_options, add_error_policy, add_sink_uri, codec_choice
 from cdc_core.cli.streams import open_input, run_lines
 from cdc_core.codec import Codec
 from cdc_core.messagelines import format_line, parse_line
@@ -21,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     protocols.set_defaults(handler=list_protocols)
 
     decode = subparsers.add_parser("decode", help="messages (message lines) in, canonical JSON events out")
-    decode.add_argument("--protocol", "-p", required=True)
+    decode.add_argument("--protocol", "-p", help="the protocol (or give --sink-uri)")
+    add_sink_uri(decode)
     add_codec_options(decode)
     add_error_policy(decode)
     decode.add_argument("--no-schema", action="store_true", help="leave table schemas out of row events")
@@ -32,15 +35,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     decode.set_defaults(handler=decode_command)
 
     encode = subparsers.add_parser("encode", help="canonical JSON events in, message lines out")
-    encode.add_argument("--protocol", "-p", required=True)
+    encode.add_argument("--protocol", "-p", help="the protocol (or give --sink-uri)")
+    add_sink_uri(encode)
     add_codec_options(encode)
     add_error_policy(encode)
     encode.add_argument("input", nargs="?", default="-", help="file of canonical events, or - for stdin")
     encode.set_defaults(handler=encode_command)
 
     convert = subparsers.add_parser("convert", help="messages of one protocol in, the same events in another out")
-    convert.add_argument("--from", dest="source_protocol", required=True, metavar="PROTOCOL")
-    convert.add_argument("--to", dest="target_protocol", required=True, metavar="PROTOCOL")
+    convert.add_argument("--from", dest="source_protocol", metavar="PROTOCOL", help="(or give --sink-uri)")
+    convert.add_argument("--to", dest="target_protocol", metavar="PROTOCOL", help="(or give --to-sink-uri)")
+    add_sink_uri(convert)
+    add_sink_uri(convert, "--to-sink-uri")
     add_codec_options(convert, "--from-option")
     add_codec_options(convert, "--to-option")
     add_error_policy(convert)
@@ -74,7 +80,8 @@ def list_protocols(_args: argparse.Namespace) -> int:
 
 
 def decode_command(args: argparse.Namespace) -> int:
-    decoder = get_codec(args.protocol).decoder(parse_options(args.option))
+    protocol, options = codec_choice(args.protocol, args.sink_uri, args.option, flag="--protocol")
+    decoder = get_codec(protocol).decoder(options)
     include_schema = not args.no_schema
 
     def handle(line: bytes, number: int) -> Iterable[str]:
@@ -90,10 +97,15 @@ def decode_command(args: argparse.Namespace) -> int:
 
 
 def encode_command(args: argparse.Namespace) -> int:
-    encoder = get_codec(args.protocol).encoder(parse_options(args.option))
+    protocol, options = codec_choice(args.protocol, args.sink_uri, args.option, flag="--protocol")
+    encoder = get_codec(protocol).encoder(options)
+    topic = args.sink_uri.topic if args.sink_uri is not None else None
 
     def handle(line: bytes, _number: int) -> Iterable[str]:
-        return [format_line(message) for message in encoder.encode(canonical.loads(line))]
+        messages = encoder.encode(canonical.loads(line))
+        if topic is not None:  # the sink URI's topic, where the encoder names none itself (Avro's topic template)
+            messages = [m if m.topic is not None else attrs.evolve(m, topic=topic) for m in messages]
+        return [format_line(message) for message in messages]
 
     with ExitStack() as stack:
         stream, source = open_input(args.input, stack)
@@ -102,8 +114,10 @@ def encode_command(args: argparse.Namespace) -> int:
 
 
 def convert_command(args: argparse.Namespace) -> int:
-    decoder = get_codec(args.source_protocol).decoder(parse_options(args.from_option))
-    encoder = get_codec(args.target_protocol).encoder(parse_options(args.to_option))
+    source, from_options = codec_choice(args.source_protocol, args.sink_uri, args.from_option, flag="--from")
+    target, to_options = codec_choice(args.target_protocol, args.to_sink_uri, args.to_option, flag="--to")
+    decoder = get_codec(source).decoder(from_options)
+    encoder = get_codec(target).encoder(to_options)
 
     def handle(line: bytes, number: int) -> Iterable[str]:
         out: list[str] = []

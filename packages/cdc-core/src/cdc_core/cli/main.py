@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from typing import Final
@@ -11,6 +12,7 @@ from typing import Final
 from cdc_core import __version__
 from cdc_core.cli import codecs, tail
 from cdc_core.cli.streams import StopOnError
+from cdc_core.codec import IgnoredOptionsWarning
 from cdc_core.errors import CdcError
 
 COMMANDS_GROUP: Final = "cdc_core.commands"
@@ -30,11 +32,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _note_ignored(command: str, show: Callable[..., None]) -> Callable[..., None]:
+    """Ignored options become one ``cdc COMMAND: note: ...`` line on stderr; other warnings show as usual."""
+
+    def showwarning(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+        if issubclass(category, IgnoredOptionsWarning):
+            print(f"cdc {command}: note: {message}", file=sys.stderr)
+        else:
+            show(message, category, *args, **kwargs)
+
+    return showwarning
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.handler(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _note_ignored(args.command, warnings.showwarning)
+            code: int = args.handler(args)
     except StopOnError:
         return 1
     except CdcError as exc:
