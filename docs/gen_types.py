@@ -49,7 +49,7 @@ SAMPLES: dict[LogicalType, tuple[str, Any]] = {
 
 def _spark_types() -> dict[MySQLType, str] | None:
     try:
-        from cdc_spark.driver_decode import spark_type
+        from cdc_spark.decoding.spark_types import spark_type
     except ImportError:
         return None
     from cdc_core.types import parse_type_text

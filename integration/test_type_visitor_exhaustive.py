@@ -74,7 +74,7 @@ def test_a_new_member_fails_the_type_check_until_every_switch_handles_it(tmp_pat
 
     # 2. the core completed as the comment says: every adapter's visitor and table now fails
     _core_copy(tmp_path / "two", complete_core=True)
-    adapters = ("cdc_canal.outbound", "cdc_debezium.outbound", "cdc_simple.columns", "cdc_spark.driver_decode")
+    adapters = ("cdc_canal.outbound", "cdc_debezium.outbound", "cdc_simple.columns", "cdc_spark.decoding.spark_types")
     out = _mypy(tmp_path / "two", "cdc_core.types", *adapters)
     assert "cdc_core/types.py" not in out, out
     assert re.search(r"cdc_canal/outbound\.py:\d+: error: Missing named argument \"uuid\"", out), out
@@ -83,5 +83,5 @@ def test_a_new_member_fails_the_type_check_until_every_switch_handles_it(tmp_pat
     ), out
     abstract = r"error: Cannot instantiate abstract class \"{}\" with abstract attribute \"visit_uuid\""
     assert re.search(r"cdc_debezium/outbound\.py:\d+: " + abstract.format("_ConnectType"), out), out
-    assert re.search(r"cdc_spark/driver_decode\.py:\d+: " + abstract.format("_SparkValue"), out), out
+    assert re.search(r"cdc_spark/decoding/spark_types\.py:\d+: " + abstract.format("_SparkValue"), out), out
     assert re.search(r"cdc_simple/columns\.py:\d+: error: Missing named argument \"uuid\"", out), out

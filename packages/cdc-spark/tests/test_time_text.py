@@ -10,7 +10,7 @@ import pytest
 from cdc_core.errors import ConfigError
 from cdc_core.registry import installed_codecs
 from cdc_core.textual import format_time
-from cdc_spark import decode as decoding
+from cdc_spark import decoding
 from cdc_spark.time_text import time_text
 
 pytestmark = pytest.mark.spark

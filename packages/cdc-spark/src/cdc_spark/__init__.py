@@ -1,9 +1,21 @@
 """cdc on Spark: decode Kafka change messages into typed change frames and apply them to tables.
 
-Entry points: :func:`cdc_spark.apply.apply_changes` (one batch of one table), :mod:`cdc_spark.job` (the
-streaming pipeline behind ``cdc apply``), :mod:`cdc_spark.sinks` (Delta via delta-rs, Spark MERGE).
+The public API (everything else is private and free to move):
+
+* :func:`decode` and :class:`DecodedChanges`: Kafka-shaped rows in, typed change frames, control rows and dead
+  letters out, parsed and typed in the JVM where the protocol allows (docs/spark-source-decode.md);
+* :func:`apply_changes`, :class:`Sink` and :class:`BatchInfo`: one batch of one table applied to a target;
+* :func:`build_session`: a SparkSession with the pinned Kafka, Avro, Delta Lake and Iceberg connectors;
+* :mod:`cdc_spark.job`: the streaming pipeline behind ``cdc apply``.
 """
 
 from importlib.metadata import version
 
+from cdc_spark.apply import apply_changes
+from cdc_spark.decoding import DecodedChanges, decode
+from cdc_spark.session import build_session
+from cdc_spark.sinks import BatchInfo, Sink
+
 __version__ = version("cdc-spark")  # the repository's VERSION file, through the package metadata
+
+__all__ = ["BatchInfo", "DecodedChanges", "Sink", "apply_changes", "build_session", "decode"]

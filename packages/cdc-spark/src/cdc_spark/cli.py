@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="codec option, source.* source option, or sink=delta|spark-merge, watermark=true, table-format, "
-        "catalog-prefix, trigger-interval, app-id, decode=executor|native|driver, time-as=interval|string",
+        "catalog-prefix, trigger-interval, app-id, decode=jvm|python, time-as=interval|string",
     )
     parser.add_argument("--master", default=None, help="Spark master (default: the session's, else local[*])")
     parser.add_argument(

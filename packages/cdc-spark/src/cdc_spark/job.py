@@ -20,7 +20,7 @@ import attrs
 from cdc_core.errors import ConfigError
 from cdc_core.secrets import redact_options
 from cdc_spark.apply import DEFAULT_TOMBSTONE_RETENTION, apply_changes
-from cdc_spark.decode import PLANS, decode
+from cdc_spark.decoding import PLANS, decode
 from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
 from cdc_spark.sinks import BatchInfo, Sink
 from cdc_spark.time_text import check_time_as
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
+    from cdc_spark.decoding import DecodedChanges
     from cdc_spark.watermark import WatermarkGate
 
 KAFKA_SCHEMA: Final = (
@@ -98,8 +99,8 @@ class JobConfig:
 
     @property
     def decode_plan(self) -> str:
-        """``decode=executor|native|driver`` (see :func:`cdc_spark.decode.decode`)."""
-        plan = self.options.get("decode", "executor")
+        """``decode=jvm|python`` (see :func:`cdc_spark.decoding.decode`)."""
+        plan = self.options.get("decode", "jvm")
         if plan not in PLANS:
             raise ConfigError(f"option decode={plan!r}: expected one of {', '.join(PLANS)}")
         return plan
@@ -223,7 +224,7 @@ class BatchProcessor:
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         frame = frame.persist()
-        decoded: Any = None
+        decoded: DecodedChanges | None = None
         try:
             messages = frame.count()
             if messages == 0 and self.gate is None:
@@ -279,9 +280,8 @@ class BatchProcessor:
             self.clock = decoded.partition_commit_ts()
             save_clock(self.config.checkpoint, self.clock)
         finally:
-            release = getattr(decoded, "release", None)
-            if release is not None:  # the executor decoder caches the batch's decode
-                release()
+            if decoded is not None:
+                decoded.release()
             frame.unpersist()
         if self.progress is not None:
             report = BatchReport(

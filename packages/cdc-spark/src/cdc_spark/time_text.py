@@ -7,9 +7,7 @@ column's fractional-second digits, the same text :func:`cdc_core.textual.format_
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
-
-import attrs
+from typing import TYPE_CHECKING, Final
 
 from cdc_core.errors import ConfigError
 from cdc_core.schema import TableSchema
@@ -66,38 +64,3 @@ def with_time_text(frame: DataFrame, schema: TableSchema) -> DataFrame:
     replaced["_cdc_before"] = F.when(F.col("_cdc_before").isNotNull(), before)
     result: DataFrame = frame.withColumns(replaced)
     return result
-
-
-@attrs.define
-class TimeAsText:
-    """A decoded batch whose change frames carry TIME as text; everything else is the wrapped result's."""
-
-    decoded: Any
-
-    def tables(self) -> list[tuple[str, str]]:
-        tables: list[tuple[str, str]] = self.decoded.tables()
-        return tables
-
-    def table(self, database: str, table: str) -> DataFrame:
-        return with_time_text(self.decoded.table(database, table), self.decoded.schemas()[(database, table)])
-
-    def schemas(self) -> dict[tuple[str, str], TableSchema]:
-        schemas: dict[tuple[str, str], TableSchema] = self.decoded.schemas()
-        return schemas
-
-    def partition_commit_ts(self) -> dict[tuple[str | None, int | None], int]:
-        clock: dict[tuple[str | None, int | None], int] = self.decoded.partition_commit_ts()
-        return clock
-
-    def control(self) -> DataFrame:
-        frame: DataFrame = self.decoded.control()
-        return frame
-
-    def dead_letters(self) -> DataFrame:
-        frame: DataFrame = self.decoded.dead_letters()
-        return frame
-
-    def release(self) -> None:
-        release = getattr(self.decoded, "release", None)
-        if release is not None:
-            release()

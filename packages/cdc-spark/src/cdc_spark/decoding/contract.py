@@ -36,7 +36,9 @@ class DecodedChanges:
     * :meth:`schemas`: the newest :class:`~cdc_core.schema.TableSchema` of every table the batch typed;
     * :meth:`control`: DDL, watermark and bootstrap rows; :meth:`dead_letters`: what could not be decoded;
     * :meth:`partition_commit_ts`: the newest commit ts per topic-partition, for the next batch;
-    * :meth:`release`: drop what was cached for this batch.
+    * :meth:`release`: drop what was cached for this batch;
+    * :attr:`paths`: how the batch was decoded: ``jvm`` changes typed by Spark, ``codec`` messages the protocol's
+      codec decoded in the executors (the residue, or everything with the ``python`` plan).
     """
 
     spark: SparkSession
@@ -47,6 +49,7 @@ class DecodedChanges:
     _clock: Mapping[PartitionKey, int]
     _cached: Sequence[DataFrame] = ()
     time_as: str = "interval"
+    paths: Mapping[str, int] = attrs.field(factory=dict)
 
     def tables(self) -> list[tuple[str, str]]:
         return sorted(name for name, parts in self._parts.items() if parts)

@@ -55,6 +55,8 @@ class _Shapes:
     samples: list[Sample]
     python_messages: int
     clock: dict[PartitionKey, int]
+    # some change without a commit ts follows a timed message in its partition (it is ordered by that one's ts)
+    untimed_after_timed: bool = False
 
 
 def _find_shapes(prepared: DataFrame) -> _Shapes:
@@ -65,10 +67,16 @@ def _find_shapes(prepared: DataFrame) -> _Shapes:
     keys = [A.ROUTE, A.DATABASE, A.TABLE, A.SHAPE, A.SAMPLE, "topic", "partition"]
     groups = (
         prepared.groupBy(*keys)
-        .agg(F.count(F.lit(1)).alias("messages"), F.max(A.RANK).alias("rank"), F.max(A.TS).alias("ts"))
+        .agg(
+            F.count(F.lit(1)).alias("messages"),
+            F.max(A.RANK).alias("rank"),
+            F.max(A.TS).alias("ts"),
+            F.count_if(F.col(A.TS).isNull()).alias("untimed"),
+        )
         .collect()
     )
     clock: dict[PartitionKey, int] = {}
+    untimed: set[PartitionKey] = set()
     python_messages = 0
     newest: dict[tuple[str, str, str, bool], tuple[tuple[int, int, int, int], str]] = {}
     for row in groups:
@@ -77,6 +85,8 @@ def _find_shapes(prepared: DataFrame) -> _Shapes:
             clock[where] = row["ts"]
         if row[A.ROUTE] == Route.PYTHON:
             python_messages += row["messages"]
+        if row[A.ROUTE] == Route.JVM and row["untimed"]:
+            untimed.add(where)
         if not row[A.SAMPLE] or row[A.DATABASE] is None or row[A.TABLE] is None:
             continue
         rank_row = row["rank"]
@@ -84,8 +94,9 @@ def _find_shapes(prepared: DataFrame) -> _Shapes:
         key = (row[A.DATABASE], row[A.TABLE], row[A.SHAPE] or "", row[A.ROUTE] == Route.JVM)
         if key not in newest or (rank, row["topic"]) > newest[key]:
             newest[key] = (rank, row["topic"])
+    untimed_after_timed = bool(untimed & clock.keys())
     if not newest:
-        return _Shapes([], python_messages, clock)
+        return _Shapes([], python_messages, clock, untimed_after_timed)
     wanted = [F.struct(F.lit(topic).alias("t"), F.lit(rank[1]).alias("p"), F.lit(rank[2]).alias("o"))
               for rank, topic in newest.values()]  # fmt: skip
     coordinates = F.struct(F.col("topic").alias("t"), F.col("partition").alias("p"), F.col("offset").alias("o"))
@@ -104,7 +115,17 @@ def _find_shapes(prepared: DataFrame) -> _Shapes:
             offset=found["offset"], timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
         )  # fmt: skip
         samples.append(Sample(database=database, table=table, shape=shape, message=message, rank=rank, jvm=jvm))
-    return _Shapes(samples, python_messages, clock)
+    return _Shapes(samples, python_messages, clock, untimed_after_timed)
+
+
+def _with_running_clock(prepared: DataFrame) -> DataFrame:
+    """``clock_before``: the newest commit ts of the messages before each one in its partition (a shuffle by
+    partition, so only asked for when a change without a ts follows a timed message)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    before = Window.partitionBy("topic", "partition").orderBy("offset").rowsBetween(Window.unboundedPreceding, -1)
+    return prepared.withColumn("clock_before", F.max(A.TS).over(before))
 
 
 @contextlib.contextmanager
@@ -352,7 +373,8 @@ def _typed_wide(rows: DataFrame, typings: Sequence[_TableTyping], partition_ts: 
         bad = F.when(tidx == typing.index, table_bad).otherwise(bad)
     seed = F.create_map(*[x for (t, p), ts in partition_ts.items() for x in (F.lit(f"{t}\u0000{p}"), F.lit(ts))])
     clock_ts = F.element_at(seed, F.concat_ws("\u0000", F.col("topic"), F.col("partition").cast("string")))
-    order_ts = F.coalesce(F.col(A.TS), clock_ts.cast("long")) if partition_ts else F.col(A.TS)
+    running = F.col("clock_before") if "clock_before" in rows.columns else F.lit(None).cast("long")
+    order_ts = F.coalesce(F.col(A.TS), F.greatest(running, clock_ts.cast("long")) if partition_ts else running)
     return staged.select(
         "topic", "partition", "offset", "__tidx",
         F.col(A.OP).alias("_cdc_op"),
@@ -448,7 +470,8 @@ def decode(
     counts: dict[int, int] = {}
     bad_messages: DataFrame | None = None
     if typings:
-        rows = adapter.rows(prepared.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM)))
+        source = _with_running_clock(prepared) if found.untimed_after_timed else prepared
+        rows = adapter.rows(source.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM)))
         wide = _typed_wide(rows, typings, partition_ts).persist()
         cached.append(wide)
         bad_rows = 0
@@ -498,6 +521,7 @@ def decode(
         for name, typing in jvm_tables.items():
             if counts.get(typing.index):
                 parts.setdefault(name, []).append(_jvm_part(jvm_rows, typing))
+    result = None
     if python is not None:
         result = assemble(python, [schema for _, schema in (final[n] for n in sorted(final))], partition_ts)
         cached.append(result.cached)
@@ -507,7 +531,9 @@ def decode(
         dead += result.dead
         clock = merge_clocks(clock, result.clock)
     final_schemas = {name: schema for name, (_, schema) in final.items()}
-    return DecodedChanges(spark, parts, final_schemas, control, dead, clock, cached, time_as)
+    typed = sum(counts.get(t.index, 0) for t in jvm_tables.values())
+    paths = {"jvm": typed, "codec": 0 if result is None else result.messages}
+    return DecodedChanges(spark, parts, final_schemas, control, dead, clock, cached, time_as, paths=paths)
 
 
 __all__ = ["decode"]

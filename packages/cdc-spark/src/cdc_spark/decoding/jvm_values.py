@@ -66,8 +66,9 @@ def decimal_text(text: Column, data_type: DataType) -> Typed:
     from pyspark.sql import functions as F
 
     shape = decimal_shape(data_type)
+    scale = data_type.scale if shape is None else shape[1]
     trimmed = F.trim(text)
-    plain = (fraction_digits(trimmed) <= data_type.scale) & ~F.lower(trimmed).contains("e")
+    plain = (fraction_digits(trimmed) <= scale) & ~F.lower(trimmed).contains("e")
     if shape is not None:
         return checked(text, F.when(plain, trimmed.try_cast(spark_type(data_type))))
     return checked(text, F.when(plain & trimmed.rlike(DECIMAL_TEXT), padded_decimal(trimmed, data_type.scale)))

@@ -139,7 +139,9 @@ def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) ->
                     **values}  # fmt: skip
 
         clock = PartitionClock()
+        seen = 0
         for message in _messages(batches):
+            seen += 1
             try:
                 events = decoders.decode(message)
             except CdcError as exc:
@@ -173,6 +175,7 @@ def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) ->
                            error=reason))  # fmt: skip
         for (topic, partition), ts in clock.snapshot().items():
             out.append({"kind": "clock", "topic": topic, "partition": partition, "commit_ts": ts})
+        out.append({"kind": "seen", "offset": seen})
         yield pa.RecordBatch.from_pylist(out, schema=schema)
 
     return run
@@ -301,6 +304,10 @@ class FirstPass:
                 found[name] = (rank, schema_from_json(json.loads(row["schema_json"])))
         return found
 
+    def messages(self) -> int:
+        """How many messages the codec decoded."""
+        return sum(r["offset"] for r in self.of_kind("seen"))
+
     def clock(self) -> dict[PartitionKey, int]:
         return {(r["topic"], r["partition"]): r["commit_ts"] for r in self.of_kind("clock")}
 
@@ -425,6 +432,7 @@ class PythonResult:
     dead: list[DataFrame]
     clock: dict[PartitionKey, int]
     cached: DataFrame
+    messages: int  # decoded by the codec
 
 
 def assemble(
@@ -441,7 +449,8 @@ def assemble(
     }
     control = spark.createDataFrame(python.first.control_rows(), CONTROL_SCHEMA)
     dead = [_dead_letters(spark, python), untyped_dead_letters(wide)]
-    return PythonResult(parts, control, dead, merge_clocks(partition_ts, python.first.clock()), wide)
+    clock = merge_clocks(partition_ts, python.first.clock())
+    return PythonResult(parts, control, dead, clock, wide, python.first.messages())
 
 
 __all__ = [

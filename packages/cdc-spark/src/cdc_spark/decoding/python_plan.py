@@ -35,7 +35,15 @@ def decode(
     parts = {name: [part] for name, part in result.parts.items()}
     schemas_out = {name: schema for name, (_, schema) in final.items()}
     return DecodedChanges(
-        df.sparkSession, parts, schemas_out, [result.control], result.dead, result.clock, [result.cached], time_as
+        df.sparkSession,
+        parts,
+        schemas_out,
+        [result.control],
+        result.dead,
+        result.clock,
+        [result.cached],
+        time_as,
+        paths={"jvm": 0, "codec": result.messages},
     )
 
 

@@ -43,7 +43,8 @@ PROTOCOL: Final = "simple"
 ENVELOPE: Final = (
     "version bigint, type string, database string, table string, commitTs decimal(20,0), schemaVersion bigint,"
     " data map<string,string>, old map<string,string>, handleKeyOnly boolean, claimCheckLocation string,"
-    " checksum string"
+    " checksum string, tableSchema struct<schema:string, table:string>,"
+    " preTableSchema struct<schema:string, table:string>"
 )
 _LONG_MAX: Final = 2**63 - 1
 _OPS: Final = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
@@ -153,8 +154,11 @@ class SimpleAdapter:
         ts = commit_ts.cast("long")
         return (
             parsed.withColumn(A.ROUTE, route)
-            .withColumn(A.DATABASE, doc["database"])
-            .withColumn(A.TABLE, doc["table"])
+            # a schema message names its table in its (pre) table schema
+            .withColumn(
+                A.DATABASE, F.coalesce(doc["database"], doc["tableSchema"]["schema"], doc["preTableSchema"]["schema"])
+            )
+            .withColumn(A.TABLE, F.coalesce(doc["table"], doc["tableSchema"]["table"], doc["preTableSchema"]["table"]))
             .withColumn(A.SHAPE, shape)
             .withColumn(A.TS, F.when(commit_ts.between(0, _LONG_MAX), ts))
             .withColumn(

@@ -247,7 +247,8 @@ def spark_value(value: Any, data_type: DataType) -> Any:
 def spark_image(schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[list[Any], dict[str, str]]:
     """``image``'s values in ``schema``'s stored-column order, typed for Spark, and its zero dates as text.
 
-    Raises :class:`ValueRangeError` naming the column when a value does not fit its column's Spark type.
+    Raises :class:`ValueRangeError` naming the column when a value does not fit its column's Spark type, or is not
+    of that type at all (a schemaless message's raw value typed by a schema learned elsewhere).
     """
     values, zeros = [], {}
     for column in schema.stored_columns:
@@ -258,6 +259,11 @@ def spark_image(schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[l
             values.append(spark_value(value, column.data_type))
         except ValueRangeError as exc:
             raise ValueRangeError(f"table {schema.database}.{schema.table} column {column.name}: {exc}") from None
+        except (ValueError, TypeError, ArithmeticError, AttributeError) as exc:
+            raise ValueRangeError(
+                f"table {schema.database}.{schema.table} column {column.name}: {value!r:.60} is not a"
+                f" {column.data_type.type_text()} value ({exc})"
+            ) from exc
     return values, zeros
 
 

@@ -1,14 +1,16 @@
-"""Decoded values in the Python form Spark's row converter expects (no Spark session needed)."""
+"""Spark types of columns and decoded values in the Python form Spark's row converter expects (no Spark session
+needed: pyspark's type objects)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 import pytest
 
-from cdc_core.types import parse_type_text
-from cdc_core.values import EnumIndex, SetBits
-from cdc_spark.driver_decode import spark_value
+from cdc_core.types import DataType, MySQLType, parse_type_text
+from cdc_core.values import EnumIndex, Geometry, SetBits
+from cdc_spark.decoding.spark_types import spark_type, spark_value
 
 
 @pytest.mark.parametrize(
@@ -30,3 +32,17 @@ def test_decimals_keep_every_digit(type_text: str, value: object, expected: obje
 def test_unknown_members_travel_as_their_numbers() -> None:
     assert spark_value(EnumIndex(3), parse_type_text("enum('a','b')")) == "3"
     assert spark_value(SetBits(5), parse_type_text("set('a','b')")) == ["5"]
+
+
+def test_geometry_is_a_wkb_and_srid_struct() -> None:
+    point = DataType(mysql_type=MySQLType.POINT)
+    assert spark_type(point).simpleString() == "struct<wkb:binary,srid:int>"
+    assert spark_value(Geometry(wkb=b"\x01", srid=4326), point) == (b"\x01", 4326)
+
+
+def test_array_elements_take_their_own_spark_form() -> None:
+    prices = parse_type_text("array<decimal(10,2)>")
+    assert spark_type(prices).simpleString() == "array<decimal(10,2)>"
+    assert spark_value([Decimal("1.5"), None], prices) == [Decimal("1.50"), None]
+    days = parse_type_text("array<date>")
+    assert spark_value([dt.date(2024, 2, 29)], days) == [dt.date(2024, 2, 29)]
