@@ -1,0 +1,250 @@
+"""The sink every table format shares: a target and a state table per source table, written by Spark.
+
+Per batch and table (:meth:`TableSink.write`):
+
+1. read both tables' metadata (no Spark job): a table whose last committed batch for this app is at or past
+   the batch's id already holds it; if both do, the batch is a replay and nothing runs;
+2. count the batch and find its truncate (one small aggregate), create the tables or evolve their schemas;
+3. resolve the batch against the state table and cache the result once;
+4. MERGE into the target, marked with the batch (Delta app transaction, Iceberg snapshot property), then
+   MERGE into the state table, marked the same way.
+
+The target is written first: both MERGEs are computed from the state as it was before the batch, so a crash
+between them is repaired by the replay, which skips the target (marked) and writes the state from the same,
+unchanged inputs. The state never runs ahead of its target.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+
+from cdc_core.errors import StorageError
+from cdc_spark.merge import scd1, scd2
+from cdc_spark.merge.batch import BatchSummary, ordered, sequence_type, summarize
+from cdc_spark.merge.columns import ACTION, END_AT, PURGED_AT, START_AT, TIME, TRUNCATED_BEFORE
+from cdc_spark.merge.evolution import evolve
+from cdc_spark.merge.spec import ApplySpec
+from cdc_spark.merge.statements import add_columns, create_table, merges, purge_tombstones, set_properties
+from cdc_spark.sinks import BatchInfo, MergePlan
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructField, StructType
+
+
+@attrs.frozen(kw_only=True)
+class TableInfo:
+    """A stored table's metadata, read without a Spark job."""
+
+    schema: StructType
+    properties: Mapping[str, str]
+    last_batch: int | None  # the newest batch id committed by the app asked about
+
+
+class TableFormat(Protocol):
+    """What a table format supplies to :class:`TableSink`: names, metadata, commit marks, widening."""
+
+    name: str  # the USING clause: delta, iceberg
+    spark: SparkSession
+
+    def target(self, table: str) -> str:
+        """The SQL identifier of the target table of ``database.table``."""
+        ...
+
+    def state(self, table: str) -> str:
+        """The SQL identifier of its state table."""
+        ...
+
+    def dead_letters(self) -> str: ...
+
+    def describe(self, name: str, app_id: str | None) -> TableInfo | None:
+        """The table's metadata, None if it does not exist."""
+        ...
+
+    def create_properties(self) -> dict[str, str]:
+        """Table properties every table of this format is created with."""
+        ...
+
+    def prepare(self, name: str) -> None:
+        """Whatever must exist before ``CREATE TABLE name`` (a namespace)."""
+        ...
+
+    def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
+        """While open, the statements this session runs record ``batch`` in their commit."""
+        ...
+
+    def widen(self, table: str, name: str, fields: tuple[StructField, ...]) -> None:
+        """Widen the stored columns to ``fields``' types (or raise SchemaEvolutionError)."""
+        ...
+
+    def tables(self) -> list[str]:
+        """``database.table`` of every target table."""
+        ...
+
+    def append(self, name: str, frame: DataFrame, batch: BatchInfo) -> None:
+        """Append ``frame`` once per batch (the dead letters)."""
+        ...
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@attrs.define
+class TableSink:
+    """Target tables equal to their source tables, with a state table beside each (see the module doc)."""
+
+    format: TableFormat
+    clock: Callable[[], dt.datetime] = _utc_now  # tests pin tombstone ages with it
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.format.spark
+
+    def committed(self, table: str, batch: BatchInfo) -> bool:
+        return all(
+            _done(self.format.describe(name, batch.app_id), batch)
+            for name in (self.format.target(table), self.format.state(table))
+        )
+
+    def read_target(self, spark: SparkSession, table: str) -> DataFrame | None:
+        name = self.format.target(table)
+        return spark.table(name) if self.format.describe(name, None) is not None else None
+
+    def live(self, spark: SparkSession, table: str) -> DataFrame:
+        stored = self.read_target(spark, table)
+        if stored is None:
+            raise StorageError(f"no target table for {table} ({self.format.target(table)})")
+        return stored
+
+    def tables(self) -> list[str]:
+        return self.format.tables()
+
+    def write_dead_letters(self, letters: DataFrame, batch: BatchInfo) -> None:
+        self.format.append(self.format.dead_letters(), letters, batch)
+
+    def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
+        """Apply one batch to its target and state; False when both had committed it (a replay)."""
+        spec = plan.spec
+        target, state = self.format.target(spec.table), self.format.state(spec.table)
+        app = batch.app_id if batch is not None else None
+        target_info, state_info = self.format.describe(target, app), self.format.describe(state, app)
+        target_done, state_done = _done(target_info, batch), _done(state_info, batch)
+        if target_done and state_done:
+            return False
+        floor = state_info.properties.get(TRUNCATED_BEFORE) if state_info is not None else None
+        summary = summarize(plan.changes, spec, floor)
+        plan.summary = summary
+        if summary.changes == 0:
+            return True
+        now = self.clock()
+        changes = ordered(plan.changes, spec, summary)
+        target_schema, state_schema = _schemas(changes, spec)
+        new_target = self._ensure(spec.table, target, target_schema, target_info, {})
+        new_state = self._ensure(spec.table, state, state_schema, state_info, {PURGED_AT: now.isoformat()})
+        stored = self.spark.table(state)
+        rules = merges(spec)
+        # Tables created by this batch are empty: their first write is an insert, no join with stored rows.
+        target_rule = rules.target.insert_sql if new_target else rules.target.sql
+        state_rule = rules.state.insert_sql if new_state else rules.state.sql
+        if spec.scd == 1:
+            resolved = scd1.resolve(changes, spec, stored, summary, now).localCheckpoint()
+            target_source, state_source = resolved.where(resolved[ACTION].isNotNull()), resolved
+        else:
+            history = scd2.history(changes, spec, stored, summary)
+            history = attrs.evolve(
+                history, versions=history.versions.localCheckpoint(), stored=history.stored.localCheckpoint()
+            )
+            target_source, state_source = history.target_source(), history.state_source()
+        if not target_done:
+            self._merge(target, target_source, target_rule, batch)
+        self._record_floor(state, summary, floor)
+        if not state_done:
+            self._merge(state, state_source, state_rule, batch)
+        if spec.scd == 1:
+            self._purge(spec, state, state_info, now)
+        return True
+
+    def _ensure(
+        self, table: str, name: str, schema: StructType, info: TableInfo | None, properties: dict[str, str]
+    ) -> bool:
+        """Create the table (True: it was created empty), or add the batch's new columns and widen the widened."""
+        if info is None:
+            self.format.prepare(name)
+            wanted = {**self.format.create_properties(), **properties}
+            self.spark.sql(create_table(name, schema, self.format.name, wanted))
+            return True
+        change = evolve(table, info.schema, schema)
+        if change.added:
+            self.spark.sql(add_columns(name, change.added))
+        if change.widened:
+            self.format.widen(table, name, change.widened)
+        return False
+
+    def _merge(self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None) -> None:
+        view = f"cdc_merge_{uuid.uuid4().hex}"
+        source.createOrReplaceTempView(view)
+        try:
+            with self.format.marked(batch):
+                self.spark.sql(statement(name, view))
+        finally:
+            self.spark.catalog.dropTempView(view)
+
+    def _record_floor(self, state: str, summary: BatchSummary, stored: str | None) -> None:
+        if summary.floor is not None and summary.floor.text != stored:
+            self.spark.sql(set_properties(state, {TRUNCATED_BEFORE: summary.floor.text}))
+
+    def _purge(self, spec: ApplySpec, state: str, info: TableInfo | None, now: dt.datetime) -> None:
+        """Delete tombstones older than the retention, at most ten times per retention period."""
+        retention = spec.tombstone_retention
+        if retention is None or info is None:
+            return
+        last = info.properties.get(PURGED_AT)
+        if last is not None and now - dt.datetime.fromisoformat(last) < retention / 10:
+            return
+        self.spark.sql(purge_tombstones(state, now - retention))
+        self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
+
+
+def _done(info: TableInfo | None, batch: BatchInfo | None) -> bool:
+    """Whether a table committed ``batch``: its last batch for the app is at or past it."""
+    return batch is not None and info is not None and info.last_batch is not None and info.last_batch >= batch.batch_id
+
+
+def _schemas(changes: DataFrame, spec: ApplySpec) -> tuple[StructType, StructType]:
+    """The target's and the state's columns for a batch."""
+    from pyspark.sql import types as T
+
+    types = changes.schema
+    seq_type = sequence_type(changes, spec)
+    target = T.StructType([types[c] for c in spec.target_columns])
+    if spec.scd == 1:
+        return target, scd1.state_schema(spec, types, seq_type)
+    time_type = types[TIME].dataType
+    bounds = [T.StructField(START_AT, time_type), T.StructField(END_AT, time_type)]
+    return T.StructType([*target.fields, *bounds]), scd2.state_schema(spec, types, seq_type, time_type)
+
+
+@contextmanager
+def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """Session settings for the statements run inside, restored afterwards."""
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+__all__ = ["TableFormat", "TableInfo", "TableSink", "session_conf"]
