@@ -179,10 +179,10 @@ def test_replaying_the_latest_committed_batch_is_a_noop(spark: Any, tmp_path: Pa
 def test_a_crash_between_target_and_state_is_repaired_by_the_replay(
     spark: Any, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cdc_spark.sinks.tables import TableSink
+    from cdc_spark.sinks.tables import BatchWrite
 
     apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt)
-    merge = TableSink._merge
+    merge = BatchWrite._merge
 
     def crash_on_state(self: Any, name: str, *args: Any) -> None:
         if "_cdc_state" in name:
@@ -191,11 +191,11 @@ def test_a_crash_between_target_and_state_is_repaired_by_the_replay(
 
     batch = BatchInfo(app_id="job", batch_id=3)
     rows = [change("update", 3, 1, None, "5.00", ["amount"]), change("delete", 4, 2)]
-    monkeypatch.setattr(TableSink, "_merge", crash_on_state)
+    monkeypatch.setattr(BatchWrite, "_merge", crash_on_state)
     with pytest.raises(RuntimeError, match="killed"):
         apply(spark, rows, tmp_path, fmt, batch=batch)
     assert live(tmp_path, fmt) == {1: ("a", Decimal("5.00"))}  # the target has the batch, the state not
-    monkeypatch.setattr(TableSink, "_merge", merge)
+    monkeypatch.setattr(BatchWrite, "_merge", merge)
     assert apply(spark, rows, tmp_path, fmt, batch=batch)  # the replay writes the state only
     assert not apply(spark, rows, tmp_path, fmt, batch=batch)
     state = {r["id"]: r for r in read_table(str(tmp_path / "_cdc_state"), TABLE, fmt).to_pylist()}

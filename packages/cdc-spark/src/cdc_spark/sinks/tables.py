@@ -127,10 +127,34 @@ class TableSink:
         return self.format.tables()
 
     def write_dead_letters(self, letters: DataFrame, batch: BatchInfo) -> None:
-        self.format.append(self.format.dead_letters(), letters, batch)
+        fmt = self._on(letters.sparkSession)
+        fmt.append(fmt.dead_letters(), letters, batch)
+
+    def _on(self, session: SparkSession) -> TableFormat:
+        """The format running its statements in ``session``: a ``foreachBatch`` frame has its own session,
+        whose temporary views and settings the statements must see."""
+        if session is self.format.spark:
+            return self.format
+        bound: TableFormat = attrs.evolve(self.format, spark=session)  # type: ignore[misc]
+        return bound
 
     def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
         """Apply one batch to its target and state; False when both had committed it (a replay)."""
+        return BatchWrite(self._on(plan.changes.sparkSession), self.clock).run(plan, batch)
+
+
+@attrs.define
+class BatchWrite:
+    """One batch of one table, run in the session of its change frame."""
+
+    format: TableFormat
+    clock: Callable[[], dt.datetime]
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.format.spark
+
+    def run(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
         spec = plan.spec
         target, state = self.format.target(spec.table), self.format.state(spec.table)
         app = batch.app_id if batch is not None else None
