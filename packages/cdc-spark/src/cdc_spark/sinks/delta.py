@@ -1,6 +1,6 @@
 """Delta Lake tables written by Spark (delta-spark): the default sink of ``cdc apply``.
 
-Tables live under the target directory (``<target>/<database>/<table>``, state tables in
+A table is created by its first write (one commit, all columns nullable). Tables live under the target directory (``<target>/<database>/<table>``, state tables in
 ``<target>/_cdc_state/<database>/<table>``, dead letters in ``<target>/_dead_letters``) or, with the option
 ``catalog=NAME``, in a catalog Spark already has (``NAME.<database>.<table>`` and ``<table>__cdc_state`` beside
 it). Every MERGE of a batch carries Delta's app transaction (``txnAppId`` = the job's app id, ``txnVersion`` =
@@ -14,6 +14,7 @@ Delta reader can read; Delta's own type-widening table feature is not enabled be
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -29,7 +30,7 @@ from cdc_spark.sinks.tables import TableInfo, TableSink, session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import StructField
+    from pyspark.sql.types import StructField, StructType
 
 STATE_DIR = "_cdc_state"
 DEAD_LETTERS = "_dead_letters"
@@ -95,7 +96,11 @@ class DeltaFormat:
         metadata = snapshot.metadata()
         properties = dict(jvm.scala.jdk.javaapi.CollectionConverters.asJava(metadata.configuration()))
         schema = StructType.fromJson(json.loads(metadata.schemaString()))
-        return TableInfo(schema=schema, properties=properties, last_batch=_last_batch(snapshot, app_id))
+        created_ms = metadata.createdTime()
+        created = dt.datetime.fromtimestamp(created_ms.get() / 1000, dt.UTC) if created_ms.isDefined() else None
+        return TableInfo(
+            schema=schema, properties=properties, last_batch=_last_batch(snapshot, app_id), created=created
+        )
 
     def create_properties(self) -> dict[str, str]:
         return {}
@@ -104,6 +109,23 @@ class DeltaFormat:
         if self.catalog is not None:
             namespace = name.rsplit(".", 1)[0]
             self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+
+    def create_from(
+        self, name: str, schema: StructType, rows: DataFrame, properties: dict[str, str], batch: BatchInfo | None
+    ) -> None:
+        """One commit that creates the table and writes its rows (columns nullable, as Delta creates them)."""
+        writer = rows.write.format("delta").mode("append")
+        if batch is not None:
+            writer = writer.option("txnAppId", batch.app_id).option("txnVersion", str(batch.batch_id))
+            writer = writer.option("userMetadata", _user_metadata(batch))
+        for key, value in properties.items():
+            if key.startswith("delta."):
+                writer = writer.option(key, value)
+        location = self._location(name) if name.startswith("delta.`") else None
+        if location is not None:
+            writer.save(location)
+        else:
+            writer.saveAsTable(name)
 
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
         if batch is None:

@@ -34,7 +34,7 @@ from cdc_spark.sinks.tables import TableInfo, TableSink, session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import DataType, StructField
+    from pyspark.sql.types import DataType, StructField, StructType
 
 PROPERTY: Final = "spark.sql.iceberg.snapshot-property."
 APP_ID: Final = "cdc.app-id"
@@ -137,6 +137,13 @@ class IcebergFormat:
         if not self.own:
             namespace = name.rsplit(".", 1)[0]
             self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+
+    def create_from(
+        self, name: str, schema: StructType, rows: DataFrame, properties: dict[str, str], batch: BatchInfo | None
+    ) -> None:
+        self.spark.sql(create_table(name, schema, self.name, properties))
+        with self.marked(batch):
+            rows.writeTo(name).append()
 
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
         return session_conf(self.spark, _marks(batch))

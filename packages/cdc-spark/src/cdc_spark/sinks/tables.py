@@ -30,7 +30,7 @@ from cdc_spark.merge.batch import BatchSummary, ordered, sequence_type, summariz
 from cdc_spark.merge.columns import ACTION, END_AT, PURGED_AT, START_AT, TIME, TRUNCATED_BEFORE
 from cdc_spark.merge.evolution import evolve
 from cdc_spark.merge.spec import ApplySpec
-from cdc_spark.merge.statements import add_columns, create_table, merges, purge_tombstones, set_properties
+from cdc_spark.merge.statements import Merge, add_columns, merges, purge_tombstones, set_properties
 from cdc_spark.sinks import BatchInfo, MergePlan
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ class TableInfo:
     schema: StructType
     properties: Mapping[str, str]
     last_batch: int | None  # the newest batch id committed by the app asked about
+    created: dt.datetime | None = None
 
 
 class TableFormat(Protocol):
@@ -73,6 +74,12 @@ class TableFormat(Protocol):
 
     def prepare(self, name: str) -> None:
         """Whatever must exist before ``CREATE TABLE name`` (a namespace)."""
+        ...
+
+    def create_from(
+        self, name: str, schema: StructType, rows: DataFrame, properties: dict[str, str], batch: BatchInfo | None
+    ) -> None:
+        """Create the table with its first rows, the write marked with ``batch``."""
         ...
 
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
@@ -170,39 +177,46 @@ class BatchWrite:
         now = self.clock()
         changes = ordered(plan.changes, spec, summary)
         target_schema, state_schema = _schemas(changes, spec)
-        new_target = self._ensure(spec.table, target, target_schema, target_info, {})
-        new_state = self._ensure(spec.table, state, state_schema, state_info, {PURGED_AT: now.isoformat()})
-        stored = self.spark.table(state)
+        new_target = self._evolve(spec.table, target, target_schema, target_info)
+        new_state = self._evolve(spec.table, state, state_schema, state_info)
         rules = merges(spec)
-        # Tables created by this batch are empty: their first write is an insert, no join with stored rows.
-        target_rule = rules.target.insert_sql if new_target else rules.target.sql
-        state_rule = rules.state.insert_sql if new_state else rules.state.sql
-        if spec.scd == 1:
-            resolved = scd1.resolve(changes, spec, stored, summary, now).localCheckpoint()
-            target_source, state_source = resolved.where(resolved[ACTION].isNotNull()), resolved
-        else:
-            history = scd2.history(changes, spec, stored, summary)
-            history = attrs.evolve(
-                history, versions=history.versions.localCheckpoint(), stored=history.stored.localCheckpoint()
-            )
-            target_source, state_source = history.target_source(), history.state_source()
-        if not target_done:
-            self._merge(target, target_source, target_rule, batch)
-        self._record_floor(state, summary, floor)
-        if not state_done:
-            self._merge(state, state_source, state_rule, batch)
+        # A missing state table means an empty one: nothing stored to join with.
+        stored = self.spark.createDataFrame([], state_schema) if new_state else self.spark.table(state)
+        kept: list[DataFrame] = []
+
+        def once(frame: DataFrame) -> DataFrame:
+            """Compute a merge source once for both writes. A plan that reads a stored table is checkpointed:
+            its rows then no longer depend on the table the writes change (and Iceberg's MERGE cannot plan a
+            source that references a catalog table through a temporary view)."""
+            if new_state:
+                kept.append(frame.persist())
+                return frame
+            return frame.localCheckpoint()
+
+        try:
+            if spec.scd == 1:
+                resolved = once(scd1.resolve(changes, spec, stored, summary, now))
+                target_source, state_source = resolved.where(resolved[ACTION].isNotNull()), resolved
+            else:
+                history = scd2.history(changes, spec, stored, summary)
+                history = attrs.evolve(history, versions=once(history.versions), stored=once(history.stored))
+                target_source, state_source = history.target_source(), history.state_source()
+            if not target_done:
+                self._write(target, target_source, rules.target, target_schema if new_target else None, {}, batch)
+            self._record_floor(state, summary, floor)
+            if not state_done:
+                created = {PURGED_AT: now.isoformat()}
+                self._write(state, state_source, rules.state, state_schema if new_state else None, created, batch)
+        finally:
+            for frame in kept:
+                frame.unpersist()
         if spec.scd == 1:
             self._purge(spec, state, state_info, now)
         return True
 
-    def _ensure(
-        self, table: str, name: str, schema: StructType, info: TableInfo | None, properties: dict[str, str]
-    ) -> bool:
-        """Create the table (True: it was created empty), or add the batch's new columns and widen the widened."""
+    def _evolve(self, table: str, name: str, schema: StructType, info: TableInfo | None) -> bool:
+        """Add the batch's new columns and widen the widened ones; True if the table does not exist yet."""
         if info is None:
-            self.format.prepare(name)
-            wanted = {**self.format.create_properties(), **properties}
-            self.spark.sql(create_table(name, schema, self.format.name, wanted))
             return True
         change = evolve(table, info.schema, schema)
         if change.added:
@@ -210,6 +224,23 @@ class BatchWrite:
         if change.widened:
             self.format.widen(table, name, change.widened)
         return False
+
+    def _write(
+        self,
+        name: str,
+        source: DataFrame,
+        rule: Merge,
+        create: StructType | None,
+        properties: dict[str, str],
+        batch: BatchInfo | None,
+    ) -> None:
+        """MERGE ``source`` into the table, or create it (``create``: its columns) with the rows it inserts."""
+        if create is None:
+            self._merge(name, source, rule.sql, batch)
+            return
+        self.format.prepare(name)
+        wanted = {**self.format.create_properties(), **properties}
+        self.format.create_from(name, create, rule.rows(source), wanted, batch)
 
     def _merge(self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None) -> None:
         view = f"cdc_merge_{uuid.uuid4().hex}"
@@ -230,7 +261,8 @@ class BatchWrite:
         if retention is None or info is None:
             return
         last = info.properties.get(PURGED_AT)
-        if last is not None and now - dt.datetime.fromisoformat(last) < retention / 10:
+        since = dt.datetime.fromisoformat(last) if last is not None else info.created
+        if since is not None and now - since < retention / 10:
             return
         self.spark.sql(purge_tombstones(state, now - retention))
         self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
