@@ -52,9 +52,7 @@ def live(target: Path, fmt: str) -> dict[int, tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_shuffled_duplicates_and_out_of_order_batches_end_in_source_state(
-    spark: Any, tmp_path: Path, fmt: str
-) -> None:
+def test_shuffled_duplicates_and_out_of_order_batches_end_in_source_state(spark: Any, tmp_path: Path, fmt: str) -> None:
     rng = random.Random(7)
     state: dict[int, tuple[Any, ...]] = {}
     events: list[tuple[Any, ...]] = []
@@ -285,7 +283,10 @@ def test_a_widening_the_format_cannot_make_in_place(spark: Any, tmp_path: Path, 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_metadata_columns_only_when_asked(spark: Any, tmp_path: Path, fmt: str) -> None:
     schema = f"{SCHEMA}, _cdc_commit_ts bigint, _cdc_topic string, _cdc_partition int, _cdc_offset bigint"
-    rows = [(*change("insert", 7, 1, "a", "1.00"), 7, "shop", 2, 70), (*change("update", 9, 1, "b", "2.00"), 9, "shop", 0, 90)]
+    rows = [
+        (*change("insert", 7, 1, "a", "1.00"), 7, "shop", 2, 70),
+        (*change("update", 9, 1, "b", "2.00"), 9, "shop", 0, 90),
+    ]
     columns = ("_cdc_commit_ts", "_cdc_op", "_cdc_topic", "_cdc_partition", "_cdc_offset")
     apply_changes(spark.createDataFrame(rows, schema), str(tmp_path), ["id"], table=TABLE, table_format=fmt,
                   metadata_columns=columns)  # fmt: skip

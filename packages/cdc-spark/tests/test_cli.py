@@ -35,15 +35,34 @@ def test_keys() -> None:
 def test_arguments_make_the_job_config() -> None:
     args = build_parser().parse_args(
         ["apply", "--protocol", "debezium", "--source", "kafka://localhost:9092/shop", "--target", "out",
-         "--scd", "2", "--keys", "id", "--continuous", "-o", "sink=delta", "-o", "watermark=true",
-         "-o", "source.maxOffsetsPerTrigger=100", "-o", "decimal.handling.mode=string", "--tombstone-hours", "1"]
+         "--scd", "2", "--keys", "id", "--continuous", "-o", "table-format=iceberg", "-o", "watermark=true",
+         "-o", "source.maxOffsetsPerTrigger=100", "-o", "decimal.handling.mode=string", "--tombstone-hours", "1",
+         "--metadata-columns", "commit_ts,offset"]
     )  # fmt: skip
     config = config_from(args)
     assert (config.scd, config.continuous, config.checkpoint) == (2, True, "out/_checkpoint")
+    assert config.table_format == "iceberg"
+    assert config.metadata_columns == ("_cdc_commit_ts", "_cdc_topic", "_cdc_partition", "_cdc_offset")
     assert config.keys == {"*": ("id",)} and config.watermark
     assert config.codec_options() == {"decimal.handling.mode": "string"}
     assert config.source_options() == {"maxOffsetsPerTrigger": "100"}
     assert config.tombstone_retention == dt.timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-o", "sink=spark-merge"], "option sink= is no longer supported: use table-format"),
+        (["-o", "catalog-prefix=c.db"], "option catalog-prefix= is no longer supported: use catalog=NAME"),
+        (["--metadata-columns", "op,lsn"], "metadata column 'lsn': expected some of commit_ts, op, offset"),
+    ],
+)
+def test_replaced_options_and_unknown_metadata_columns_are_config_errors(args: list[str], message: str) -> None:
+    parsed = build_parser().parse_args(
+        ["apply", "--protocol", "debezium", "--source", "file://x", "--target", "t", *args]
+    )
+    with pytest.raises(ConfigError, match=message):
+        config_from(parsed)
 
 
 def test_watermark_needs_a_ticdc_protocol() -> None:

@@ -139,6 +139,17 @@ def test_changefeed_with_replays_ends_in_the_source_state(
     assert differences(str(tmp_path / "tables"), feed) == []
 
 
+def busy_executors(spark: Any) -> set[str]:
+    """Executors (not the driver) that have run tasks in this application."""
+    summaries = spark.sparkContext._jsc.sc().statusStore().executorList(True).iterator()
+    busy = set()
+    while summaries.hasNext():
+        summary = summaries.next()
+        if summary.id() != "driver" and summary.totalTasks() > 0:
+            busy.add(str(summary.id()))
+    return busy
+
+
 @pytest.mark.parametrize("fmt", ["delta", "iceberg"])
 def test_replays_a_late_stale_update_deletes_and_a_truncate_end_in_targets_equal_to_the_source(
     spark: Any, tmp_path: Path, fmt: str
@@ -152,6 +163,8 @@ def test_replays_a_late_stale_update_deletes_and_a_truncate_end_in_targets_equal
     assert differences(str(tmp_path / "tables"), feed, table_format=fmt) == []
     stale = generate(seed=13, transactions=60)  # without the truncate, items would hold its earlier rows too
     assert differences(str(tmp_path / "tables"), stale, table_format=fmt)
+    if spark.sparkContext.master.startswith("local-cluster"):  # tasks, the table writes among them, ran there
+        assert len(busy_executors(spark)) == 2
 
 
 @pytest.mark.parametrize("fmt", ["delta", "iceberg"])

@@ -206,7 +206,7 @@ class BatchProcessor:
 
     config: JobConfig
     sink: Sink
-    letters: Any = None  # the sink that appends dead letters (default: ``sink``)
+    letters: Any = None  # the sink that appends dead letters (``write_dead_letters``; default: ``sink``)
     gate: WatermarkGate | None = None
     progress: Callable[[BatchReport], None] | None = None
     schemas: dict[tuple[str, str], Any] = attrs.field(factory=dict)
@@ -313,7 +313,8 @@ class BatchProcessor:
         """Undecodable messages appended to the dead-letter table by Spark, once per batch."""
         count = letters.count()
         if count:
-            (self.letters or self.sink).write_dead_letters(letters, batch)
+            writer: Any = self.letters if self.letters is not None else self.sink
+            writer.write_dead_letters(letters, batch)
         return count
 
 

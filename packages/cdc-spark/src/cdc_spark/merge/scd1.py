@@ -69,7 +69,9 @@ def fold(changes: DataFrame, spec: ApplySpec) -> DataFrame:
         F.max(F.when(~partial, order)).getField("s").alias("__cdc_n_image"),
     ]
     for name in spec.value_columns:
-        sets = ~partial | F.array_contains(F.col("_cdc_changed_columns"), name) if _has_changed(changes) else F.lit(True)
+        sets = (
+            ~partial | F.array_contains(F.col("_cdc_changed_columns"), name) if _has_changed(changes) else F.lit(True)
+        )
         value = F.when(op != "delete", F.col(name))  # a delete leaves nothing behind
         aggregates.append(F.max_by(value, F.when(sets, order)).alias(name))
         aggregates.append(F.max(F.when(sets, order)).getField("s").alias(_SET + name))

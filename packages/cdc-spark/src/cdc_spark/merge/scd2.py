@@ -209,9 +209,7 @@ def _fill_partial(frame: DataFrame, spec: ApplySpec, has_changed: bool) -> DataF
     if not has_changed:
         return frame
     window = (
-        Window.partitionBy(*spec.keys)
-        .orderBy(F.col(ORDER))
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+        Window.partitionBy(*spec.keys).orderBy(F.col(ORDER)).rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
     partial = (F.col("_cdc_op") == "update") & F.col("_cdc_changed_columns").isNotNull()
     for name in spec.value_columns:

@@ -1,11 +1,12 @@
 """Delta Lake tables written by Spark (delta-spark): the default sink of ``cdc apply``.
 
-A table is created by its first write (one commit, all columns nullable). Tables live under the target directory (``<target>/<database>/<table>``, state tables in
+Tables live under the target directory (``<target>/<database>/<table>``, state tables in
 ``<target>/_cdc_state/<database>/<table>``, dead letters in ``<target>/_dead_letters``) or, with the option
 ``catalog=NAME``, in a catalog Spark already has (``NAME.<database>.<table>`` and ``<table>__cdc_state`` beside
-it). Every MERGE of a batch carries Delta's app transaction (``txnAppId`` = the job's app id, ``txnVersion`` =
-the batch id): Delta itself skips a write whose version it has seen, and the sink reads the table's transaction
-version to skip replays before computing anything. The commit's user metadata records the batch's offsets.
+it). A table is created by its first write (one commit, all columns nullable). Every write of a batch carries
+Delta's app transaction (``txnAppId`` = the job's app id, ``txnVersion`` = the batch id): Delta itself skips a
+write whose version it has seen, and the sink reads the table's transaction version to skip replays before
+computing anything. The commit's user metadata records the batch's offsets.
 
 Widened column types are written by rewriting the table with the new schema (one overwrite commit), which every
 Delta reader can read; Delta's own type-widening table feature is not enabled because readers without it
@@ -146,7 +147,9 @@ class DeltaFormat:
 
         types = {f.name: f.dataType for f in fields}
         stored = self.spark.table(name)
-        rows = stored.select(*[F.col(quote(c)).cast(types[c]).alias(c) if c in types else quote(c) for c in stored.columns])
+        rows = stored.select(
+            *[F.col(quote(c)).cast(types[c]).alias(c) if c in types else quote(c) for c in stored.columns]
+        )
         writer = rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
         location = self._location(name)
         if name.startswith("delta.`") and location is not None:
@@ -226,7 +229,7 @@ def _absolute(path: str) -> str:
 def _hadoop(spark: SparkSession, path: str) -> tuple[Any, Any]:
     jvm: Any = spark._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration()), hadoop_path  # type: ignore[union-attr]
+    return hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration()), hadoop_path
 
 
 def _exists(spark: SparkSession, path: str) -> bool:

@@ -118,7 +118,9 @@ class IcebergFormat:
         if table is None:
             return None
         jvm: Any = self.spark._jvm
-        schema = StructType.fromJson(json.loads(jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(table.schema()).json()))
+        schema = StructType.fromJson(
+            json.loads(jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(table.schema()).json())
+        )
         last = None
         snapshot = table.currentSnapshot()
         while app_id is not None and snapshot is not None:  # newest first: the first mark found is the last batch

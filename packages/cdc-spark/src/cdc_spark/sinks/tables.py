@@ -202,11 +202,12 @@ class BatchWrite:
                 history = attrs.evolve(history, versions=once(history.versions), stored=once(history.stored))
                 target_source, state_source = history.target_source(), history.state_source()
             if not target_done:
-                self._write(target, target_source, rules.target, target_schema if new_target else None, {}, batch)
+                create = target_schema if new_target else None
+                self._write(target, target_source, rules.target, create=create, properties={}, batch=batch)
             self._record_floor(state, summary, floor)
             if not state_done:
-                created = {PURGED_AT: now.isoformat()}
-                self._write(state, state_source, rules.state, state_schema if new_state else None, created, batch)
+                create, purged = state_schema if new_state else None, {PURGED_AT: now.isoformat()}
+                self._write(state, state_source, rules.state, create=create, properties=purged, batch=batch)
         finally:
             for frame in kept:
                 frame.unpersist()
@@ -230,6 +231,7 @@ class BatchWrite:
         name: str,
         source: DataFrame,
         rule: Merge,
+        *,
         create: StructType | None,
         properties: dict[str, str],
         batch: BatchInfo | None,
@@ -242,7 +244,9 @@ class BatchWrite:
         wanted = {**self.format.create_properties(), **properties}
         self.format.create_from(name, create, rule.rows(source), wanted, batch)
 
-    def _merge(self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None) -> None:
+    def _merge(
+        self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None
+    ) -> None:
         view = f"cdc_merge_{uuid.uuid4().hex}"
         source.createOrReplaceTempView(view)
         try:
@@ -290,17 +294,17 @@ def _schemas(changes: DataFrame, spec: ApplySpec) -> tuple[StructType, StructTyp
 @contextmanager
 def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
     """Session settings for the statements run inside, restored afterwards."""
-    previous = {key: spark.conf.get(key, None) for key in settings}
+    previous: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():
         spark.conf.set(key, value)
     try:
         yield
     finally:
-        for key, value in previous.items():
-            if value is None:
+        for key, old in previous.items():
+            if old is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, old)
 
 
 __all__ = ["TableFormat", "TableInfo", "TableSink", "session_conf"]
