@@ -89,7 +89,7 @@ def test_tombstones_expire_after_the_retention(spark: Any, tmp_path: Path, fmt: 
 
     def tombstones() -> int:
         state = read_table(str(tmp_path / "_cdc_state"), TABLE, fmt).to_pylist()
-        return sum(1 for row in state if row["__cdc_deleted"])
+        return sum(1 for row in state if row["__cdc_deleted_at"] is not None)
 
     rows = [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "x", "1.00"), change("delete", 3, 2)]
     apply_changes(frame(spark, rows), sink, ["id"], table=TABLE, tombstone_retention=retention)
@@ -197,7 +197,7 @@ def test_a_crash_between_target_and_state_is_repaired_by_the_replay(
     assert apply(spark, rows, tmp_path, fmt, batch=batch)  # the replay writes the state only
     assert not apply(spark, rows, tmp_path, fmt, batch=batch)
     state = {r["id"]: r for r in read_table(str(tmp_path / "_cdc_state"), TABLE, fmt).to_pylist()}
-    assert (state[1]["__cdc_sequence"]["commit_ts"], state[2]["__cdc_deleted"]) == (3, True)
+    assert state[1]["__cdc_sequence"]["commit_ts"] == 3 and state[2]["__cdc_deleted_at"] is not None
     apply(spark, [change("insert", 2, 2, "stale", "0.00")], tmp_path, fmt)  # the state knows 2 was deleted
     assert live(tmp_path, fmt) == {1: ("a", Decimal("5.00"))}
 

@@ -12,8 +12,7 @@ from cdc_core.errors import ConfigError
 
 # State of an SCD1 key
 SEQUENCE: Final = "__cdc_sequence"  # the newest change applied to the key (any operation)
-DELETED: Final = "__cdc_deleted"  # the newest change was a delete: a tombstone
-UPDATED_AT: Final = "__cdc_updated_at"  # when the state row was last written (tombstone retention)
+DELETED_AT: Final = "__cdc_deleted_at"  # the key is a tombstone since then (null: the row is live)
 IMAGE_SEQUENCE: Final = "__cdc_image_sequence"  # newest full image (insert, delete, full update); null: SEQUENCE
 COLUMN_SEQUENCES: Final = "__cdc_column_sequences"  # column -> partial update newer than the image; null: none
 
@@ -60,7 +59,7 @@ def metadata_columns(names: str | tuple[str, ...] | list[str] | None) -> tuple[s
 __all__ = [
     "ACTION",
     "COLUMN_SEQUENCES",
-    "DELETED",
+    "DELETED_AT",
     "DROP",
     "END_AT",
     "END_SEQUENCE",
@@ -74,7 +73,6 @@ __all__ = [
     "START_SEQUENCE",
     "TIME",
     "TRUNCATED_BEFORE",
-    "UPDATED_AT",
     "WRITE_PREFIX",
     "metadata_columns",
 ]

@@ -1,14 +1,15 @@
 """SCD type 1: the batch folded per key, then resolved against the key's state into what to write.
 
 The target holds one row per live key and only the source's columns. The state table beside it holds, per key,
-the newest applied sequence, a tombstone flag, the newest full image and, for columns set by partial updates
-newer than that image, their sequences. A change writes a column only if it is newer than what last set the
-column, and decides whether the row lives only if it is newer than every change applied to the key: a late
-older change never overwrites a newer value, and a late older upsert never resurrects a deleted row while its
-tombstone is kept. A truncate turns every key whose state is older into a tombstone.
+the newest applied sequence, since when the key is deleted (a tombstone), the newest full image and, for columns
+set by partial updates newer than that image, their sequences. A change writes a column only if it is newer than
+what last set the column, and decides whether the row lives only if it is newer than every change applied to the
+key: a late older change never overwrites a newer value, and a late older upsert never resurrects a deleted row
+while its tombstone is kept. A truncate turns every key whose state is older into a tombstone.
 
-:func:`resolve` returns one frame per batch (cached once by the sink) with, per touched key, both the target
-action (``__cdc_action`` upsert/delete with ``__cdc_write__<col>`` flags) and the new state row.
+:func:`resolve` returns one frame per batch (computed once by the sink) with, per key whose target row or state
+changes, both the target action (``__cdc_action`` upsert/delete with ``__cdc_write__<col>`` flags) and the new
+state row. It is built in layers, each naming what the next uses, so Spark computes every decision once per row.
 """
 
 from __future__ import annotations
@@ -21,11 +22,10 @@ from cdc_spark.merge.batch import BatchSummary
 from cdc_spark.merge.columns import (
     ACTION,
     COLUMN_SEQUENCES,
-    DELETED,
+    DELETED_AT,
     IMAGE_SEQUENCE,
     ORDER,
     SEQUENCE,
-    UPDATED_AT,
     WRITE_PREFIX,
 )
 from cdc_spark.merge.spec import ApplySpec
@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType, StructType
 
-STATE_CHANGED: Final = "__cdc_state_changed"
 _SET: Final = "__cdc_set__"  # the sequence of the batch's newest change that set a column
+_STORED_SET: Final = "__cdc_stored_set__"  # the sequence of what set a column before the batch
+_NEW_SET: Final = "__cdc_new_set__"  # ... and after it
 _STORED: Final = "__cdc_stored__"  # stored key columns, before they are coalesced with the batch's
 
 
@@ -47,8 +48,7 @@ def state_schema(spec: ApplySpec, key_types: StructType, seq_type: DataType) -> 
         [
             *[key_types[k] for k in spec.keys],
             T.StructField(SEQUENCE, seq_type),
-            T.StructField(DELETED, T.BooleanType()),
-            T.StructField(UPDATED_AT, T.TimestampType()),
+            T.StructField(DELETED_AT, T.TimestampType()),
             T.StructField(IMAGE_SEQUENCE, seq_type),
             T.StructField(COLUMN_SEQUENCES, T.MapType(T.StringType(), seq_type)),
         ]
@@ -60,8 +60,9 @@ def fold(changes: DataFrame, spec: ApplySpec) -> DataFrame:
     sequence (``__cdc_set__<col>``) of the newest change that set it (partial updates set only their columns)."""
     from pyspark.sql import functions as F
 
+    has_changed = "_cdc_changed_columns" in changes.columns
     op = F.col("_cdc_op")
-    partial = (op == "update") & F.col("_cdc_changed_columns").isNotNull() if _has_changed(changes) else F.lit(False)
+    partial = (op == "update") & F.col("_cdc_changed_columns").isNotNull() if has_changed else F.lit(False)
     order = F.col(ORDER)
     aggregates = [
         F.max(order).getField("s").alias("__cdc_n_seq"),
@@ -69,9 +70,7 @@ def fold(changes: DataFrame, spec: ApplySpec) -> DataFrame:
         F.max(F.when(~partial, order)).getField("s").alias("__cdc_n_image"),
     ]
     for name in spec.value_columns:
-        sets = (
-            ~partial | F.array_contains(F.col("_cdc_changed_columns"), name) if _has_changed(changes) else F.lit(True)
-        )
+        sets = ~partial | F.array_contains(F.col("_cdc_changed_columns"), name) if has_changed else F.lit(True)
         value = F.when(op != "delete", F.col(name))  # a delete leaves nothing behind
         aggregates.append(F.max_by(value, F.when(sets, order)).alias(name))
         aggregates.append(F.max(F.when(sets, order)).getField("s").alias(_SET + name))
@@ -86,14 +85,48 @@ def fold(changes: DataFrame, spec: ApplySpec) -> DataFrame:
     )
 
 
-def _has_changed(frame: DataFrame) -> bool:
-    return "_cdc_changed_columns" in frame.columns
-
-
 def _any(flags: list[Column]) -> Column:
     from pyspark.sql import functions as F
 
     return reduce(lambda a, b: a | b, flags, F.lit(False))
+
+
+def _joined(net: DataFrame, stored: DataFrame, spec: ApplySpec, summary: BatchSummary) -> DataFrame:
+    """The net changes next to the keys' stored state (``__cdc_e_*``). On a truncate, every key stored before it
+    is joined too, and its state is reset to a tombstone at the truncate (``__cdc_was_live`` keeps whether the
+    target still holds its row)."""
+    from pyspark.sql import functions as F
+
+    old = stored.select(
+        *[F.col(k).alias(_STORED + k) for k in spec.keys],
+        F.col(SEQUENCE).alias("__cdc_e_seq"),
+        F.col(DELETED_AT).alias("__cdc_e_deleted_at"),
+        F.coalesce(F.col(IMAGE_SEQUENCE), F.col(SEQUENCE)).alias("__cdc_e_image"),
+        F.col(COLUMN_SEQUENCES).alias("__cdc_e_map"),
+    )
+    on = reduce(lambda a, b: a & b, [net[k].eqNullSafe(old[_STORED + k]) for k in spec.keys])
+    e_seq, e_deleted_at = F.col("__cdc_e_seq"), F.col("__cdc_e_deleted_at")
+    was_live = e_seq.isNotNull() & e_deleted_at.isNull()
+    if summary.truncate is None:
+        joined = net.join(old, on, "left")
+        return joined.select("*", was_live.alias("__cdc_was_live"), F.lit(False).alias("__cdc_reset"))
+    floor = summary.truncate.column()
+    joined = net.join(old, on, "full_outer").where(F.col("__cdc_n_seq").isNotNull() | ((e_seq < floor) & was_live))
+    reset = F.coalesce(e_seq < floor, F.lit(False))
+    replaced = ("__cdc_e_seq", "__cdc_e_deleted_at", "__cdc_e_image", "__cdc_e_map", *spec.keys)
+    return joined.select(
+        *[F.coalesce(F.col(k), F.col(_STORED + k)).alias(k) for k in spec.keys],
+        *[c for c in joined.columns if c not in replaced],
+        was_live.alias("__cdc_was_live"),
+        F.when(reset, floor).otherwise(e_seq).alias("__cdc_e_seq"),
+        F.when(reset & e_deleted_at.isNull(), F.lit(None).cast("timestamp"))
+        .otherwise(e_deleted_at)
+        .alias("__cdc_e_deleted_at"),
+        (reset | e_deleted_at.isNotNull()).alias("__cdc_e_tombstone"),
+        F.when(reset, floor).otherwise(F.col("__cdc_e_image")).alias("__cdc_e_image"),
+        F.when(~reset, F.col("__cdc_e_map")).alias("__cdc_e_map"),
+        reset.alias("__cdc_reset"),
+    )
 
 
 def resolve(
@@ -107,89 +140,87 @@ def resolve(
     state changes, with the target action and write flags and the new state columns."""
     from pyspark.sql import functions as F
 
-    net = fold(changes, spec)
     seq_type = stored.schema[SEQUENCE].dataType
-    old = stored.select(
-        *[F.col(k).alias(_STORED + k) for k in spec.keys],
-        F.col(SEQUENCE).alias("__cdc_e_seq"),
-        F.col(DELETED).alias("__cdc_e_deleted"),
-        F.coalesce(F.col(IMAGE_SEQUENCE), F.col(SEQUENCE)).alias("__cdc_e_image"),
-        F.col(COLUMN_SEQUENCES).alias("__cdc_e_map"),
-    )
-    on = reduce(lambda a, b: a & b, [net[k].eqNullSafe(old[_STORED + k]) for k in spec.keys])
-    e_seq, e_deleted = F.col("__cdc_e_seq"), F.col("__cdc_e_deleted")
-    was_live = e_seq.isNotNull() & ~e_deleted
-    if summary.truncate is None:
-        joined = net.join(old, on, "left")
-        reset = F.lit(False)
-    else:  # keys older than the truncate become tombstones, touched by the batch or not
-        floor = summary.truncate.column()
-        joined = net.join(old, on, "full_outer").where(
-            F.col("__cdc_n_seq").isNotNull() | ((e_seq < floor) & ~e_deleted)
-        )
-        joined = joined.select(
-            *[F.coalesce(F.col(k), F.col(_STORED + k)).alias(k) for k in spec.keys],
-            *[c for c in joined.columns if c not in spec.keys],
-        )
-        reset = F.coalesce(e_seq < floor, F.lit(False))
-        joined = joined.select(
-            *[c for c in joined.columns if c not in ("__cdc_e_seq", "__cdc_e_deleted", "__cdc_e_image", "__cdc_e_map")],
-            was_live.alias("__cdc_was_live"),
-            F.when(reset, floor).otherwise(e_seq).alias("__cdc_e_seq"),
-            (reset | e_deleted).alias("__cdc_e_deleted"),
-            F.when(reset, floor).otherwise(F.col("__cdc_e_image")).alias("__cdc_e_image"),
-            F.when(~reset, F.col("__cdc_e_map")).alias("__cdc_e_map"),
-            reset.alias("__cdc_reset"),
-        )
-        was_live = F.col("__cdc_was_live")
-        reset = F.col("__cdc_reset")
-    e_seq, e_deleted, e_image = F.col("__cdc_e_seq"), F.col("__cdc_e_deleted"), F.col("__cdc_e_image")
-    n_seq = F.col("__cdc_n_seq")
+    joined = _joined(fold(changes, spec), stored, spec, summary)
+    if "__cdc_e_tombstone" not in joined.columns:
+        joined = joined.withColumn("__cdc_e_tombstone", F.col("__cdc_e_deleted_at").isNotNull())
+    e_seq, n_seq = F.col("__cdc_e_seq"), F.col("__cdc_n_seq")
+    tombstone = F.col("__cdc_e_tombstone")
 
-    newer = F.coalesce(e_seq.isNull() | (n_seq > e_seq), F.lit(False)) & n_seq.isNotNull()
-    new_seq = F.when(newer, n_seq).otherwise(e_seq)
-    new_deleted = F.when(newer, F.col("__cdc_n_op") == "delete").otherwise(e_deleted)
-    live_before = e_seq.isNotNull() & ~e_deleted
-    revive = ~new_deleted & ~live_before  # a new or re-inserted row: every column is written
-    new_image = F.greatest(F.col("__cdc_n_image"), e_image)
+    # 1. Is the batch's newest change newer than everything applied? Then it decides whether the row lives.
+    newer = (F.coalesce(e_seq.isNull() | (n_seq > e_seq), F.lit(False)) & n_seq.isNotNull()).alias("__cdc_newer")
+    step = joined.select("*", newer)
+    newer = F.col("__cdc_newer")
+    deleted = F.when(newer, F.col("__cdc_n_op") == "delete").otherwise(tombstone)
+    live_before = e_seq.isNotNull() & ~tombstone
+    step = step.select(
+        "*",
+        deleted.alias("__cdc_deleted"),
+        (~deleted & ~live_before).alias("__cdc_revive"),  # a new or re-inserted row: every column is written
+        F.when(newer, n_seq).otherwise(e_seq).alias("__cdc_new_seq"),
+        F.greatest(F.col("__cdc_n_image"), F.col("__cdc_e_image")).alias("__cdc_new_image"),
+    )
+    deleted, revive = F.col("__cdc_deleted"), F.col("__cdc_revive")
+    new_seq, new_image = F.col("__cdc_new_seq"), F.col("__cdc_new_image")
+
+    # 2. Which columns the batch writes: those a change newer than what last set them sets.
+    stored_sets = [
+        F.coalesce(F.element_at(F.col("__cdc_e_map"), F.lit(name)), F.col("__cdc_e_image")).alias(_STORED_SET + name)
+        for name in spec.value_columns
+    ]
+    step = step.select("*", *stored_sets)
     writes: dict[str, Column] = {}
-    sets: dict[str, Column] = {}
     for name in spec.value_columns:
-        stored_set = F.coalesce(F.element_at(F.col("__cdc_e_map"), F.lit(name)), e_image)
-        set_at = F.col(_SET + name)
+        set_at, stored_set = F.col(_SET + name), F.col(_STORED_SET + name)
         writes[name] = revive | (set_at.isNotNull() & (stored_set.isNull() | (set_at > stored_set)))
-        sets[name] = F.when(writes[name], F.coalesce(set_at, new_seq)).otherwise(stored_set)
     for name in spec.metadata:
         writes[name] = newer
-    touched = _any(list(writes.values()))
-    action = F.when(~new_deleted & (revive | touched), F.lit("upsert")).when(was_live & new_deleted, F.lit("delete"))
-    partial = _column_sequences(sets, new_image, seq_type)
-    resolved = joined.select(
+    step = step.select("*", *[flag.alias(WRITE_PREFIX + c) for c, flag in writes.items()])
+    flags = [F.col(WRITE_PREFIX + c) for c in writes]
+    touched = _any(flags)
+    new_sets = [
+        F.when(F.col(WRITE_PREFIX + name), F.coalesce(F.col(_SET + name), new_seq))
+        .otherwise(F.col(_STORED_SET + name))
+        .alias(_NEW_SET + name)
+        for name in spec.value_columns
+    ]
+    step = step.select("*", *new_sets, (newer | touched | F.col("__cdc_reset")).alias("__cdc_state_changed"))
+    step = step.where(F.col("__cdc_state_changed"))
+
+    # 3. The target action and the new state row.
+    action = F.when(~deleted & (revive | touched), F.lit("upsert")).when(
+        F.col("__cdc_was_live") & deleted, F.lit("delete")
+    )
+    deleted_at = (
+        F.when(~deleted, F.lit(None).cast("timestamp"))
+        .when(F.col("__cdc_e_deleted_at").isNotNull(), F.col("__cdc_e_deleted_at"))
+        .otherwise(F.lit(now).cast("timestamp"))
+    )
+    return step.select(
         *spec.keys,
-        *[F.when(writes[c], F.col(c)).alias(c) for c in (*spec.value_columns, *spec.metadata)],
-        *[writes[c].alias(WRITE_PREFIX + c) for c in (*spec.value_columns, *spec.metadata)],
+        *[F.when(F.col(WRITE_PREFIX + c), F.col(c)).alias(c) for c in (*spec.value_columns, *spec.metadata)],
+        *flags,
         action.alias(ACTION),
         new_seq.alias(SEQUENCE),
-        new_deleted.alias(DELETED),
-        F.lit(now).cast("timestamp").alias(UPDATED_AT),
+        deleted_at.alias(DELETED_AT),
         F.when(new_image != new_seq, new_image).alias(IMAGE_SEQUENCE),
-        partial.alias(COLUMN_SEQUENCES),
-        (newer | touched | reset).alias(STATE_CHANGED),
+        _column_sequences(spec, new_image, seq_type).alias(COLUMN_SEQUENCES),
     )
-    return resolved.where(F.col(STATE_CHANGED))
 
 
-def _column_sequences(sets: dict[str, Column], image: Column, seq_type: DataType) -> Column:
+def _column_sequences(spec: ApplySpec, image: Column, seq_type: DataType) -> Column:
     """``{column: sequence}`` for the columns set by a partial update newer than the image; null if none."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     empty = F.lit(None).cast(T.MapType(T.StringType(), seq_type))
-    if not sets:
+    if not spec.value_columns:
         return empty
+    sets = {name: F.col(_NEW_SET + name) for name in spec.value_columns}
+    newer = _any([value > image for value in sets.values()])
     entries = F.array(*[F.struct(F.lit(name).alias("key"), value.alias("value")) for name, value in sets.items()])
-    newer = F.filter(entries, lambda entry: entry.getField("value") > image)
-    return F.when(F.size(newer) > 0, F.map_from_entries(newer)).otherwise(empty)
+    kept = F.filter(entries, lambda entry: entry.getField("value") > image)
+    return F.when(newer, F.map_from_entries(kept)).otherwise(empty)
 
 
-__all__ = ["STATE_CHANGED", "fold", "resolve", "state_schema"]
+__all__ = ["fold", "resolve", "state_schema"]

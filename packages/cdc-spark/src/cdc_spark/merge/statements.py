@@ -15,7 +15,7 @@ import attrs
 from cdc_spark.merge.columns import (
     ACTION,
     COLUMN_SEQUENCES,
-    DELETED,
+    DELETED_AT,
     DROP,
     END_AT,
     END_SEQUENCE,
@@ -23,7 +23,6 @@ from cdc_spark.merge.columns import (
     SEQUENCE,
     START_AT,
     START_SEQUENCE,
-    UPDATED_AT,
     WRITE_PREFIX,
 )
 from cdc_spark.merge.spec import ApplySpec
@@ -84,7 +83,7 @@ def set_properties(table: str, properties: Mapping[str, str]) -> str:
 
 
 def purge_tombstones(table: str, cutoff: dt.datetime) -> str:
-    return f"DELETE FROM {table} WHERE {quote(DELETED)} AND {quote(UPDATED_AT)} < {timestamp(cutoff)}"
+    return f"DELETE FROM {table} WHERE {quote(DELETED_AT)} < {timestamp(cutoff)}"
 
 
 @attrs.frozen(kw_only=True)
@@ -141,7 +140,7 @@ def merges(spec: ApplySpec) -> Merges:
         updates = tuple(
             (c, f"CASE WHEN s.{quote(WRITE_PREFIX + c)} THEN s.{quote(c)} ELSE t.{quote(c)} END") for c in written
         )
-        state = (SEQUENCE, DELETED, UPDATED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES)
+        state = (SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES)
         return Merges(
             target=Merge(
                 on=spec.keys,
