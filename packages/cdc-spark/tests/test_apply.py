@@ -302,3 +302,27 @@ def test_unknown_sink_and_unknown_operation_are_config_errors(spark: Any, tmp_pa
         load_sink("hudi", spark, str(tmp_path))
     with pytest.raises(ConfigError, match="unknown _cdc_op 'upsert'"):
         apply(spark, [change("upsert", 1, 1, "a", "1.00")], tmp_path, "delta")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tables_in_a_catalog_the_session_has(spark: Any, tmp_path: Path, fmt: str) -> None:
+    catalog = "spark_catalog" if fmt == "delta" else "lake"
+    if fmt == "iceberg":  # a user's catalog, configured before the job starts
+        spark.conf.set("spark.sql.catalog.lake", "org.apache.iceberg.spark.SparkCatalog")
+        spark.conf.set("spark.sql.catalog.lake.type", "hadoop")
+        spark.conf.set("spark.sql.catalog.lake.warehouse", str(tmp_path / "warehouse"))
+    sink = load_sink(fmt, spark, str(tmp_path), {"catalog": catalog})
+    database = f"cdc_catalog_{fmt}"
+    table = f"{database}.t"
+    batch = BatchInfo(app_id="job", batch_id=0)
+    rows = frame(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")])
+    assert apply_changes(rows, sink, ["id"], table=table, batch=batch)
+    assert not apply_changes(rows, sink, ["id"], table=table, batch=batch)
+    apply_changes(frame(spark, [change("delete", 3, 2)]), sink, ["id"], table=table)
+    stored = spark.table(f"{catalog}.{table}")
+    assert stored.columns == ["id", "name", "amount"]
+    assert [tuple(r) for r in stored.collect()] == [(1, "a", Decimal("1.00"))]
+    assert spark.table(f"{catalog}.{table}__cdc_state").count() == 2  # the tombstone of 2 stays
+    assert table in sink.tables() and f"{table}__cdc_state" not in sink.tables()
+    spark.sql(f"DROP TABLE {catalog}.{table}")
+    spark.sql(f"DROP TABLE {catalog}.{table}__cdc_state")
