@@ -20,7 +20,7 @@ import datetime as dt
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 import attrs
 
@@ -36,6 +36,11 @@ from cdc_spark.sinks import BatchInfo, MergePlan
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructField, StructType
+
+# Spark's constraint propagation grows exponentially with the aliases a wide table's resolution names (it ran out
+# of heap at 16 value columns); the resolution gains nothing from the filters it infers, so it is off while a
+# batch is resolved and written.
+CONSTRAINT_PROPAGATION: Final = "spark.sql.constraintPropagation.enabled"
 
 
 @attrs.frozen(kw_only=True)
@@ -193,7 +198,7 @@ class BatchWrite:
                 return frame
             return frame.localCheckpoint()
 
-        try:
+        def resolve_and_write() -> None:
             if spec.scd == 1:
                 resolved = once(scd1.resolve(changes, spec, stored, summary, now))
                 target_source, state_source = resolved.where(resolved[ACTION].isNotNull()), resolved
@@ -208,6 +213,10 @@ class BatchWrite:
             if not state_done:
                 create, purged = state_schema if new_state else None, {PURGED_AT: now.isoformat()}
                 self._write(state, state_source, rules.state, create=create, properties=purged, batch=batch)
+
+        try:
+            with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
+                resolve_and_write()
         finally:
             for frame in kept:
                 frame.unpersist()
