@@ -1,8 +1,14 @@
-"""apply_changes on a local SparkSession into real Delta tables (deltalake), on change frames in the contract shape."""
+"""apply_changes on the shared SparkSession into Delta Lake and Iceberg tables, both written by Spark and read back
+without Spark (``deltalake``, ``pyiceberg``), on change frames in the decode contract's shape.
+
+Every semantic runs on both table formats: the merge rules are one SQL generator, the formats differ in how the
+statements are committed and marked.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 from decimal import Decimal
 from pathlib import Path
@@ -10,12 +16,15 @@ from typing import Any
 
 import pytest
 
+from cdc_core.errors import ConfigError
 from cdc_spark.apply import SchemaEvolutionError, apply_changes
-from cdc_spark.sinks import BatchInfo
-from cdc_spark.sinks.delta import DeltaSink
+from cdc_spark.demo import read_table
+from cdc_spark.sinks import BatchInfo, load_sink
 
 pytestmark = pytest.mark.spark
 
+FORMATS = ["delta", "iceberg"]
+TABLE = "shop.t"
 SEQ = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
 CHANGED = "_cdc_changed_columns array<string>"
 SCHEMA = f"id int, name string, amount decimal(10,2), _cdc_op string, _cdc_sequence {SEQ}, {CHANGED}"
@@ -23,25 +32,32 @@ SCHEMA = f"id int, name string, amount decimal(10,2), _cdc_op string, _cdc_seque
 
 def change(
     op: str, ts: int, key: int, name: str | None = None, amount: str | None = None, changed: Any = None
-) -> tuple:
+) -> tuple[Any, ...]:
     return (key, name, None if amount is None else Decimal(amount), op, (ts, 0, ts, 0), changed)
 
 
-def frame(spark: Any, rows: list[tuple], schema: str = SCHEMA) -> Any:
+def frame(spark: Any, rows: list[tuple[Any, ...]], schema: str = SCHEMA) -> Any:
     return spark.createDataFrame(rows, schema)
 
 
-def live(path: Path) -> dict[int, tuple]:
-    rows = DeltaSink.for_path(str(path)).live_arrow("t").to_pylist()
-    return {r["id"]: (r["name"], r["amount"]) for r in rows}
+def apply(spark: Any, rows: list[tuple[Any, ...]], target: Path, fmt: str, **kwargs: Any) -> bool:
+    return apply_changes(frame(spark, rows), str(target), ["id"], table=TABLE, table_format=fmt, **kwargs)
 
 
-def test_shuffled_duplicates_and_out_of_order_batches_end_in_source_state(spark: Any, tmp_path: Path) -> None:
+def live(target: Path, fmt: str) -> dict[int, tuple[Any, ...]]:
+    """The target read by the format's independent reader; its columns must be exactly the source's."""
+    rows = read_table(str(target), TABLE, fmt)
+    assert rows.column_names == ["id", "name", "amount"]
+    return {r["id"]: (r["name"], r["amount"]) for r in rows.to_pylist()}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_shuffled_duplicates_and_out_of_order_batches_end_in_source_state(spark: Any, tmp_path: Path, fmt: str) -> None:
     rng = random.Random(7)
-    state: dict[int, tuple] = {}
-    events: list[tuple] = []
-    for ts in range(1, 301):
-        key = rng.randrange(25)
+    state: dict[int, tuple[Any, ...]] = {}
+    events: list[tuple[Any, ...]] = []
+    for ts in range(1, 201):
+        key = rng.randrange(20)
         if key in state and rng.random() < 0.25:
             events.append(change("delete", ts, key))
             del state[key]
@@ -49,163 +65,264 @@ def test_shuffled_duplicates_and_out_of_order_batches_end_in_source_state(spark:
             name, amount = f"n{ts}", f"{rng.randrange(10**6)}.{rng.randrange(100):02d}"
             events.append(change("update" if key in state else "insert", ts, key, name, amount))
             state[key] = (name, Decimal(amount))
-    replayed = events + rng.sample(events, 90)  # at-least-once: replays of earlier messages
+    replayed = events + rng.sample(events, 60)  # at-least-once: replays of earlier messages
     rng.shuffle(replayed)
-    for index, part in enumerate((replayed[:120], replayed[120:250], replayed[250:])):
-        apply_changes(frame(spark, part), str(tmp_path), keys=["id"], batch=BatchInfo(app_id="t", batch_id=index))
-    assert live(tmp_path) == state
+    for index, part in enumerate((replayed[:90], replayed[90:180], replayed[180:])):
+        apply(spark, part, tmp_path, fmt, batch=BatchInfo(app_id="t", batch_id=index))
+    assert live(tmp_path, fmt) == state
 
 
-def test_late_older_upsert_does_not_resurrect_a_deleted_row(spark: Any, tmp_path: Path) -> None:
-    apply_changes(
-        frame(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")]), str(tmp_path), ["id"]
-    )
-    apply_changes(frame(spark, [change("delete", 10, 1)]), str(tmp_path), ["id"])
-    apply_changes(
-        frame(spark, [change("update", 5, 1, "stale", "9.00"), change("update", 1, 2, "old", "0.00")]),
-        str(tmp_path),
-        ["id"],
-    )
-    assert live(tmp_path) == {2: ("b", Decimal("2.00"))}
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_late_older_upsert_does_not_resurrect_a_deleted_row(spark: Any, tmp_path: Path, fmt: str) -> None:
+    apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt)
+    apply(spark, [change("delete", 10, 1)], tmp_path, fmt)
+    apply(spark, [change("update", 5, 1, "stale", "9.00"), change("update", 1, 2, "old", "0.00")], tmp_path, fmt)
+    assert live(tmp_path, fmt) == {2: ("b", Decimal("2.00"))}
 
 
-def test_tombstones_expire_after_the_retention(spark: Any, tmp_path: Path) -> None:
-    clock = [dt.datetime(2026, 1, 1, tzinfo=dt.UTC)]
-    sink = DeltaSink(path=str(tmp_path), clock=lambda: clock[0])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tombstones_expire_after_the_retention(spark: Any, tmp_path: Path, fmt: str) -> None:
+    clock = [dt.datetime.now(dt.UTC)]
+    sink = load_sink(fmt, spark, str(tmp_path))
+    sink.clock = lambda: clock[0]
     retention = dt.timedelta(hours=1)
-    apply_changes(
-        frame(spark, [change("insert", 1, 1, "a", "1.00"), change("delete", 2, 2)]),
-        sink,
-        ["id"],
-        tombstone_retention=retention,
-    )
-    stored = sink.read_target(spark, "t")
-    assert stored is not None and stored.where("__cdc_deleted").count() == 1
+
+    def tombstones() -> int:
+        state = read_table(str(tmp_path / "_cdc_state"), TABLE, fmt).to_pylist()
+        return sum(1 for row in state if row["__cdc_deleted_at"] is not None)
+
+    rows = [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "x", "1.00"), change("delete", 3, 2)]
+    apply_changes(frame(spark, rows), sink, ["id"], table=TABLE, tombstone_retention=retention)
+    assert tombstones() == 1
     clock[0] += dt.timedelta(hours=2)
-    apply_changes(frame(spark, [change("update", 3, 1, "b", "2.00")]), sink, ["id"], tombstone_retention=retention)
-    stored = sink.read_target(spark, "t")
-    assert stored is not None and stored.where("__cdc_deleted").count() == 0
-    assert live(tmp_path) == {1: ("b", Decimal("2.00"))}
+    later = frame(spark, [change("update", 4, 1, "b", "2.00")])
+    apply_changes(later, sink, ["id"], table=TABLE, tombstone_retention=retention)
+    assert tombstones() == 0
+    assert live(tmp_path, fmt) == {1: ("b", Decimal("2.00"))}
 
 
-def test_partial_updates_keep_untouched_columns(spark: Any, tmp_path: Path) -> None:
-    apply_changes(frame(spark, [change("insert", 1, 1, "a", "1.00")]), str(tmp_path), ["id"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_partial_updates_keep_untouched_columns(spark: Any, tmp_path: Path, fmt: str) -> None:
+    apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, fmt)
     batch = [
         change("update", 2, 1, None, "5.00", ["amount"]),  # name not carried: must survive
         change("update", 3, 1, "z", None, ["name"]),
         change("update", 4, 2, "new", None, ["name"]),
     ]
-    apply_changes(frame(spark, batch), str(tmp_path), ["id"])
-    assert live(tmp_path) == {1: ("z", Decimal("5.00")), 2: ("new", None)}
+    apply(spark, batch, tmp_path, fmt)
+    assert live(tmp_path, fmt) == {1: ("z", Decimal("5.00")), 2: ("new", None)}
 
 
-def test_a_replayed_older_change_cannot_overwrite_columns_in_a_later_batch(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_columns_follow_the_newest_change_that_set_them(spark: Any, tmp_path: Path, fmt: str) -> None:
     first = [
         change("insert", 1, 1, "a", "1.00"),
         change("update", 2, 1, None, "2.00", ["amount"]),
-        change("update", 3, 1, "b", None, ["name"]),
+        change("update", 5, 1, "b", None, ["name"]),
     ]
-    apply_changes(frame(spark, first), str(tmp_path), ["id"])
-    # A newer partial update and, re-delivered, the original insert: the row moves to sequence 4 (name "c"),
-    # while the replay's amount (sequence 1) is older than the stored row and must not replace 2.00.
-    second = [change("update", 4, 1, "c", None, ["name"]), change("insert", 1, 1, "a", "1.00")]
-    apply_changes(frame(spark, second), str(tmp_path), ["id"])
-    assert live(tmp_path) == {1: ("c", Decimal("2.00"))}
+    apply(spark, first, tmp_path, fmt)
+    # Re-delivered, the original insert (sequence 1) must not replace 2.00 or "b"; a late partial update at 3
+    # sets amount after the 2.00 of sequence 2 and before the row's newest change (5, which set only name).
+    second = [change("insert", 1, 1, "a", "1.00"), change("update", 3, 1, None, "3.00", ["amount"])]
+    apply(spark, second, tmp_path, fmt)
+    assert live(tmp_path, fmt) == {1: ("b", Decimal("3.00"))}
+    apply(spark, [change("update", 4, 1, "late", None, ["name"])], tmp_path, fmt)  # older than name's 5
+    assert live(tmp_path, fmt) == {1: ("b", Decimal("3.00"))}
 
 
-def test_truncate_removes_earlier_rows_and_keeps_later_ones(spark: Any, tmp_path: Path) -> None:
-    apply_changes(
-        frame(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")]), str(tmp_path), ["id"]
-    )
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_truncate_removes_earlier_rows_and_keeps_later_ones(spark: Any, tmp_path: Path, fmt: str) -> None:
+    apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt)
+    apply(spark, [change("insert", 6, 6, "f", "6.00")], tmp_path, fmt)  # arrives before the older truncate
     batch = [change("insert", 3, 3, "c", "3.00"), change("truncate", 4, 0), change("insert", 5, 4, "d", "4.00")]
-    apply_changes(frame(spark, batch), str(tmp_path), ["id"])
-    apply_changes(frame(spark, [change("update", 3, 5, "late", "0.00")]), str(tmp_path), ["id"])
-    assert live(tmp_path) == {4: ("d", Decimal("4.00"))}
+    apply(spark, batch, tmp_path, fmt)
+    apply(spark, [change("update", 3, 5, "late", "0.00")], tmp_path, fmt)  # before the truncate: ignored
+    assert live(tmp_path, fmt) == {4: ("d", Decimal("4.00")), 6: ("f", Decimal("6.00"))}
 
 
-def test_replayed_batch_is_a_noop(spark: Any, tmp_path: Path) -> None:
-    first = BatchInfo(app_id="job", batch_id=0, offsets='{"t":{"0":3}}')
-    assert apply_changes(frame(spark, [change("insert", 1, 1, "a", "1.00")]), str(tmp_path), ["id"], batch=first)
-    assert apply_changes(
-        frame(spark, [change("update", 2, 1, "b", "2.00")]),
-        str(tmp_path),
-        ["id"],
-        batch=BatchInfo(app_id="job", batch_id=1),
-    )
-    assert not apply_changes(
-        frame(spark, [change("update", 9, 1, "replayed", "9.00")]), str(tmp_path), ["id"], batch=first
-    )
-    assert live(tmp_path) == {1: ("b", Decimal("2.00"))}
-    from deltalake import DeltaTable
+def _committed_batches(tmp_path: Path, fmt: str) -> list[str]:
+    """The offsets recorded by each commit of the target, oldest first, read without Spark."""
+    location = tmp_path / "shop" / "t"
+    if fmt == "delta":
+        from deltalake import DeltaTable
 
-    history = DeltaTable(str(tmp_path)).history()
-    assert any(h.get("cdc.offsets") == '{"t":{"0":3}}' for h in history)
+        history = reversed(DeltaTable(str(location)).history())
+        return [json.loads(h["userMetadata"])["cdc.offsets"] for h in history if "userMetadata" in h]
+    from pyiceberg.table import StaticTable
+
+    version = (location / "metadata" / "version-hint.text").read_text().strip()
+    table = StaticTable.from_metadata(str(location / "metadata" / f"v{version}.metadata.json"))
+    summaries = [s.summary for s in sorted(table.metadata.snapshots, key=lambda s: s.timestamp_ms)]
+    return [s["cdc.offsets"] for s in summaries if s is not None and "cdc.offsets" in s.additional_properties]
 
 
-def test_scd2_history_of_a_key_updated_deleted_and_reinserted(spark: Any, tmp_path: Path) -> None:
-    path = str(tmp_path)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_replaying_the_latest_committed_batch_is_a_noop(spark: Any, tmp_path: Path, fmt: str) -> None:
+    first = BatchInfo(app_id="job", batch_id=0, offsets='{"t":{"0":1}}')
+    latest = BatchInfo(app_id="job", batch_id=1, offsets='{"t":{"0":2}}')
+    assert apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, fmt, batch=first)
+    assert apply(spark, [change("update", 2, 1, "b", "2.00")], tmp_path, fmt, batch=latest)
+    # A replay of the latest batch id (the one a crash after its commits makes Spark run again) and of an
+    # older one write nothing, whatever they hold; another app's batch 1 is applied.
+    assert not apply(spark, [change("update", 9, 1, "replayed", "9.00")], tmp_path, fmt, batch=latest)
+    assert not apply(spark, [change("update", 8, 1, "older", "8.00")], tmp_path, fmt, batch=first)
+    assert live(tmp_path, fmt) == {1: ("b", Decimal("2.00"))}
+    assert _committed_batches(tmp_path, fmt) == ['{"t":{"0":1}}', '{"t":{"0":2}}']
+    other = BatchInfo(app_id="other", batch_id=1)
+    assert apply(spark, [change("update", 10, 1, "c", "3.00")], tmp_path, fmt, batch=other)
+    assert live(tmp_path, fmt) == {1: ("c", Decimal("3.00"))}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_crash_between_target_and_state_is_repaired_by_the_replay(
+    spark: Any, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cdc_spark.sinks.tables import BatchWrite
+
+    apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt)
+    merge = BatchWrite._merge
+
+    def crash_on_state(self: Any, name: str, *args: Any) -> None:
+        if "_cdc_state" in name:
+            raise RuntimeError("killed before the state write")
+        merge(self, name, *args)
+
+    batch = BatchInfo(app_id="job", batch_id=3)
+    rows = [change("update", 3, 1, None, "5.00", ["amount"]), change("delete", 4, 2)]
+    monkeypatch.setattr(BatchWrite, "_merge", crash_on_state)
+    with pytest.raises(RuntimeError, match="killed"):
+        apply(spark, rows, tmp_path, fmt, batch=batch)
+    assert live(tmp_path, fmt) == {1: ("a", Decimal("5.00"))}  # the target has the batch, the state not
+    monkeypatch.setattr(BatchWrite, "_merge", merge)
+    assert apply(spark, rows, tmp_path, fmt, batch=batch)  # the replay writes the state only
+    assert not apply(spark, rows, tmp_path, fmt, batch=batch)
+    state = {r["id"]: r for r in read_table(str(tmp_path / "_cdc_state"), TABLE, fmt).to_pylist()}
+    assert state[1]["__cdc_sequence"]["commit_ts"] == 3 and state[2]["__cdc_deleted_at"] is not None
+    apply(spark, [change("insert", 2, 2, "stale", "0.00")], tmp_path, fmt)  # the state knows 2 was deleted
+    assert live(tmp_path, fmt) == {1: ("a", Decimal("5.00"))}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_scd2_history_of_a_key_updated_deleted_and_reinserted(spark: Any, tmp_path: Path, fmt: str) -> None:
     # delivered out of order across two batches, with a duplicate and an untracked-only change
-    apply_changes(
-        frame(
-            spark, [change("insert", 10, 1, "a", "1.00"), change("delete", 30, 1), change("insert", 10, 1, "a", "1.00")]
-        ),
-        path,
-        ["id"],
-        scd=2,
-        track_columns=["name"],
-    )
-    apply_changes(
-        frame(
-            spark,
-            [
-                change("update", 20, 1, "b", "2.00"),
-                change("insert", 40, 1, "c", "3.00"),
-                change("update", 25, 1, "b", "2.50"),
-            ],
-        ),
-        path,
-        ["id"],
-        scd=2,
-        track_columns=["name"],
-    )
-    rows = DeltaSink.for_path(path).live(spark, "t").orderBy("__start_at").collect()
-    history = [(r["name"], r["amount"], r["__start_at"], r["__end_at"]) for r in rows]
+    first = [change("insert", 10, 1, "a", "1.00"), change("delete", 30, 1), change("insert", 10, 1, "a", "1.00")]
+    apply(spark, first, tmp_path, fmt, scd=2, track_columns=["name"])
+    second = [change("update", 20, 1, "b", "2.00"), change("insert", 40, 1, "c", "3.00")]
+    second.append(change("update", 25, 1, "b", "2.50"))
+    apply(spark, second, tmp_path, fmt, scd=2, track_columns=["name"])
+    rows = read_table(str(tmp_path), TABLE, fmt)
+    assert rows.column_names == ["id", "name", "amount", "__start_at", "__end_at"]
+    history = sorted((r["name"], r["amount"], r["__start_at"], r["__end_at"]) for r in rows.to_pylist())
     assert history == [
         ("a", Decimal("1.00"), 10, 20),
         ("b", Decimal("2.50"), 20, 30),  # amount is untracked: updated in place
         ("c", Decimal("3.00"), 40, None),
     ]
-
-
-def test_schema_evolution_adds_and_widens_columns(spark: Any, tmp_path: Path) -> None:
-    apply_changes(frame(spark, [change("insert", 1, 1, "a", "1.00")]), str(tmp_path), ["id"])
-    wider = f"id int, name string, amount decimal(12,2), note string, _cdc_op string, _cdc_sequence {SEQ}"
-    apply_changes(
-        spark.createDataFrame([(2, "b", Decimal("12345678.50"), "hi", "insert", (2, 0, 2, 0))], wider),
-        str(tmp_path),
-        ["id"],
-    )
-    rows = DeltaSink.for_path(str(tmp_path)).live_arrow("t")
-    assert str(rows.schema.field("amount").type) == "decimal128(12, 2)"
-    assert sorted(rows.to_pylist(), key=lambda r: r["id"]) == [
-        {"id": 1, "name": "a", "amount": Decimal("1.00"), "note": None},
-        {"id": 2, "name": "b", "amount": Decimal("12345678.50"), "note": "hi"},
+    apply(spark, [change("truncate", 50, 0), change("insert", 60, 2, "d", "4.00")], tmp_path, fmt, scd=2)
+    rows = read_table(str(tmp_path), TABLE, fmt).to_pylist()
+    assert sorted((r["id"], r["name"], r["__start_at"], r["__end_at"]) for r in rows) == [
+        (1, "a", 10, 20),
+        (1, "b", 20, 30),
+        (1, "c", 40, 50),  # closed by the truncate
+        (2, "d", 60, None),
     ]
 
 
-def test_incompatible_type_change_is_a_typed_error(spark: Any, tmp_path: Path) -> None:
-    apply_changes(frame(spark, [change("insert", 1, 1, "a", "1.00")]), str(tmp_path), ["id"], table="shop.orders")
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_schema_evolution_adds_and_widens_columns(spark: Any, tmp_path: Path, fmt: str) -> None:
+    apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, fmt)
+    wider = f"id bigint, name string, amount decimal(12,2), note string, _cdc_op string, _cdc_sequence {SEQ}"
+    batch = spark.createDataFrame([(2, "b", Decimal("12345678.50"), "hi", "insert", (2, 0, 2, 0))], wider)
+    apply_changes(batch, str(tmp_path), ["id"], table=TABLE, table_format=fmt)
+    narrower = spark.createDataFrame([(3, "c", Decimal("3.00"), "insert", (3, 0, 3, 0))], SCHEMA.rsplit(",", 1)[0])
+    apply_changes(narrower, str(tmp_path), ["id"], table=TABLE, table_format=fmt)  # cast up on write
+    rows = read_table(str(tmp_path), TABLE, fmt)
+    assert (str(rows.schema.field("id").type), str(rows.schema.field("amount").type)) == ("int64", "decimal128(12, 2)")
+    assert sorted(rows.to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "name": "a", "amount": Decimal("1.00"), "note": None},
+        {"id": 2, "name": "b", "amount": Decimal("12345678.50"), "note": "hi"},
+        {"id": 3, "name": "c", "amount": Decimal("3.00"), "note": None},
+    ]
+    state = read_table(str(tmp_path / "_cdc_state"), TABLE, fmt)
+    assert str(state.schema.field("id").type) == "int64"  # the state's keys widen with the target's
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_incompatible_type_change_is_a_typed_error(spark: Any, tmp_path: Path, fmt: str) -> None:
+    apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, fmt)
     other = f"id int, name int, amount decimal(10,2), _cdc_op string, _cdc_sequence {SEQ}"
     with pytest.raises(SchemaEvolutionError) as error:
         apply_changes(
             spark.createDataFrame([(2, 5, None, "insert", (2, 0, 2, 0))], other),
             str(tmp_path),
             ["id"],
-            table="shop.orders",
+            table=TABLE,
+            table_format=fmt,
         )
     assert (error.value.table, error.value.column, error.value.old_type, error.value.new_type) == (
-        "shop.orders",
+        TABLE,
         "name",
         "string",
-        "int32",
+        "int",
     )
+
+
+@pytest.mark.parametrize(("fmt", "applied"), [("delta", True), ("iceberg", False)])
+def test_a_widening_the_format_cannot_make_in_place(spark: Any, tmp_path: Path, fmt: str, applied: bool) -> None:
+    apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, fmt)
+    scaled = f"id int, name string, amount decimal(12,4), _cdc_op string, _cdc_sequence {SEQ}"
+    batch = spark.createDataFrame([(2, "b", Decimal("2.1234"), "insert", (2, 0, 2, 0))], scaled)
+    if applied:  # Delta rewrites the table with the wider type
+        apply_changes(batch, str(tmp_path), ["id"], table=TABLE, table_format=fmt)
+        assert live(tmp_path, fmt) == {1: ("a", Decimal("1.0000")), 2: ("b", Decimal("2.1234"))}
+    else:  # Iceberg only promotes a decimal's precision at the same scale
+        with pytest.raises(SchemaEvolutionError, match="Iceberg widens in place only"):
+            apply_changes(batch, str(tmp_path), ["id"], table=TABLE, table_format=fmt)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_metadata_columns_only_when_asked(spark: Any, tmp_path: Path, fmt: str) -> None:
+    schema = f"{SCHEMA}, _cdc_commit_ts bigint, _cdc_topic string, _cdc_partition int, _cdc_offset bigint"
+    rows = [
+        (*change("insert", 7, 1, "a", "1.00"), 7, "shop", 2, 70),
+        (*change("update", 9, 1, "b", "2.00"), 9, "shop", 0, 90),
+    ]
+    columns = ("_cdc_commit_ts", "_cdc_op", "_cdc_topic", "_cdc_partition", "_cdc_offset")
+    apply_changes(spark.createDataFrame(rows, schema), str(tmp_path), ["id"], table=TABLE, table_format=fmt,
+                  metadata_columns=columns)  # fmt: skip
+    stored = read_table(str(tmp_path), TABLE, fmt).to_pylist()
+    assert stored == [
+        {"id": 1, "name": "b", "amount": Decimal("2.00"), "_cdc_commit_ts": 9, "_cdc_op": "update",
+         "_cdc_topic": "shop", "_cdc_partition": 0, "_cdc_offset": 90}
+    ]  # fmt: skip
+
+
+def test_unknown_sink_and_unknown_operation_are_config_errors(spark: Any, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"table format 'hudi' is not a known sink; installed: delta, iceberg"):
+        load_sink("hudi", spark, str(tmp_path))
+    with pytest.raises(ConfigError, match="unknown _cdc_op 'upsert'"):
+        apply(spark, [change("upsert", 1, 1, "a", "1.00")], tmp_path, "delta")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tables_in_a_catalog_the_session_has(spark: Any, tmp_path: Path, fmt: str) -> None:
+    catalog = "spark_catalog" if fmt == "delta" else "lake"
+    if fmt == "iceberg":  # a user's catalog, configured before the job starts
+        spark.conf.set("spark.sql.catalog.lake", "org.apache.iceberg.spark.SparkCatalog")
+        spark.conf.set("spark.sql.catalog.lake.type", "hadoop")
+        spark.conf.set("spark.sql.catalog.lake.warehouse", str(tmp_path / "warehouse"))
+    sink = load_sink(fmt, spark, str(tmp_path), {"catalog": catalog})
+    database = f"cdc_catalog_{fmt}"
+    table = f"{database}.t"
+    batch = BatchInfo(app_id="job", batch_id=0)
+    rows = frame(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")])
+    assert apply_changes(rows, sink, ["id"], table=table, batch=batch)
+    assert not apply_changes(rows, sink, ["id"], table=table, batch=batch)
+    apply_changes(frame(spark, [change("delete", 3, 2)]), sink, ["id"], table=table)
+    stored = spark.table(f"{catalog}.{table}")
+    assert stored.columns == ["id", "name", "amount"]
+    assert [tuple(r) for r in stored.collect()] == [(1, "a", Decimal("1.00"))]
+    assert spark.table(f"{catalog}.{table}__cdc_state").count() == 2  # the tombstone of 2 stays
+    assert table in sink.tables() and f"{table}__cdc_state" not in sink.tables()
+    spark.sql(f"DROP TABLE {catalog}.{table}")
+    spark.sql(f"DROP TABLE {catalog}.{table}__cdc_state")

@@ -9,7 +9,7 @@ import pytest
 from cdc_core.codec import IgnoredOptionsWarning
 from cdc_core.errors import ConfigError
 from cdc_spark.cli import build_parser, config_from, main
-from cdc_spark.job import JobConfig, SourceSpec, parse_keys
+from cdc_spark.job import BatchReport, JobConfig, SourceSpec, describe, parse_keys, steady_rate
 
 
 def test_source_uris() -> None:
@@ -36,11 +36,14 @@ def test_keys() -> None:
 def test_arguments_make_the_job_config() -> None:
     args = build_parser().parse_args(
         ["apply", "--protocol", "debezium", "--source", "kafka://localhost:9092/shop", "--target", "out",
-         "--scd", "2", "--keys", "id", "--continuous", "-o", "sink=delta", "-o", "watermark=true",
-         "-o", "source.maxOffsetsPerTrigger=100", "-o", "decimal.handling.mode=string", "--tombstone-hours", "1"]
+         "--scd", "2", "--keys", "id", "--continuous", "-o", "table-format=iceberg", "-o", "watermark=true",
+         "-o", "source.maxOffsetsPerTrigger=100", "-o", "decimal.handling.mode=string", "--tombstone-hours", "1",
+         "--metadata-columns", "commit_ts,offset"]
     )  # fmt: skip
     config = config_from(args)
     assert (config.scd, config.continuous, config.checkpoint) == (2, True, "out/_checkpoint")
+    assert config.table_format == "iceberg"
+    assert config.metadata_columns == ("_cdc_commit_ts", "_cdc_topic", "_cdc_partition", "_cdc_offset")
     assert config.keys == {"*": ("id",)} and config.watermark
     assert config.codec_options() == {"decimal.handling.mode": "string"}
     assert config.source_options() == {"maxOffsetsPerTrigger": "100"}
@@ -52,7 +55,7 @@ def test_a_sink_uri_gives_protocol_source_and_codec_options() -> None:
         "kafka://b1:9092,b2:9092/shop?protocol=debezium&enable-tidb-extension=true&kafka-version=2.4.0"
         "&debezium-binary-handling-mode=hex"
     )
-    args = build_parser().parse_args(["apply", "--sink-uri", uri, "--target", "out", "-o", "sink=delta"])
+    args = build_parser().parse_args(["apply", "--sink-uri", uri, "--target", "out"])
     with pytest.warns(IgnoredOptionsWarning, match="enable-tidb-extension, kafka-version"):
         config = config_from(args)
     assert config.protocol == "debezium"
@@ -61,6 +64,22 @@ def test_a_sink_uri_gives_protocol_source_and_codec_options() -> None:
     clash = build_parser().parse_args(["apply", "--sink-uri", uri, "--protocol", "simple", "--target", "out"])
     with pytest.raises(ConfigError, match="contradicts"):
         config_from(clash)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-o", "sink=spark-merge"], "option sink= is no longer supported: use table-format"),
+        (["-o", "catalog-prefix=c.db"], "option catalog-prefix= is no longer supported: use catalog=NAME"),
+        (["--metadata-columns", "op,lsn"], "metadata column 'lsn': expected some of commit_ts, op, offset"),
+    ],
+)
+def test_replaced_options_and_unknown_metadata_columns_are_config_errors(args: list[str], message: str) -> None:
+    parsed = build_parser().parse_args(
+        ["apply", "--protocol", "debezium", "--source", "file://x", "--target", "t", *args]
+    )
+    with pytest.raises(ConfigError, match=message):
+        config_from(parsed)
 
 
 def test_watermark_needs_a_ticdc_protocol() -> None:
@@ -75,7 +94,7 @@ def test_watermark_needs_a_ticdc_protocol() -> None:
         _ = config.watermark
 
 
-@pytest.mark.parametrize(("option", "value"), [("time-as", "text"), ("decode", "jvm")])
+@pytest.mark.parametrize(("option", "value"), [("time-as", "text"), ("decode", "native")])
 def test_an_unknown_decode_choice_is_a_config_error(option: str, value: str) -> None:
     config = JobConfig(
         protocol="canal-json", source=SourceSpec.parse("file://x"), target="t", checkpoint="c", options={option: value}
@@ -103,3 +122,31 @@ def test_apply_is_a_subcommand_of_cdc(capsys: pytest.CaptureFixture[str]) -> Non
         cdc(["apply", "--help"])
     assert done.value.code == 0
     assert "--scd" in capsys.readouterr().out
+
+
+def _report(batch_id: int, messages: int, seconds: float) -> BatchReport:
+    return BatchReport(
+        batch_id=batch_id, messages=messages, applied={"shop.orders": messages}, skipped=(), held=0, dead_letters=0,
+        watermark=None, seconds=seconds,
+    )  # fmt: skip
+
+
+def test_progress_lines_give_each_batch_rate_and_the_steady_rate_leaves_out_the_first_batch() -> None:
+    reports = [_report(0, 1000, 10.0), _report(1, 4000, 2.0), _report(2, 0, 0.5), _report(3, 2000, 2.0)]
+    assert describe(reports[1]) == "batch 1: 4000 messages -> shop.orders +4000 (2.0 s, 2,000 messages/s)"
+    assert steady_rate(reports) == 1500.0  # 6000 messages over 4 s; the warm-up batch and the empty one left out
+    assert steady_rate(reports[:1]) is None
+
+
+def test_nested_nullability_is_no_type_change_but_a_nested_type_change_is() -> None:
+    from pyspark.sql import types as T
+
+    from cdc_spark.merge.evolution import SchemaEvolutionError, evolve
+
+    def table(inner: T.DataType, nullable: bool) -> T.StructType:
+        sequence = T.StructType([T.StructField("commit_ts", inner, nullable), T.StructField("offset", T.LongType())])
+        return T.StructType([T.StructField("id", T.LongType()), T.StructField("__cdc_sequence", sequence)])
+
+    assert not evolve("shop.orders", table(T.LongType(), True), table(T.LongType(), False))
+    with pytest.raises(SchemaEvolutionError, match="__cdc_sequence"):
+        evolve("shop.orders", table(T.LongType(), True), table(T.StringType(), True))

@@ -1,8 +1,11 @@
-"""The job end to end: recorded Kafka messages -> decode -> apply -> Delta tables equal to the source state.
+"""The job end to end: recorded Kafka messages -> decode -> apply -> tables equal to the source state, read back
+without Spark (``deltalake`` for Delta Lake, ``pyiceberg`` for Iceberg).
 
 Messages go through Spark's own file stream source (one file per micro-batch) so batch boundaries are fixed,
 with at-least-once replays and partitions interleaved. Faults are injected by failing the job after a table's
 commit (mid-batch) and after every table's commit but before Spark records the batch's offsets.
+
+``CDC_TEST_SPARK_MASTER=local-cluster[2,1,1024]`` runs these tests on two executor JVMs (``test_cluster.py``).
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
+from cdc_core.events import DDLEvent, DDLType, Op, RowChange
 from cdc_core.registry import installed_codecs
 from cdc_spark.demo import differences
 from cdc_spark.job import KAFKA_SCHEMA, BatchReport, JobConfig, SourceSpec, make_sink, run
@@ -75,6 +80,33 @@ def stream(spark: Any, folder: Path) -> Any:
     return spark.readStream.schema(KAFKA_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder / "part-*"))
 
 
+def with_truncate(feed: Changefeed, table: str = "items") -> Changefeed:
+    """The changefeed with ``TRUNCATE TABLE`` of ``table`` a third of the way in: the table's state is the rows its
+    later changes leave."""
+    stamps = [e.commit_ts or 0 for e in feed.events]
+    index = next(i for i in range(len(stamps) // 3, len(stamps)) if stamps[i - 1] + 1 < stamps[i])  # between txns
+    previous = stamps[index - 1]
+    truncate = DDLEvent(
+        ddl_type=DDLType.TRUNCATE,
+        sql=f"TRUNCATE TABLE `shop`.`{table}`",
+        database="shop",
+        table=table,
+        commit_ts=previous + 1,
+        table_schema=feed.final_schemas[table],
+    )
+    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    key = feed.final_schemas[table].handle_key
+    for event in feed.events[index:]:
+        if isinstance(event, RowChange) and event.table == table:
+            image = event.image
+            if event.op is Op.DELETE:
+                rows.pop(tuple(image[k] for k in key), None)
+            else:
+                rows[tuple(image[k] for k in key)] = dict(image)
+    events = [*feed.events[:index], truncate, *feed.events[index:]]
+    return attrs.evolve(feed, events=events, state={**feed.state, table: rows})
+
+
 def config(tmp_path: Path, protocol: str = "debezium", options: dict[str, str] | None = None) -> JobConfig:
     return JobConfig(
         protocol=protocol,
@@ -107,12 +139,41 @@ def test_changefeed_with_replays_ends_in_the_source_state(
     assert differences(str(tmp_path / "tables"), feed) == []
 
 
-def test_kill_mid_stream_and_restart_from_checkpoint(spark: Any, tmp_path: Path, monkeypatch: Any) -> None:
+def busy_executors(spark: Any) -> set[str]:
+    """Executors (not the driver) that have run tasks in this application."""
+    summaries = spark.sparkContext._jsc.sc().statusStore().executorList(True).iterator()
+    busy = set()
+    while summaries.hasNext():
+        summary = summaries.next()
+        if summary.id() != "driver" and summary.totalTasks() > 0:
+            busy.add(str(summary.id()))
+    return busy
+
+
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_replays_a_late_stale_update_deletes_and_a_truncate_end_in_targets_equal_to_the_source(
+    spark: Any, tmp_path: Path, fmt: str
+) -> None:
+    feed = with_truncate(generate(seed=13, transactions=60))
+    assert any(isinstance(e, RowChange) and e.op is Op.DELETE for e in feed.events)
+    record(spark, feed, tmp_path / "messages", files=3, seed=3)  # replays of earlier messages land late
+    reports: list[BatchReport] = []
+    run(spark, config(tmp_path, options={"table-format": fmt}), reports.append, stream(spark, tmp_path / "messages"))
+    assert [r.batch_id for r in reports] == [0, 1, 2]
+    assert differences(str(tmp_path / "tables"), feed, table_format=fmt) == []
+    stale = generate(seed=13, transactions=60)  # without the truncate, items would hold its earlier rows too
+    assert differences(str(tmp_path / "tables"), stale, table_format=fmt)
+    if spark.sparkContext.master.startswith("local-cluster"):  # tasks, the table writes among them, ran there
+        assert len(busy_executors(spark)) == 2
+
+
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_kill_mid_stream_and_restart_from_checkpoint(spark: Any, tmp_path: Path, monkeypatch: Any, fmt: str) -> None:
     import cdc_spark.job as job
 
     feed = generate(seed=12, transactions=60)
     record(spark, feed, tmp_path / "messages", files=4, seed=2)
-    cfg = config(tmp_path)
+    cfg = config(tmp_path, options={"table-format": fmt})
 
     # 1st run dies in the middle of a batch: some of its tables committed, Spark has not recorded it
     monkeypatch.setattr(job, "make_sink", lambda s, c: KillingSink(make_sink(s, c), fail_after=4))
@@ -132,4 +193,4 @@ def test_kill_mid_stream_and_restart_from_checkpoint(spark: Any, tmp_path: Path,
     reports: list[BatchReport] = []
     run(spark, cfg, reports.append, stream(spark, tmp_path / "messages"))
     assert reports and reports[0].skipped  # the replayed batch found its commits
-    assert differences(str(tmp_path / "tables"), feed) == []
+    assert differences(str(tmp_path / "tables"), feed, table_format=fmt) == []

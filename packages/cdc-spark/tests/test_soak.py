@@ -1,4 +1,4 @@
-"""Soak with faults: a changefeed streamed through the real broker into the job (cdc-kafka source, Delta sink)
+"""Soak with faults: a changefeed streamed through the real broker into the job (Spark's Kafka source, Delta)
 while the broker goes down and comes back at random moments and the job is killed at random points (mid-batch
 after some tables committed, and after every commit but before Spark records the offsets), then restarted from
 its checkpoint. At the end every table equals the source state: zero rows lost, zero doubled.
@@ -20,9 +20,8 @@ from typing import Any
 import attrs
 import pytest
 
-from cdc_spark.demo import differences
+from cdc_spark.demo import differences, read_table
 from cdc_spark.job import BatchReport, JobConfig, SourceSpec, make_sink, run
-from cdc_spark.sinks.delta import DeltaSink
 from cdc_testing.changefeed import encode, generate
 from cdc_testing.faults import InjectedFault, KillingSink, proxied
 from cdc_testing.kafka import BOOTSTRAP_ENV, create_topic, free_port, produce, running_broker
@@ -119,9 +118,8 @@ def test_soak_with_broker_outages_and_consumer_kills(spark: Any, tmp_path: Path,
         outages = proxy.outages
 
     assert differences(config.target, feed, limit=20) == []
-    sink = DeltaSink(root=config.target)
     for table, schema in feed.final_schemas.items():
-        live = sink.live_arrow(f"shop.{table}")
+        live = read_table(config.target, f"shop.{table}")
         keys = [tuple(r[k] for k in schema.handle_key) for r in live.to_pylist()]
         assert len(keys) == len(set(keys)) == len(feed.state[table])  # none lost, none doubled
     print(

@@ -18,8 +18,9 @@ from cdc_core.errors import CdcError, ConfigError
 from cdc_core.registry import get_codec
 from cdc_core.sinkuri import SinkUri
 from cdc_spark.job import JobConfig, SourceSpec, describe, parse_keys, run
+from cdc_spark.merge.columns import METADATA, metadata_columns
 
-HELP = "apply a changefeed to one table per source table on Spark (Delta tables by default)"
+HELP = "apply a changefeed to one table per source table on Spark (Delta Lake by default, or Iceberg)"
 
 
 def _option(text: str) -> tuple[str, str]:
@@ -33,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--protocol", help="codec protocol id, e.g. debezium, simple, canal-json")
     parser.add_argument("--source", help="kafka://HOST:PORT/TOPIC[,TOPIC] or file://PATH")
     add_sink_uri(parser)
-    parser.add_argument("--target", required=True, help="directory of the Delta tables (DB/TABLE under it)")
+    parser.add_argument(
+        "--target", required=True, help="directory of the tables (DB/TABLE under it; with -o catalog=NAME: unused)"
+    )
     parser.add_argument("--checkpoint", help="checkpoint directory (default: TARGET/_checkpoint)")
     parser.add_argument(
         "--keys", help="key columns: 'id' or 'id,region' for every table, or 'db.t1=id;db.t2=a,b' (default: schema)"
@@ -42,6 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--track-columns", help="SCD2: comma-separated columns whose changes start a new version")
     parser.add_argument(
         "--tombstone-hours", type=float, default=168.0, help="keep deletes this long against late updates"
+    )
+    parser.add_argument(
+        "--metadata-columns",
+        metavar="NAMES",
+        help=f"also write these to the targets: {','.join(METADATA)} (as _cdc_commit_ts, _cdc_op, ...)",
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--once", action="store_true", help="apply what the source holds now, then stop (default)")
@@ -53,8 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="codec option, source.* source option, or sink=delta|spark-merge, watermark=true, table-format, "
-        "catalog-prefix, trigger-interval, app-id, decode=jvm|python, time-as=interval|string",
+        help="codec option, source.* source option, or table-format=delta|iceberg, catalog=NAME, catalog-name, "
+        "watermark=true, trigger-interval, app-id, decode=jvm|python, time-as=interval|string",
     )
     parser.add_argument("--master", default=None, help="Spark master (default: the session's, else local[*])")
     parser.add_argument(
@@ -88,6 +96,7 @@ def config_from(args: argparse.Namespace) -> JobConfig:
         options=options,
         track_columns=tuple(c for c in args.track_columns.split(",") if c) if args.track_columns else None,
         tombstone_retention=dt.timedelta(hours=args.tombstone_hours),
+        metadata_columns=metadata_columns(args.metadata_columns),
     )
 
 

@@ -3,8 +3,9 @@
 1. starts an Apache Kafka broker (one KRaft node from the pinned Maven Central jars, on loopback),
 2. produces a generated shop changefeed (three tables, many column types, updates, deletes, an ADD COLUMN)
    with the project's own encoder, replaying a share of the messages as an at-least-once producer would,
-3. runs ``cdc apply --once`` on a local Spark into Delta tables, printing a line per micro-batch,
-4. prints the tables and checks that they equal the source state.
+3. runs ``cdc apply --once`` on a local Spark into Delta tables (``--table-format iceberg``: Iceberg), printing a
+   line per micro-batch,
+4. prints the tables and checks, reading them without Spark, that they equal the source state.
 """
 
 from __future__ import annotations
@@ -12,19 +13,23 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import random
 import sys
 import tempfile
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from cdc_core.schema import TableSchema
 from cdc_core.types import LogicalType
-from cdc_spark.job import BatchReport, JobConfig, SourceSpec, describe, run
+from cdc_spark.job import BatchReport, JobConfig, SourceSpec, describe, make_sink, run, steady_rate
 from cdc_testing.changefeed import Changefeed, encode, generate
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def _normal(value: Any, logical: LogicalType | None) -> Any:
@@ -48,46 +53,69 @@ def _normal(value: Any, logical: LogicalType | None) -> Any:
     return value
 
 
-def differences(target: str, changefeed: Changefeed, limit: int = 10) -> list[str]:
-    """How the Delta tables under ``target`` differ from the changefeed's source state (empty: equal)."""
-    from cdc_spark.sinks.delta import DeltaSink
+def read_table(target: str, table: str, table_format: str = "delta") -> pa.Table:
+    """A target table read without Spark: ``deltalake`` for Delta, ``pyiceberg`` for Iceberg (the independent
+    readers the checks use), from the layout ``cdc apply`` writes under ``target`` (``<database>/<table>``;
+    state tables under ``_cdc_state/``)."""
+    database, _, name = table.partition(".")
+    location = os.path.join(target, database, name)
+    if table_format == "delta":
+        from deltalake import DeltaTable
 
-    sink = DeltaSink(root=target)
+        rows: pa.Table = DeltaTable(location).to_pyarrow_table()
+        return rows
+    if table_format == "iceberg":
+        from pyiceberg.table import StaticTable
+
+        with open(os.path.join(location, "metadata", "version-hint.text"), encoding="utf-8") as handle:
+            version = handle.read().strip()
+        metadata = os.path.join(location, "metadata", f"v{version}.metadata.json")
+        scanned: pa.Table = StaticTable.from_metadata(metadata).scan().to_arrow()
+        return scanned
+    raise ValueError(f"no independent reader for table format {table_format!r}")
+
+
+def differences(target: str, changefeed: Changefeed, limit: int = 10, table_format: str = "delta") -> list[str]:
+    """How the tables under ``target`` differ from the changefeed's source state (empty: equal): the columns
+    must be exactly the source table's, the rows exactly its live rows."""
     problems: list[str] = []
     for table, expected_rows in sorted(changefeed.state.items()):
         schema: TableSchema = changefeed.final_schemas[table]
         kinds = {c.name: c.data_type.logical for c in schema.columns}
         keys = schema.handle_key
+        name = f"{schema.database}.{table}"
         try:
-            stored = sink.live_arrow(f"{schema.database}.{table}").to_pylist()
+            stored = read_table(target, name, table_format)
         except Exception as exc:  # a missing table is a difference, reported with the reason
-            problems.append(f"{schema.database}.{table}: cannot read ({exc})")
+            problems.append(f"{name}: cannot read ({exc})")
             continue
-        actual = {tuple(_normal(r[k], kinds[k]) for k in keys): r for r in stored}
+        if stored.column_names != list(kinds):
+            problems.append(f"{name}: columns {stored.column_names}, the source has {list(kinds)}")
+        rows = stored.to_pylist()
+        actual = {tuple(_normal(r.get(k), kinds[k]) for k in keys): r for r in rows}
+        if len(actual) != len(rows):
+            problems.append(f"{name}: {len(rows) - len(actual)} rows share a key")
         expected = {
             tuple(_normal(v, kinds[k]) for k, v in zip(keys, key, strict=True)): r for key, r in expected_rows.items()
         }
         for key in sorted(set(expected) | set(actual), key=str):
             if key not in actual:
-                problems.append(f"{schema.database}.{table} {key}: missing")
+                problems.append(f"{name} {key}: missing")
             elif key not in expected:
-                problems.append(f"{schema.database}.{table} {key}: not in the source")
+                problems.append(f"{name} {key}: not in the source")
             else:
-                for name, kind in kinds.items():
-                    want, got = _normal(expected[key].get(name), kind), _normal(actual[key].get(name), kind)
+                for column, kind in kinds.items():
+                    want, got = _normal(expected[key].get(column), kind), _normal(actual[key].get(column), kind)
                     if want != got:
-                        problems.append(f"{schema.database}.{table} {key} {name}: expected {want!r}, got {got!r}")
+                        problems.append(f"{name} {key} {column}: expected {want!r}, got {got!r}")
             if len(problems) >= limit:
                 return problems
     return problems
 
 
-def print_tables(spark: Any, target: str, rows: int) -> None:
-    from cdc_spark.job import tables_in
-    from cdc_spark.sinks.delta import DeltaSink
-
-    sink = DeltaSink(root=target)
-    for name in tables_in(target):
+def print_tables(spark: Any, sink: Any, rows: int) -> None:
+    """Each target table's row count and first rows, read by Spark through the sink."""
+    for name in sink.tables():
         frame = sink.live(spark, name)
         print(f"\n{name}: {frame.count()} rows")
         frame.orderBy(*frame.columns[:1]).show(rows, truncate=24)
@@ -99,7 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--transactions", type=int, default=150)
     parser.add_argument("--partitions", type=int, default=3)
     parser.add_argument("--replay", type=float, default=0.1, help="share of messages sent twice (at-least-once)")
-    parser.add_argument("--target", help="where to write the Delta tables (default: a temporary directory)")
+    parser.add_argument("--target", help="where to write the tables (default: a temporary directory)")
+    parser.add_argument("--table-format", default="delta", choices=("delta", "iceberg"), help="default: delta")
     parser.add_argument("--rows", type=int, default=8, help="rows of each table to print")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
@@ -134,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             source=SourceSpec.parse(f"kafka://{bootstrap}/shop"),
             target=target,
             checkpoint=f"{scratch}/checkpoint",
-            options={"source.maxOffsetsPerTrigger": str(max(1, sent // 4))},
+            options={"source.maxOffsetsPerTrigger": str(max(1, sent // 4)), "table-format": args.table_format},
         )
         print("running: cdc apply --once (one line per micro-batch)")
         reports: list[BatchReport] = []
@@ -144,8 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("  " + describe(report), flush=True)
 
         run(spark, config, progress)
-        print_tables(spark, target, args.rows)
-        problems = differences(target, changefeed)
+        rate = steady_rate(reports)
+        if rate is not None:
+            print(f"steady state (batches after the first): {rate:,.0f} messages/s")
+        print_tables(spark, make_sink(spark, config), args.rows)
+        problems = differences(target, changefeed, table_format=args.table_format)
         read = sum(r.messages for r in reports)
         if read != sent:
             problems.insert(0, f"the job read {read} messages, {sent} were produced")

@@ -1,9 +1,10 @@
 """The pipeline as one streaming job: source -> decode -> (watermark gate) -> apply -> one table per source table.
 
 Each micro-batch runs in ``foreachBatch``: it is decoded, split per table, gated at the global watermark when
-asked, and merged into each table with the batch id as the Delta app transaction. Spark writes the batch's
-offsets to its commit log only after ``foreachBatch`` returns, i.e. after every table's commit: a crash in
-between replays the batch, and the tables that already hold it skip it (exactly once).
+asked, and merged by Spark into each table (and its state table) with the batch id as the commit mark (Delta's
+app transaction, Iceberg's snapshot summary). Spark writes the batch's offsets to its commit log only after
+``foreachBatch`` returns, i.e. after every table's commit: a crash in between replays the batch, and the tables
+that already hold it skip it (exactly once).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import attrs
 
 from cdc_core.errors import ConfigError
 from cdc_core.secrets import redact_options
-from cdc_spark.apply import DEFAULT_TOMBSTONE_RETENTION, apply_changes
+from cdc_spark.apply import apply_batch
 from cdc_spark.decoding import PLANS, decode
+from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, build_spec
 from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
-from cdc_spark.sinks import BatchInfo, Sink
+from cdc_spark.sinks import BatchInfo, Sink, load_sink
 from cdc_spark.time_text import check_time_as
 
 if TYPE_CHECKING:
@@ -39,11 +41,15 @@ KAFKA_SCHEMA: Final = (
     " headers array<struct<key:string,value:binary>>"
 )
 TICDC_PROTOCOLS: Final = frozenset({"simple", "avro", "canal-json", "open-protocol", "debezium"})
-DEAD_LETTERS: Final = "_dead_letters"
 MAX_KNOWN_VERSIONS: Final = 1024  # schema versions kept to prime decoders (oldest dropped first)
 JOB_OPTIONS: Final = frozenset(
-    {"sink", "table-format", "catalog-prefix", "watermark", "trigger-interval", "app-id", "decode", "time-as"}
+    {"table-format", "catalog", "catalog-name", "watermark", "trigger-interval", "app-id", "decode", "time-as"}
 )
+# options of earlier versions, and what replaced them
+REPLACED_OPTIONS: Final = {
+    "sink": "table-format=delta|iceberg (Spark runs every MERGE)",
+    "catalog-prefix": "catalog=NAME (a catalog the session has)",
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -83,6 +89,16 @@ class JobConfig:
     options: Mapping[str, str] = attrs.field(factory=dict, repr=lambda o: repr(redact_options(o)))
     track_columns: tuple[str, ...] | None = None
     tombstone_retention: dt.timedelta | None = DEFAULT_TOMBSTONE_RETENTION
+    metadata_columns: tuple[str, ...] = ()  # change-frame columns also written to the targets (_cdc_op...)
+
+    def __attrs_post_init__(self) -> None:
+        for old, new in REPLACED_OPTIONS.items():
+            if old in self.options:
+                raise ConfigError(f"option {old}= is no longer supported: use {new}")
+
+    @property
+    def table_format(self) -> str:
+        return self.options.get("table-format", "delta")
 
     @property
     def app_id(self) -> str:
@@ -145,21 +161,9 @@ class BatchReport:
     seconds: float
 
 
-def make_sink(spark: SparkSession, config: JobConfig) -> Sink:
-    kind = config.options.get("sink", "delta")
-    if kind == "delta":
-        from cdc_spark.sinks.delta import DeltaSink
-
-        return DeltaSink(root=config.target)
-    if kind == "spark-merge":
-        from cdc_spark.sinks.spark_merge import SparkMergeSink
-
-        return SparkMergeSink(
-            spark,
-            prefix=config.options.get("catalog-prefix") or config.target,
-            table_format=config.options.get("table-format", "delta"),
-        )
-    raise ConfigError(f"option sink={kind!r}: expected delta or spark-merge")
+def make_sink(spark: SparkSession, config: JobConfig) -> Any:
+    """The sink of ``table-format`` (entry points ``cdc_spark.sinks``) for the job's target or ``catalog``."""
+    return load_sink(config.table_format, spark, config.target, config.options)
 
 
 def read_stream(spark: SparkSession, config: JobConfig) -> DataFrame:
@@ -203,6 +207,7 @@ class BatchProcessor:
 
     config: JobConfig
     sink: Sink
+    letters: Any = None  # the sink that appends dead letters (``write_dead_letters``; default: ``sink``)
     gate: WatermarkGate | None = None
     progress: Callable[[BatchReport], None] | None = None
     schemas: dict[tuple[str, str], Any] = attrs.field(factory=dict)
@@ -251,29 +256,21 @@ class BatchProcessor:
             applied: dict[str, int] = {}
             skipped: list[str] = []
             for name, pending in sorted(tables.items()):
-                changes = pending.persist()
-                try:
-                    count = changes.count()
-                    if count == 0:
-                        continue
-                    database, _, table = name.partition(".")
-                    keys = self.keys_for(name, self.schemas.get((database, table)))
-                    written = apply_changes(
-                        changes,
-                        self.sink,
-                        keys,
-                        table=name,
-                        scd=self.config.scd,
-                        track_columns=self.config.track_columns,
-                        tombstone_retention=self.config.tombstone_retention,
-                        batch=batch,
-                    )
-                finally:
-                    changes.unpersist()
-                if written:
-                    applied[name] = count
-                else:
+                database, _, table = name.partition(".")
+                spec = build_spec(
+                    pending,
+                    table=name,
+                    keys=self.keys_for(name, self.schemas.get((database, table))),
+                    scd=self.config.scd,
+                    track_columns=self.config.track_columns,
+                    tombstone_retention=self.config.tombstone_retention,
+                    metadata=self.config.metadata_columns,
+                )
+                result = apply_batch(pending, self.sink, spec, batch)
+                if not result.written:
                     skipped.append(name)
+                elif result.changes:
+                    applied[name] = result.changes
             dead = self._dead_letters(decoded.dead_letters(), batch)
             if self.gate is not None:
                 self.gate.commit(batch_id)
@@ -313,24 +310,11 @@ class BatchProcessor:
         return self.clock
 
     def _dead_letters(self, letters: DataFrame, batch: BatchInfo) -> int:
-        """Undecodable messages appended to ``<target>/_dead_letters`` (Delta, same app transaction)."""
+        """Undecodable messages appended to the dead-letter table by Spark, once per batch."""
         count = letters.count()
-        if count == 0 or self.config.options.get("sink", "delta") != "delta":
-            return count
-        from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
-
-        path = os.path.join(self.config.target, DEAD_LETTERS)
-        if DeltaTable.is_deltatable(path):
-            done = DeltaTable(path).transaction_version(batch.app_id)
-            if done is not None and done >= batch.batch_id:
-                return count
-        write_deltalake(
-            path,
-            letters.toArrow(),
-            mode="append",
-            schema_mode="merge",
-            commit_properties=CommitProperties(app_transactions=[Transaction(batch.app_id, batch.batch_id)]),
-        )
+        if count:
+            writer: Any = self.letters if self.letters is not None else self.sink
+            writer.write_dead_letters(letters, batch)
         return count
 
 
@@ -351,7 +335,9 @@ def start(
         from cdc_spark.watermark import WatermarkGate
 
         gate = WatermarkGate(spark, os.path.join(config.checkpoint, "watermarks"))
-    processor = BatchProcessor(config=config, sink=make_sink(spark, config), gate=gate, progress=progress)
+    sink = make_sink(spark, config)
+    letters = load_sink(config.table_format, spark, config.target, config.options)
+    processor = BatchProcessor(config=config, sink=sink, letters=letters, gate=gate, progress=progress)
     writer = (
         (stream if stream is not None else read_stream(spark, config))
         .writeStream.foreachBatch(processor)
@@ -388,21 +374,13 @@ def describe(report: BatchReport) -> str:
     if report.dead_letters:
         extra.append(f"dead letters: {report.dead_letters}")
     suffix = "; " + "; ".join(extra) if extra else ""
-    return f"batch {report.batch_id}: {report.messages} messages -> {tables}{suffix} ({report.seconds:.1f} s)"
+    rate = f", {report.messages / report.seconds:,.0f} messages/s" if report.seconds > 0 and report.messages else ""
+    return f"batch {report.batch_id}: {report.messages} messages -> {tables}{suffix} ({report.seconds:.1f} s{rate})"
 
 
-def tables_in(target: str) -> Sequence[str]:
-    """``database.table`` names of the Delta tables a job wrote under ``target``."""
-    from deltalake import DeltaTable
-
-    names: list[str] = []
-    if not os.path.isdir(target):
-        return names
-    for database in sorted(os.listdir(target)):
-        folder = os.path.join(target, database)
-        if database.startswith("_") or not os.path.isdir(folder):
-            continue
-        for table in sorted(os.listdir(folder)):
-            if DeltaTable.is_deltatable(os.path.join(folder, table)):
-                names.append(f"{database}.{table}")
-    return names
+def steady_rate(reports: Sequence[BatchReport]) -> float | None:
+    """Messages per second over the batches after the first (which pays for JVM warm-up and table creation);
+    None with fewer than two batches."""
+    later = [r for r in reports[1:] if r.messages]
+    seconds = sum(r.seconds for r in later)
+    return sum(r.messages for r in later) / seconds if later and seconds > 0 else None

@@ -72,8 +72,12 @@ def session_settings(master: str | None, user: Mapping[str, str] | None = None) 
             settings["spark.sql.shuffle.partitions"] = str(cores)
             settings["spark.default.parallelism"] = str(cores)
             settings["spark.ui.enabled"] = "false"
+            # Delta rebuilds a table's file list with this many tasks (default 50: one tiny task per core is
+            # enough for the tables one machine writes)
+            settings["spark.databricks.delta.snapshotPartitions"] = str(cores)
         elif master.startswith("local-cluster"):
             settings["spark.sql.shuffle.partitions"] = "4"
+            settings["spark.databricks.delta.snapshotPartitions"] = "4"
             settings["spark.ui.enabled"] = "false"
     return {k: v for k, v in settings.items() if k not in given}
 

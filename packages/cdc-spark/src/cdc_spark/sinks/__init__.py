@@ -1,21 +1,33 @@
-"""Sinks write one batch's merge plan (:class:`cdc_spark.apply.MergePlan`) to a target table atomically.
+"""Sinks write one batch of a table's changes to a target table and its state table, exactly once.
 
-* :class:`~cdc_spark.sinks.delta.DeltaSink` (the embedded default): Delta tables written with the ``deltalake``
-  package, exactly once through the Delta app-transaction of each commit.
-* :class:`~cdc_spark.sinks.spark_merge.SparkMergeSink`: ``MERGE INTO`` on a Spark catalog that supports it
-  (Delta Lake or Iceberg jars on the cluster); selected with ``sink=spark-merge``.
+A sink is chosen by name from the entry-point group ``cdc_spark.sinks`` (``delta``, ``iceberg``; a new table
+format is one module registered there), like pyiceberg chooses catalogs: :func:`load_sink`. Every built-in sink
+is a :class:`~cdc_spark.sinks.tables.TableSink` running the SQL of :mod:`cdc_spark.merge` on Spark through a
+:class:`~cdc_spark.sinks.tables.TableFormat` that names the tables and marks commits.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
+
+from cdc_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from cdc_spark.apply import MergePlan
+    from cdc_spark.merge.batch import BatchSummary
+    from cdc_spark.merge.spec import ApplySpec
+
+GROUP: Final = "cdc_spark.sinks"
+# The sinks this distribution registers, with what they need: the hint of the error when one cannot load.
+AVAILABLE_SINKS: Final = {
+    "delta": "Delta Lake tables (delta-spark jars on Spark's classpath)",
+    "iceberg": "Iceberg tables (the iceberg-spark-runtime jar on Spark's classpath)",
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -27,8 +39,17 @@ class BatchInfo:
     offsets: str | None = None  # the source offsets of the batch as JSON, recorded in the commit
 
 
+@attrs.define
+class MergePlan:
+    """One batch of one table: the spec and the change frame; the sink records its :class:`BatchSummary`."""
+
+    spec: ApplySpec
+    changes: DataFrame
+    summary: BatchSummary | None = None  # set by the sink once it has counted the batch
+
+
 class Sink(Protocol):
-    """Writes merge plans for tables named ``database.table``; reads stored rows back for SCD2."""
+    """Writes merge plans for tables named ``database.table``."""
 
     def read_target(self, spark: SparkSession, table: str) -> DataFrame | None: ...
 
@@ -37,3 +58,33 @@ class Sink(Protocol):
     def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool: ...
 
     def live(self, spark: SparkSession, table: str) -> DataFrame: ...
+
+
+SinkFactory = Callable[["SparkSession", str, Mapping[str, str]], Any]
+
+
+def available_sinks() -> dict[str, Any]:
+    """Installed sinks by name (entry points of ``cdc_spark.sinks``)."""
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def load_sink(name: str, spark: SparkSession, target: str, options: Mapping[str, str] | None = None) -> Any:
+    """The sink registered as ``name``, built for ``target`` (a directory, or a catalog with ``catalog=``).
+
+    An unknown name is a :class:`ConfigError` listing the installed sinks; a sink whose module cannot be
+    imported says what it needs.
+    """
+    installed = available_sinks()
+    entry = installed.get(name)
+    if entry is None:
+        known = ", ".join(sorted(installed)) or "none (is cdc-spark installed?)"
+        raise ConfigError(f"table format {name!r} is not a known sink; installed: {known}")
+    try:
+        factory: SinkFactory = entry.load()
+    except ImportError as exc:
+        need = AVAILABLE_SINKS.get(name, f"the package that registers {entry.value}")
+        raise ConfigError(f"table format {name!r} cannot be loaded ({exc}); it needs {need}") from exc
+    return factory(spark, target, dict(options or {}))
+
+
+__all__ = ["AVAILABLE_SINKS", "GROUP", "BatchInfo", "MergePlan", "Sink", "available_sinks", "load_sink"]

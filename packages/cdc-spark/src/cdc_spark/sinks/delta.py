@@ -1,322 +1,267 @@
-"""The embedded default sink: Delta tables written by delta-rs (the ``deltalake`` package), exactly once.
+"""Delta Lake tables written by Spark (delta-spark): the default sink of ``cdc apply``.
 
-Every batch is one ``MERGE`` commit per table carrying the app transaction ``(app_id, batch_id)`` and the
-batch's source offsets as commit metadata. Before writing, the sink reads the table's transaction version for
-``app_id``: a batch at or below it was committed already, so a replay after a crash writes nothing.
+Tables live under the target directory (``<target>/<database>/<table>``, state tables in
+``<target>/_cdc_state/<database>/<table>``, dead letters in ``<target>/_dead_letters``) or, with the option
+``catalog=NAME``, in a catalog Spark already has (``NAME.<database>.<table>`` and ``<table>__cdc_state`` beside
+it). A table is created by its first write (one commit, all columns nullable). Every write of a batch carries
+Delta's app transaction (``txnAppId`` = the job's app id, ``txnVersion`` = the batch id): Delta itself skips a
+write whose version it has seen, and the sink reads the table's transaction version to skip replays before
+computing anything. The commit's user metadata records the batch's offsets.
+
+Widened column types are written by rewriting the table with the new schema (one overwrite commit), which every
+Delta reader can read; Delta's own type-widening table feature is not enabled because readers without it
+(delta-rs, DuckDB's) then cannot open the table.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from cdc_core.errors import ConfigError, StorageError
-from cdc_spark.apply import (
-    CHANGED_PREFIX,
-    DELETED,
-    DROP,
-    END_AT,
-    END_SEQUENCE,
-    SEQUENCE,
-    START_SEQUENCE,
-    UPDATED_AT,
-    MergePlan,
-    SchemaEvolutionError,
-    live_filter,
-)
+from cdc_spark.merge.statements import quote
 from cdc_spark.sinks import BatchInfo
+from cdc_spark.sinks.tables import TableInfo, TableSink, session_conf
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-    from deltalake import DeltaTable
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructField, StructType
 
-TRUNCATE_PROPERTY: Final = "cdc.truncatedBefore"
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+STATE_DIR = "_cdc_state"
+DEAD_LETTERS = "_dead_letters"
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def is_widening(old: pa.DataType, new: pa.DataType) -> bool:
-    """Whether values of ``old`` fit ``new`` exactly (the only type changes applied without a stop)."""
-    import pyarrow as pa
-
-    ints = [pa.int8(), pa.int16(), pa.int32(), pa.int64()]
-    if old in ints and new in ints:
-        return ints.index(new) >= ints.index(old)
-    if old in ints and pa.types.is_decimal(new):
-        digits = {pa.int8(): 3, pa.int16(): 5, pa.int32(): 10, pa.int64(): 19}[old]
-        return bool(new.precision - new.scale >= digits)
-    if old == pa.float32() and new == pa.float64():
-        return True
-    if pa.types.is_decimal(old) and pa.types.is_decimal(new):
-        return bool(new.scale >= old.scale and new.precision - new.scale >= old.precision - old.scale)
-    if pa.types.is_date32(old) and pa.types.is_timestamp(new) and new.tz is None:
-        return True
-    return bool(old == new)
-
-
-def _storable(table: pa.Table) -> pa.Table:
-    """Arrow columns Delta cannot hold converted: durations (MySQL TIME) become microseconds as int64."""
-    import pyarrow as pa
-
-    for index, field in enumerate(table.schema):
-        if pa.types.is_duration(field.type):
-            micros = table.column(index).cast(pa.duration("us")).cast(pa.int64())
-            table = table.set_column(index, pa.field(field.name, pa.int64(), field.nullable), micros)
-    return table
+def path_identifier(path: str) -> str:
+    return f"delta.{quote(path)}"
 
 
 @attrs.define
-class DeltaSink:
-    """Delta tables under ``root`` as ``root/<database>/<table>`` (or one fixed ``path`` for every table)."""
+class DeltaFormat:
+    """Delta tables by path under ``root``, or in ``catalog``."""
 
+    spark: SparkSession
     root: str | None = None
-    path: str | None = None
-    storage_options: dict[str, str] | None = None
-    clock: Any = attrs.field(default=None)  # () -> datetime; tests pin tombstone ages with it
+    catalog: str | None = None
+    name: str = "delta"
 
-    @classmethod
-    def for_path(cls, path: str, storage_options: dict[str, str] | None = None) -> DeltaSink:
-        return cls(path=path, storage_options=storage_options)
+    def __attrs_post_init__(self) -> None:
+        if (self.root is None) == (self.catalog is None):
+            raise ConfigError("the Delta sink needs a target directory or a catalog, not both")
+        if self.root is not None:
+            self.root = _absolute(self.root)
 
-    def table_path(self, table: str) -> str:
-        if self.path is not None:
-            return self.path
-        if self.root is None:
-            raise ConfigError("DeltaSink needs a root directory or a table path")
-        database, _, name = table.partition(".")
-        return os.path.join(self.root, database, name) if name else os.path.join(self.root, database)
+    def target(self, table: str) -> str:
+        database, name = _split(table)
+        if self.catalog is not None:
+            return f"{quote(self.catalog)}.{quote(database)}.{quote(name)}"
+        return path_identifier(f"{self.root}/{database}/{name}")
 
-    def _open(self, table: str) -> DeltaTable | None:
-        from deltalake import DeltaTable
+    def state(self, table: str) -> str:
+        database, name = _split(table)
+        if self.catalog is not None:
+            return f"{quote(self.catalog)}.{quote(database)}.{quote(name + '__cdc_state')}"
+        return path_identifier(f"{self.root}/{STATE_DIR}/{database}/{name}")
 
-        uri = self.table_path(table)
-        if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
+    def dead_letters(self) -> str:
+        if self.catalog is not None:
+            return f"{quote(self.catalog)}.`default`.`cdc_dead_letters`"
+        return path_identifier(f"{self.root}/{DEAD_LETTERS}")
+
+    def _location(self, name: str) -> str | None:
+        """The table's directory: from a path identifier, or the catalog's (None: no such table)."""
+        if name.startswith("delta.`"):
+            return name[len("delta.`") : -1].replace("``", "`")
+        if not self.spark.catalog.tableExists(name):
             return None
-        return DeltaTable(uri, storage_options=self.storage_options)
+        row = self.spark.sql(f"DESCRIBE DETAIL {name}").select("location").collect()[0]
+        return str(row["location"])
 
-    def _now(self) -> dt.datetime:
-        now = self.clock() if self.clock is not None else dt.datetime.now(dt.UTC)
-        return now if isinstance(now, dt.datetime) else dt.datetime.now(dt.UTC)
+    def describe(self, name: str, app_id: str | None) -> TableInfo | None:
+        from pyspark.sql.types import StructType
 
-    def committed(self, table: str, batch: BatchInfo) -> bool:
-        target = self._open(table)
-        if target is None:
-            return False
-        version = target.transaction_version(batch.app_id)
-        return version is not None and version >= batch.batch_id
-
-    def read_target(self, spark: SparkSession, table: str) -> DataFrame | None:
-        target = self._open(table)
-        if target is None:
+        location = self._location(name)
+        if location is None:
             return None
-        stored: DataFrame = spark.createDataFrame(target.to_pyarrow_table())
-        return stored
-
-    def live(self, spark: SparkSession, table: str) -> DataFrame:
-        import pyarrow as pa
-
-        target = self._open(table)
-        if target is None:
-            raise StorageError(f"no Delta table for {table} at {self.table_path(table)}")
-        scd = 2 if START_SEQUENCE in pa.schema(target.schema()).names else 1
-        return live_filter(scd)(spark.createDataFrame(target.to_pyarrow_table()))
-
-    def live_arrow(self, table: str) -> pa.Table:
-        """The user-visible rows without Spark: tombstones and bookkeeping columns removed."""
-        import pyarrow.compute as pc
-
-        target = self._open(table)
-        if target is None:
-            raise StorageError(f"no Delta table for {table} at {self.table_path(table)}")
-        rows = target.to_pyarrow_table()
-        if DELETED in rows.column_names:
-            rows = rows.filter(pc.invert(rows.column(DELETED)))
-        return rows.select([n for n in rows.column_names if not n.startswith("__cdc_")])
-
-    def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
-        """Merge one batch into its table; False when ``batch`` was committed before (nothing written)."""
-        from deltalake import CommitProperties, Transaction
-
-        spec = plan.spec
-        if batch is not None and self.committed(spec.table, batch):
-            return False
-        now = self._now()
-        source = _storable(plan.source.toArrow())
-        target = self._ensure_table(spec.table, source, spec.scd, now)
-        target = self._evolve(spec.table, target, source)
-        metadata: dict[str, Any] = {"cdc.table": spec.table}
-        transactions = None
-        if batch is not None:
-            metadata.update({"cdc.appId": batch.app_id, "cdc.batchId": str(batch.batch_id)})
-            if batch.offsets is not None:
-                metadata["cdc.offsets"] = batch.offsets
-            transactions = [Transaction(app_id=batch.app_id, version=batch.batch_id)]
-        if plan.truncate_sequence is not None:
-            self._truncate(target, plan, now)
-        floor = target.metadata().configuration.get(TRUNCATE_PROPERTY)
-        if floor is not None:
-            source = _after(source, SEQUENCE if spec.scd == 1 else START_SEQUENCE, floor)
-        properties = CommitProperties(custom_metadata=metadata, app_transactions=transactions)
-        try:
-            if spec.scd == 1:
-                self._merge_scd1(target, source, plan, now, properties)
-                self._purge_tombstones(target, plan, now)
-            else:
-                self._merge_scd2(target, source, plan, properties)
-        except Exception as exc:  # delta-rs raises its own and pyarrow errors; name the table
-            raise StorageError(f"Delta MERGE into {spec.table} at {self.table_path(spec.table)} failed: {exc}") from exc
-        return True
-
-    def _ensure_table(self, table: str, source: pa.Table, scd: int, now: dt.datetime) -> DeltaTable:
-        import pyarrow as pa
-        from deltalake import DeltaTable, write_deltalake
-
-        existing = self._open(table)
-        if existing is not None:
-            return existing
-        fields = [f for f in source.schema if not f.name.startswith(CHANGED_PREFIX) and f.name != DROP]
-        if scd == 1:
-            fields.append(pa.field(UPDATED_AT, pa.timestamp("us", tz="UTC")))
-        empty = pa.schema(fields).empty_table()
-        write_deltalake(
-            self.table_path(table),
-            empty,
-            mode="ignore",
-            storage_options=self.storage_options,
+        jvm: Any = self.spark._jvm  # Delta's log, read on the driver: no Spark job
+        snapshot = jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(
+            self.spark._jsparkSession, location
+        )._2()
+        if snapshot.version() < 0:
+            return None
+        metadata = snapshot.metadata()
+        properties = dict(jvm.scala.jdk.javaapi.CollectionConverters.asJava(metadata.configuration()))
+        schema = StructType.fromJson(json.loads(metadata.schemaString()))
+        created_ms = metadata.createdTime()
+        created = dt.datetime.fromtimestamp(created_ms.get() / 1000, dt.UTC) if created_ms.isDefined() else None
+        return TableInfo(
+            schema=schema, properties=properties, last_batch=_last_batch(snapshot, app_id), created=created
         )
-        return DeltaTable(self.table_path(table), storage_options=self.storage_options)
 
-    def _evolve(self, table: str, target: DeltaTable, source: pa.Table) -> DeltaTable:
-        """Widen stored column types the batch widened (rewrites the table); stop on incompatible changes."""
-        import pyarrow as pa
-        from deltalake import DeltaTable, write_deltalake
-        from deltalake.schema import Field
+    def create_properties(self) -> dict[str, str]:
+        return {}
 
-        stored = pa.schema(target.schema())
-        added = [f for f in source.schema if f.name not in stored.names and not f.name.startswith(CHANGED_PREFIX)]
-        added = [f for f in added if f.name != DROP]
-        if added:
-            target.alter.add_columns([Field.from_arrow(f.with_nullable(True)) for f in added])
-        widened: dict[str, pa.DataType] = {}
-        for field in source.schema:
-            if field.name not in stored.names or field.name.startswith("__cdc_"):
-                continue
-            old = stored.field(field.name).type
-            if old == field.type or is_widening(field.type, old):
-                continue  # same, or the batch is narrower: cast up on write
-            if not is_widening(old, field.type):
-                raise SchemaEvolutionError(table, field.name, str(old), str(field.type))
-            widened[field.name] = field.type
-        if not widened:
-            return target
-        rows = target.to_pyarrow_table()
-        schema = pa.schema([pa.field(f.name, widened.get(f.name, f.type), f.nullable) for f in rows.schema])
-        write_deltalake(
-            self.table_path(table),
-            rows.cast(schema),
-            mode="overwrite",
-            schema_mode="overwrite",
-            storage_options=self.storage_options,
-        )
-        return DeltaTable(self.table_path(table), storage_options=self.storage_options)
+    def prepare(self, name: str) -> None:
+        if self.catalog is not None:
+            namespace = name.rsplit(".", 1)[0]
+            self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
 
-    def _truncate(self, target: DeltaTable, plan: MergePlan, now: dt.datetime) -> None:
-        floor = plan.truncate_sequence
-        assert floor is not None
-        if plan.spec.scd == 1:
-            target.update(
-                updates={DELETED: "true", SEQUENCE: _literal(floor), UPDATED_AT: _timestamp(now)},
-                predicate=f"{_quote(SEQUENCE)} < {_literal(floor)} AND NOT {_quote(DELETED)}",
-            )
-        else:
-            end_at = "NULL" if plan.truncate_time is None else str(plan.truncate_time)
-            target.update(
-                updates={END_SEQUENCE: _literal(floor), END_AT: end_at},
-                predicate=f"{_quote(END_SEQUENCE)} IS NULL AND {_quote(START_SEQUENCE)} < {_literal(floor)}",
-            )
-        current = target.metadata().configuration.get(TRUNCATE_PROPERTY)
-        if current is None or current < floor:
-            target.alter.set_table_properties({TRUNCATE_PROPERTY: floor}, raise_if_not_exists=False)
-
-    def _merge_scd1(
-        self, target: DeltaTable, source: pa.Table, plan: MergePlan, now: dt.datetime, properties: Any
+    def create_from(
+        self, name: str, schema: StructType, rows: DataFrame, properties: dict[str, str], batch: BatchInfo | None
     ) -> None:
-        import pyarrow as pa
+        """One commit that creates the table and writes its rows (columns nullable, as Delta creates them)."""
+        writer = rows.write.format("delta").mode("append")
+        if batch is not None:
+            writer = writer.option("txnAppId", batch.app_id).option("txnVersion", str(batch.batch_id))
+            writer = writer.option("userMetadata", _user_metadata(batch))
+        for key, value in properties.items():
+            if key.startswith("delta."):
+                writer = writer.option(key, value)
+        location = self._location(name) if name.startswith("delta.`") else None
+        if location is not None:
+            writer.save(location)
+        else:
+            writer.saveAsTable(name)
 
-        spec = plan.spec
-        stamp = pa.array([now] * source.num_rows, pa.timestamp("us", tz="UTC"))
-        source = source.append_column(UPDATED_AT, stamp)
-        predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in spec.keys)
-        updates = {_quote(k): f"s.{_quote(k)}" for k in spec.keys}
-        for column in spec.value_columns:
-            set_at = f"s.{_quote(CHANGED_PREFIX + column)}"
-            newer = f"{set_at} > t.{_quote(SEQUENCE)}"  # null (not set in the batch) keeps the stored value
-            updates[_quote(column)] = f"CASE WHEN {newer} THEN s.{_quote(column)} ELSE t.{_quote(column)} END"
-        for column in (SEQUENCE, DELETED, UPDATED_AT):
-            updates[_quote(column)] = f"s.{_quote(column)}"
-        inserts = {_quote(c): f"s.{_quote(c)}" for c in (*spec.columns, SEQUENCE, DELETED, UPDATED_AT)}
-        (
-            target.merge(
-                source,
-                predicate=predicate,
-                source_alias="s",
-                target_alias="t",
-                merge_schema=False,
-                commit_properties=properties,
-            )
-            .when_matched_update(updates=updates, predicate=f"s.{_quote(SEQUENCE)} > t.{_quote(SEQUENCE)}")
-            .when_not_matched_insert(updates=inserts)
-            .execute()
+    def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
+        if batch is None:
+            return session_conf(self.spark, {"spark.databricks.delta.merge.materializeSource": "none"})
+        return session_conf(
+            self.spark,
+            {
+                "spark.databricks.delta.write.txnAppId": batch.app_id,
+                "spark.databricks.delta.write.txnVersion": str(batch.batch_id),
+                "spark.databricks.delta.commitInfo.userMetadata": _user_metadata(batch),
+                # merge sources are checkpointed by the sink: deterministic, nothing for Delta to copy
+                "spark.databricks.delta.merge.materializeSource": "none",
+            },
         )
 
-    def _merge_scd2(self, target: DeltaTable, source: pa.Table, plan: MergePlan, properties: Any) -> None:
-        spec = plan.spec
-        keys = [*spec.keys, START_SEQUENCE]
-        predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
-        written = [c for c in source.column_names if c != DROP]
-        values = {_quote(c): f"s.{_quote(c)}" for c in written}
-        (
-            target.merge(
-                source,
-                predicate=predicate,
-                source_alias="s",
-                target_alias="t",
-                merge_schema=False,
-                commit_properties=properties,
-            )
-            .when_matched_delete(predicate=f"s.{_quote(DROP)}")
-            .when_matched_update(updates=values)
-            .when_not_matched_insert(updates=values, predicate=f"NOT s.{_quote(DROP)}")
-            .execute()
+    def widen(self, table: str, name: str, fields: tuple[StructField, ...]) -> None:
+        from pyspark.sql import functions as F
+
+        types = {f.name: f.dataType for f in fields}
+        stored = self.spark.table(name)
+        rows = stored.select(
+            *[F.col(quote(c)).cast(types[c]).alias(c) if c in types else quote(c) for c in stored.columns]
         )
+        writer = rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+        location = self._location(name)
+        if name.startswith("delta.`") and location is not None:
+            writer.save(location)
+        else:
+            writer.saveAsTable(name)
 
-    def _purge_tombstones(self, target: DeltaTable, plan: MergePlan, now: dt.datetime) -> None:
-        retention = plan.spec.tombstone_retention
-        if retention is None:
-            return
-        cutoff = _timestamp(now - retention)
-        target.delete(f"{_quote(DELETED)} AND {_quote(UPDATED_AT)} < {cutoff}")
+    def tables(self) -> list[str]:
+        if self.catalog is not None:
+            return _catalog_tables(self.spark, self.catalog)
+        names: list[str] = []
+        for database in _children(self.spark, self.root or ""):
+            if os.path.basename(database).startswith(("_", ".")):
+                continue
+            for table in _children(self.spark, database):
+                if _exists(self.spark, f"{table}/_delta_log"):
+                    names.append(f"{os.path.basename(database)}.{os.path.basename(table)}")
+        return sorted(names)
+
+    def append(self, name: str, frame: DataFrame, batch: BatchInfo) -> None:
+        writer = (
+            frame.write.format("delta")
+            .mode("append")
+            .option("mergeSchema", "true")
+            .option("txnAppId", batch.app_id)
+            .option("txnVersion", str(batch.batch_id))
+            .option("userMetadata", _user_metadata(batch))
+        )
+        location = self._location(name) if name.startswith("delta.`") else None
+        try:
+            if location is not None:
+                writer.save(location)
+            else:
+                self.prepare(name)
+                writer.saveAsTable(name)
+        except Exception as exc:  # Spark's own errors name the cause; say which table
+            raise StorageError(f"cannot append dead letters to {name}: {exc}") from exc
 
 
-def _timestamp(moment: dt.datetime) -> str:
-    text = moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return f"arrow_cast('{text}', 'Timestamp(Microsecond, Some(\"UTC\"))')"
+def _last_batch(snapshot: Any, app_id: str | None) -> int | None:
+    """The app's transaction version: from the version's checksum file when Delta wrote its transactions
+    there (no Spark job), else from the snapshot's state (a log replay)."""
+    if app_id is None:
+        return None
+    checksum = snapshot.checksumOpt()
+    known = checksum.get().setTransactions() if checksum.isDefined() else None
+    if known is not None and known.isDefined():
+        versions = known.get().iterator()
+        while versions.hasNext():
+            transaction = versions.next()
+            if transaction.appId() == app_id:
+                return int(transaction.version())
+        return None
+    seen = snapshot.transactions().get(app_id)
+    return int(seen.get()) if seen.isDefined() else None
 
 
-def _after(source: pa.Table, column: str, floor: str) -> pa.Table:
-    import pyarrow.compute as pc
+def _user_metadata(batch: BatchInfo) -> str:
+    record = {"cdc.appId": batch.app_id, "cdc.batchId": batch.batch_id}
+    if batch.offsets is not None:
+        record["cdc.offsets"] = batch.offsets
+    return json.dumps(record, sort_keys=True)
 
-    return source.filter(pc.greater(source.column(column), floor))
+
+def _split(table: str) -> tuple[str, str]:
+    database, dot, name = table.partition(".")
+    if not dot or not database or not name:
+        raise ConfigError(f"table {table!r}: expected database.table")
+    return database, name
 
 
-__all__ = ["END_AT", "BatchInfo", "DeltaSink", "is_widening"]
+def _absolute(path: str) -> str:
+    """Local paths made absolute (Spark resolves relative ones against its own working directory)."""
+    return path.rstrip("/") if "://" in path else os.path.abspath(path)
+
+
+def _hadoop(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    jvm: Any = spark._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration()), hadoop_path
+
+
+def _exists(spark: SparkSession, path: str) -> bool:
+    fs, hadoop_path = _hadoop(spark, path)
+    return bool(fs.exists(hadoop_path))
+
+
+def _children(spark: SparkSession, path: str) -> Iterator[str]:
+    """Sub-directories of ``path`` on whatever file system it is on (local, HDFS, object stores)."""
+    fs, hadoop_path = _hadoop(spark, path)
+    if not fs.exists(hadoop_path):
+        return
+    for status in fs.listStatus(hadoop_path):
+        if status.isDirectory():
+            yield f"{path.rstrip('/')}/{status.getPath().getName()}"
+
+
+def _catalog_tables(spark: SparkSession, catalog: str) -> list[str]:
+    names: list[str] = []
+    for row in spark.sql(f"SHOW NAMESPACES IN {quote(catalog)}").collect():
+        namespace = str(row[0])
+        for table in spark.sql(f"SHOW TABLES IN {quote(catalog)}.{quote(namespace)}").collect():
+            name = str(table["tableName"])
+            if not name.endswith("__cdc_state") and not name.startswith("cdc_dead_letters"):
+                names.append(f"{namespace}.{name}")
+    return sorted(names)
+
+
+def delta_sink(spark: SparkSession, target: str, options: Mapping[str, str]) -> TableSink:
+    """Entry point ``delta`` of ``cdc_spark.sinks``: Delta tables under ``target`` or in ``catalog=``."""
+    catalog = options.get("catalog")
+    return TableSink(DeltaFormat(spark, root=None if catalog else target, catalog=catalog))
+
+
+__all__ = ["DEAD_LETTERS", "STATE_DIR", "DeltaFormat", "delta_sink", "path_identifier"]

@@ -1,0 +1,143 @@
+"""One micro-batch of a table's changes, made ready to merge: ordered, floored at the latest truncate, summed up.
+
+:func:`summarize` is the only action apply runs on a batch's data: one aggregate that returns the number of
+changes, the latest truncate and the new truncate floor (sequences travel as JSON text ``{"v": ...}`` so any
+orderable ``sequence_by`` type works) and rejects unknown operations. Nothing else is collected to the driver.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from cdc_core.errors import ConfigError
+from cdc_spark.merge.columns import ORDER, TIME
+from cdc_spark.merge.spec import CHANGE_OPS, ApplySpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType, StructType
+
+
+@attrs.frozen
+class Sequence:
+    """A value of the ``sequence_by`` type carried as JSON text (``{"v": value}``) between driver and plans."""
+
+    text: str
+    data_type: DataType
+
+    def _schema(self) -> StructType:
+        from pyspark.sql.types import StructField, StructType
+
+        return StructType([StructField("v", self.data_type)])
+
+    def column(self) -> Column:
+        from pyspark.sql import functions as F
+
+        return F.from_json(F.lit(self.text), self._schema()).getField("v")
+
+
+@attrs.frozen(kw_only=True)
+class BatchSummary:
+    """What :func:`summarize` learned about a batch (per table)."""
+
+    changes: int
+    truncate: Sequence | None  # the batch's latest truncate, if newer than the stored floor
+    truncate_time: Any  # its commit time (closes SCD2 versions)
+    floor: Sequence | None  # changes at or before it are ignored: max(stored floor, batch truncate)
+
+
+def check_orderable(data_type: DataType, table: str, column: str) -> None:
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, T.StructType):
+        for field in data_type.fields:
+            check_orderable(field.dataType, table, column)
+    elif isinstance(data_type, (T.MapType, T.ArrayType, T.BinaryType, T.VariantType)):
+        raise ConfigError(f"table {table}: sequence_by column {column} of type {data_type.simpleString()} has no order")
+
+
+def sequence_type(changes: DataFrame, spec: ApplySpec) -> DataType:
+    data_type = changes.schema[spec.sequence_by].dataType
+    check_orderable(data_type, spec.table, spec.sequence_by)
+    return data_type
+
+
+def sequence_time(column: Column, data_type: DataType) -> Column:
+    """The commit time of a sequence (SCD2 bounds): its ``commit_ts`` field (else its first), or the scalar."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, T.StructType):
+        names = [f.name for f in data_type.fields]
+        return column.getField("commit_ts" if "commit_ts" in names else names[0])
+    return column
+
+
+def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> BatchSummary:
+    """Count the batch, find its latest truncate and the new floor; unknown operations are a ConfigError."""
+    from pyspark.sql import functions as F
+
+    seq_type = sequence_type(changes, spec)
+    op = F.col("_cdc_op")
+    seq = F.col(spec.sequence_by)
+    stored = Sequence(stored_floor, seq_type).column() if stored_floor is not None else F.lit(None).cast(seq_type)
+    latest = F.max(F.when(op == "truncate", seq))
+    newer = F.when(stored.isNull() | (latest > stored), latest)
+    row = changes.agg(
+        F.count(F.lit(1)).alias("changes"),
+        F.min(F.when(op.isNull() | ~op.isin(*CHANGE_OPS), F.coalesce(op, F.lit("null")))).alias("unknown"),
+        F.to_json(F.struct(newer.alias("v"))).alias("truncate"),
+        F.max_by(sequence_time(seq, seq_type), F.when(op == "truncate", seq)).alias("truncate_time"),
+        F.to_json(F.struct(F.greatest(latest, stored).alias("v"))).alias("floor"),
+    ).collect()[0]
+    if row["unknown"] is not None:
+        raise ConfigError(
+            f"table {spec.table}: unknown _cdc_op {row['unknown']!r}; expected one of {', '.join(CHANGE_OPS)}"
+        )
+
+    def sequence(text: str | None) -> Sequence | None:
+        return Sequence(text, seq_type) if text and json.loads(text).get("v") is not None else None
+
+    truncate = sequence(row["truncate"])
+    return BatchSummary(
+        changes=int(row["changes"]),
+        truncate=truncate,
+        truncate_time=row["truncate_time"] if truncate is not None else None,
+        floor=sequence(row["floor"]),
+    )
+
+
+def storable(frame: DataFrame, columns: tuple[str, ...]) -> DataFrame:
+    """Columns neither Delta nor Iceberg can hold, converted: day-time intervals (MySQL TIME) to microseconds."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    epoch = F.lit("1970-01-01 00:00:00").cast("timestamp")
+    for name in columns:
+        if isinstance(frame.schema[name].dataType, T.DayTimeIntervalType):
+            frame = frame.withColumn(name, F.unix_micros(epoch + F.col(name)))
+    return frame
+
+
+def ordered(changes: DataFrame, spec: ApplySpec, summary: BatchSummary) -> DataFrame:
+    """The batch's row changes after the floor, with ``__cdc_order`` (a total order per key) and ``__cdc_time``.
+
+    Equal sequences are ordered deterministically: deletes last, then by a hash of the change's content.
+    """
+    from pyspark.sql import functions as F
+
+    seq_type = changes.schema[spec.sequence_by].dataType
+    seq = F.col(spec.sequence_by)
+    frame = changes.where(F.col("_cdc_op") != "truncate")
+    if summary.floor is not None:
+        frame = frame.where(seq > summary.floor.column())
+    frame = storable(frame, spec.target_columns)
+    rank = F.when(F.col("_cdc_op") == "delete", 1).otherwise(0)
+    content = F.xxhash64(F.col("_cdc_op"), *[F.col(c) for c in spec.columns])
+    order = F.struct(seq.alias("s"), rank.alias("r"), content.alias("h"))
+    return frame.withColumn(ORDER, order).withColumn(TIME, sequence_time(seq, seq_type))
+
+
+__all__ = ["BatchSummary", "Sequence", "ordered", "sequence_time", "sequence_type", "storable", "summarize"]

@@ -1,0 +1,226 @@
+"""SCD type 1: the batch folded per key, then resolved against the key's state into what to write.
+
+The target holds one row per live key and only the source's columns. The state table beside it holds, per key,
+the newest applied sequence, since when the key is deleted (a tombstone), the newest full image and, for columns
+set by partial updates newer than that image, their sequences. A change writes a column only if it is newer than
+what last set the column, and decides whether the row lives only if it is newer than every change applied to the
+key: a late older change never overwrites a newer value, and a late older upsert never resurrects a deleted row
+while its tombstone is kept. A truncate turns every key whose state is older into a tombstone.
+
+:func:`resolve` returns one frame per batch (computed once by the sink) with, per key whose target row or state
+changes, both the target action (``__cdc_action`` upsert/delete with ``__cdc_write__<col>`` flags) and the new
+state row. It is built in layers, each naming what the next uses, so Spark computes every decision once per row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import reduce
+from typing import TYPE_CHECKING, Final
+
+from cdc_spark.merge.batch import BatchSummary
+from cdc_spark.merge.columns import (
+    ACTION,
+    COLUMN_SEQUENCES,
+    DELETED_AT,
+    IMAGE_SEQUENCE,
+    ORDER,
+    SEQUENCE,
+    WRITE_PREFIX,
+)
+from cdc_spark.merge.spec import ApplySpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType, StructType
+
+_SET: Final = "__cdc_set__"  # the sequence of the batch's newest change that set a column
+_STORED_SET: Final = "__cdc_stored_set__"  # the sequence of what set a column before the batch
+_NEW_SET: Final = "__cdc_new_set__"  # ... and after it
+_STORED: Final = "__cdc_stored__"  # stored key columns, before they are coalesced with the batch's
+
+
+def state_schema(spec: ApplySpec, key_types: StructType, seq_type: DataType) -> StructType:
+    """The SCD1 state table: the keys, then the bookkeeping columns."""
+    from pyspark.sql import types as T
+
+    return T.StructType(
+        [
+            *[key_types[k] for k in spec.keys],
+            T.StructField(SEQUENCE, seq_type),
+            T.StructField(DELETED_AT, T.TimestampType()),
+            T.StructField(IMAGE_SEQUENCE, seq_type),
+            T.StructField(COLUMN_SEQUENCES, T.MapType(T.StringType(), seq_type)),
+        ]
+    )
+
+
+def fold(changes: DataFrame, spec: ApplySpec) -> DataFrame:
+    """One row per key: the newest change's operation and metadata, and for every column the value and
+    sequence (``__cdc_set__<col>``) of the newest change that set it (partial updates set only their columns)."""
+    from pyspark.sql import functions as F
+
+    has_changed = "_cdc_changed_columns" in changes.columns
+    op = F.col("_cdc_op")
+    partial = (op == "update") & F.col("_cdc_changed_columns").isNotNull() if has_changed else F.lit(False)
+    order = F.col(ORDER)
+    aggregates = [
+        F.max(order).getField("s").alias("__cdc_n_seq"),
+        F.max_by(F.struct(op.alias("op"), *[F.col(c) for c in spec.metadata]), order).alias("__cdc_newest"),
+        F.max(F.when(~partial, order)).getField("s").alias("__cdc_n_image"),
+    ]
+    for name in spec.value_columns:
+        sets = ~partial | F.array_contains(F.col("_cdc_changed_columns"), name) if has_changed else F.lit(True)
+        value = F.when(op != "delete", F.col(name))  # a delete leaves nothing behind
+        aggregates.append(F.max_by(value, F.when(sets, order)).alias(name))
+        aggregates.append(F.max(F.when(sets, order)).getField("s").alias(_SET + name))
+    net = changes.groupBy(*spec.keys).agg(*aggregates)
+    return net.select(
+        *spec.keys,
+        "__cdc_n_seq",
+        "__cdc_n_image",
+        F.col("__cdc_newest.op").alias("__cdc_n_op"),
+        *[F.col(f"__cdc_newest.`{c}`").alias(c) for c in spec.metadata],
+        *[c for name in spec.value_columns for c in (name, _SET + name)],
+    )
+
+
+def _any(flags: list[Column]) -> Column:
+    from pyspark.sql import functions as F
+
+    return reduce(lambda a, b: a | b, flags, F.lit(False))
+
+
+def _joined(net: DataFrame, stored: DataFrame, spec: ApplySpec, summary: BatchSummary) -> DataFrame:
+    """The net changes next to the keys' stored state (``__cdc_e_*``). On a truncate, every key stored before it
+    is joined too, and its state is reset to a tombstone at the truncate (``__cdc_was_live`` keeps whether the
+    target still holds its row)."""
+    from pyspark.sql import functions as F
+
+    old = stored.select(
+        *[F.col(k).alias(_STORED + k) for k in spec.keys],
+        F.col(SEQUENCE).alias("__cdc_e_seq"),
+        F.col(DELETED_AT).alias("__cdc_e_deleted_at"),
+        F.coalesce(F.col(IMAGE_SEQUENCE), F.col(SEQUENCE)).alias("__cdc_e_image"),
+        F.col(COLUMN_SEQUENCES).alias("__cdc_e_map"),
+    )
+    on = reduce(lambda a, b: a & b, [net[k].eqNullSafe(old[_STORED + k]) for k in spec.keys])
+    e_seq, e_deleted_at = F.col("__cdc_e_seq"), F.col("__cdc_e_deleted_at")
+    was_live = e_seq.isNotNull() & e_deleted_at.isNull()
+    if summary.truncate is None:
+        joined = net.join(old, on, "left")
+        return joined.select("*", was_live.alias("__cdc_was_live"), F.lit(False).alias("__cdc_reset"))
+    floor = summary.truncate.column()
+    joined = net.join(old, on, "full_outer").where(F.col("__cdc_n_seq").isNotNull() | ((e_seq < floor) & was_live))
+    reset = F.coalesce(e_seq < floor, F.lit(False))
+    replaced = ("__cdc_e_seq", "__cdc_e_deleted_at", "__cdc_e_image", "__cdc_e_map", *spec.keys)
+    return joined.select(
+        *[F.coalesce(F.col(k), F.col(_STORED + k)).alias(k) for k in spec.keys],
+        *[c for c in joined.columns if c not in replaced],
+        was_live.alias("__cdc_was_live"),
+        F.when(reset, floor).otherwise(e_seq).alias("__cdc_e_seq"),
+        F.when(reset & e_deleted_at.isNull(), F.lit(None).cast("timestamp"))
+        .otherwise(e_deleted_at)
+        .alias("__cdc_e_deleted_at"),
+        (reset | e_deleted_at.isNotNull()).alias("__cdc_e_tombstone"),
+        F.when(reset, floor).otherwise(F.col("__cdc_e_image")).alias("__cdc_e_image"),
+        F.when(~reset, F.col("__cdc_e_map")).alias("__cdc_e_map"),
+        reset.alias("__cdc_reset"),
+    )
+
+
+def resolve(
+    changes: DataFrame,
+    spec: ApplySpec,
+    stored: DataFrame,
+    summary: BatchSummary,
+    now: dt.datetime,
+) -> DataFrame:
+    """The batch's net changes resolved against the state table ``stored``: one row per key whose target row or
+    state changes, with the target action and write flags and the new state columns."""
+    from pyspark.sql import functions as F
+
+    seq_type = stored.schema[SEQUENCE].dataType
+    joined = _joined(fold(changes, spec), stored, spec, summary)
+    if "__cdc_e_tombstone" not in joined.columns:
+        joined = joined.withColumn("__cdc_e_tombstone", F.col("__cdc_e_deleted_at").isNotNull())
+    e_seq, n_seq = F.col("__cdc_e_seq"), F.col("__cdc_n_seq")
+    tombstone = F.col("__cdc_e_tombstone")
+
+    # 1. Is the batch's newest change newer than everything applied? Then it decides whether the row lives.
+    newer = (F.coalesce(e_seq.isNull() | (n_seq > e_seq), F.lit(False)) & n_seq.isNotNull()).alias("__cdc_newer")
+    step = joined.select("*", newer)
+    newer = F.col("__cdc_newer")
+    deleted = F.when(newer, F.col("__cdc_n_op") == "delete").otherwise(tombstone)
+    live_before = e_seq.isNotNull() & ~tombstone
+    step = step.select(
+        "*",
+        deleted.alias("__cdc_deleted"),
+        (~deleted & ~live_before).alias("__cdc_revive"),  # a new or re-inserted row: every column is written
+        F.when(newer, n_seq).otherwise(e_seq).alias("__cdc_new_seq"),
+        F.greatest(F.col("__cdc_n_image"), F.col("__cdc_e_image")).alias("__cdc_new_image"),
+    )
+    deleted, revive = F.col("__cdc_deleted"), F.col("__cdc_revive")
+    new_seq, new_image = F.col("__cdc_new_seq"), F.col("__cdc_new_image")
+
+    # 2. Which columns the batch writes: those a change newer than what last set them sets.
+    stored_sets = [
+        F.coalesce(F.element_at(F.col("__cdc_e_map"), F.lit(name)), F.col("__cdc_e_image")).alias(_STORED_SET + name)
+        for name in spec.value_columns
+    ]
+    step = step.select("*", *stored_sets)
+    writes: dict[str, Column] = {}
+    for name in spec.value_columns:
+        set_at, stored_set = F.col(_SET + name), F.col(_STORED_SET + name)
+        writes[name] = revive | (set_at.isNotNull() & (stored_set.isNull() | (set_at > stored_set)))
+    for name in spec.metadata:
+        writes[name] = newer
+    step = step.select("*", *[flag.alias(WRITE_PREFIX + c) for c, flag in writes.items()])
+    flags = [F.col(WRITE_PREFIX + c) for c in writes]
+    touched = _any(flags)
+    new_sets = [
+        F.when(F.col(WRITE_PREFIX + name), F.coalesce(F.col(_SET + name), new_seq))
+        .otherwise(F.col(_STORED_SET + name))
+        .alias(_NEW_SET + name)
+        for name in spec.value_columns
+    ]
+    step = step.select("*", *new_sets, (newer | touched | F.col("__cdc_reset")).alias("__cdc_state_changed"))
+    step = step.where(F.col("__cdc_state_changed"))
+
+    # 3. The target action and the new state row.
+    action = F.when(~deleted & (revive | touched), F.lit("upsert")).when(
+        F.col("__cdc_was_live") & deleted, F.lit("delete")
+    )
+    deleted_at = (
+        F.when(~deleted, F.lit(None).cast("timestamp"))
+        .when(F.col("__cdc_e_deleted_at").isNotNull(), F.col("__cdc_e_deleted_at"))
+        .otherwise(F.lit(now).cast("timestamp"))
+    )
+    return step.select(
+        *spec.keys,
+        *[F.when(F.col(WRITE_PREFIX + c), F.col(c)).alias(c) for c in (*spec.value_columns, *spec.metadata)],
+        *flags,
+        action.alias(ACTION),
+        new_seq.alias(SEQUENCE),
+        deleted_at.alias(DELETED_AT),
+        F.when(new_image != new_seq, new_image).alias(IMAGE_SEQUENCE),
+        _column_sequences(spec, new_image, seq_type).alias(COLUMN_SEQUENCES),
+    )
+
+
+def _column_sequences(spec: ApplySpec, image: Column, seq_type: DataType) -> Column:
+    """``{column: sequence}`` for the columns set by a partial update newer than the image; null if none."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    empty = F.lit(None).cast(T.MapType(T.StringType(), seq_type))
+    if not spec.value_columns:
+        return empty
+    sets = {name: F.col(_NEW_SET + name) for name in spec.value_columns}
+    newer = _any([value > image for value in sets.values()])
+    entries = F.array(*[F.struct(F.lit(name).alias("key"), value.alias("value")) for name, value in sets.items()])
+    kept = F.filter(entries, lambda entry: entry.getField("value") > image)
+    return F.when(newer, F.map_from_entries(kept)).otherwise(empty)
+
+
+__all__ = ["fold", "resolve", "state_schema"]

@@ -1,0 +1,221 @@
+"""Iceberg tables written by Spark (Iceberg's Spark runtime): ``--option table-format=iceberg``.
+
+Without ``catalog=``, the sink registers a Hadoop catalog rooted at the target directory
+(``spark.sql.catalog.<name> = org.apache.iceberg.spark.SparkCatalog``, ``type=hadoop``, ``warehouse=<target>``;
+the name is ``cdc`` unless the option ``catalog-name`` says otherwise): targets are ``cdc.<database>.<table>``
+(``<target>/<database>/<table>``), state tables ``cdc._cdc_state.<database>.<table>`` and dead letters
+``cdc._dead_letters``. With ``catalog=NAME`` (a catalog configured in the session: Hive, Glue, REST, Nessie...)
+targets are ``NAME.<database>.<table>`` and state tables ``NAME.<database>.<table>__cdc_state``.
+
+Every MERGE of a batch records ``cdc.app-id``, ``cdc.batch-id`` and ``cdc.offsets`` in its snapshot summary
+(Iceberg's ``spark.sql.iceberg.snapshot-property.*`` session settings); the sink reads them back along the
+current snapshot's ancestry to skip a replayed batch. Expiring snapshots keeps the newest, which carries them.
+
+Iceberg widens in place what its specification allows: int to bigint, float to double, and a decimal's precision
+(same scale). Other widenings (a decimal's scale, integers to decimals, dates to timestamps) stop with
+:class:`~cdc_spark.merge.evolution.SchemaEvolutionError`.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from cdc_core.errors import ConfigError, StorageError
+from cdc_spark.merge.evolution import SchemaEvolutionError
+from cdc_spark.merge.statements import alter_type, create_table, quote
+from cdc_spark.sinks import BatchInfo
+from cdc_spark.sinks.tables import TableInfo, TableSink, session_conf
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import DataType, StructField, StructType
+
+PROPERTY: Final = "spark.sql.iceberg.snapshot-property."
+APP_ID: Final = "cdc.app-id"
+BATCH_ID: Final = "cdc.batch-id"
+OFFSETS: Final = "cdc.offsets"
+STATE_NAMESPACE: Final = "_cdc_state"
+DEAD_LETTERS: Final = "_dead_letters"
+
+
+def register_hadoop_catalog(spark: SparkSession, warehouse: str, name: str = "cdc") -> str:
+    """Register (once) a Hadoop catalog rooted at ``warehouse``; returns its name.
+
+    A session can only bind a catalog name once, so a second warehouse under a taken name gets its own name,
+    ``<name>_<hash of the warehouse>``.
+    """
+    key = f"spark.sql.catalog.{name}"
+    bound = spark.conf.get(f"{key}.warehouse", None)
+    if bound is not None and bound != warehouse:
+        return register_hadoop_catalog(spark, warehouse, f"{name}_{zlib.crc32(warehouse.encode()):08x}")
+    if bound is None:
+        spark.conf.set(key, "org.apache.iceberg.spark.SparkCatalog")
+        spark.conf.set(f"{key}.type", "hadoop")
+        spark.conf.set(f"{key}.warehouse", warehouse)
+    return name
+
+
+def promotable(old: DataType, new: DataType) -> bool:
+    """The type promotions Iceberg makes in place (its specification's allowed promotions)."""
+    from pyspark.sql import types as T
+
+    if isinstance(old, (T.ByteType, T.ShortType, T.IntegerType)) and isinstance(new, (T.IntegerType, T.LongType)):
+        return True
+    if isinstance(old, T.FloatType) and isinstance(new, T.DoubleType):
+        return True
+    return (
+        isinstance(old, T.DecimalType)
+        and isinstance(new, T.DecimalType)
+        and old.scale == new.scale
+        and new.precision >= old.precision
+    )
+
+
+@attrs.define
+class IcebergFormat:
+    """Iceberg tables in ``catalog`` (ours over a directory, or the user's); see the module doc."""
+
+    spark: SparkSession
+    catalog: str
+    own: bool  # our Hadoop catalog: state and dead letters in their own namespaces
+    name: str = "iceberg"
+
+    def target(self, table: str) -> str:
+        database, name = _split(table)
+        return f"{quote(self.catalog)}.{quote(database)}.{quote(name)}"
+
+    def state(self, table: str) -> str:
+        database, name = _split(table)
+        if self.own:
+            return f"{quote(self.catalog)}.{quote(STATE_NAMESPACE)}.{quote(database)}.{quote(name)}"
+        return f"{quote(self.catalog)}.{quote(database)}.{quote(name + '__cdc_state')}"
+
+    def dead_letters(self) -> str:
+        if self.own:
+            return f"{quote(self.catalog)}.{quote(DEAD_LETTERS)}"
+        return f"{quote(self.catalog)}.`default`.`cdc_dead_letters`"
+
+    def _load(self, name: str) -> Any:
+        if not self.spark.catalog.tableExists(name):
+            return None
+        jvm: Any = self.spark._jvm
+        table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(self.spark._jsparkSession, name)
+        table.refresh()
+        return table
+
+    def describe(self, name: str, app_id: str | None) -> TableInfo | None:
+        import json
+
+        from pyspark.sql.types import StructType
+
+        table = self._load(name)
+        if table is None:
+            return None
+        jvm: Any = self.spark._jvm
+        schema = StructType.fromJson(
+            json.loads(jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(table.schema()).json())
+        )
+        last = None
+        snapshot = table.currentSnapshot()
+        while app_id is not None and snapshot is not None:  # newest first: the first mark found is the last batch
+            summary = snapshot.summary()
+            if summary.get(APP_ID) == app_id and summary.get(BATCH_ID) is not None:
+                last = int(summary.get(BATCH_ID))
+                break
+            parent = snapshot.parentId()
+            snapshot = table.snapshot(parent) if parent is not None else None
+        return TableInfo(schema=schema, properties=dict(table.properties()), last_batch=last)
+
+    def create_properties(self) -> dict[str, str]:
+        return {"format-version": "2"}
+
+    def prepare(self, name: str) -> None:
+        if not self.own:
+            namespace = name.rsplit(".", 1)[0]
+            self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+
+    def create_from(
+        self, name: str, schema: StructType, rows: DataFrame, properties: dict[str, str], batch: BatchInfo | None
+    ) -> None:
+        self.spark.sql(create_table(name, schema, self.name, properties))
+        with self.marked(batch):
+            rows.writeTo(name).append()
+
+    def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
+        return session_conf(self.spark, _marks(batch))
+
+    def widen(self, table: str, name: str, fields: tuple[StructField, ...]) -> None:
+        info = self.describe(name, None)
+        stored = {f.name: f.dataType for f in info.schema.fields} if info is not None else {}
+        for field in fields:
+            old = stored.get(field.name)
+            if old is not None and not promotable(old, field.dataType):
+                raise SchemaEvolutionError(
+                    table,
+                    field.name,
+                    old.simpleString(),
+                    field.dataType.simpleString(),
+                    "Iceberg widens in place only int to bigint, float to double and a decimal's precision",
+                )
+        for field in fields:
+            self.spark.sql(alter_type(name, field))
+
+    def tables(self) -> list[str]:
+        names: list[str] = []
+        for row in self.spark.sql(f"SHOW NAMESPACES IN {quote(self.catalog)}").collect():
+            namespace = str(row[0])
+            if namespace.startswith("_"):
+                continue
+            for table in self.spark.sql(f"SHOW TABLES IN {quote(self.catalog)}.{quote(namespace)}").collect():
+                name = str(table["tableName"])
+                if not name.endswith("__cdc_state") and name != "cdc_dead_letters":
+                    names.append(f"{namespace}.{name}")
+        return sorted(names)
+
+    def append(self, name: str, frame: DataFrame, batch: BatchInfo) -> None:
+        info = self.describe(name, batch.app_id)
+        if info is not None and info.last_batch is not None and info.last_batch >= batch.batch_id:
+            return
+        try:
+            if info is None:
+                self.prepare(name)
+                self.spark.sql(create_table(name, frame.schema, self.name, self.create_properties()))
+            with self.marked(batch):
+                frame.writeTo(name).append()
+        except Exception as exc:  # Spark's own errors name the cause; say which table
+            raise StorageError(f"cannot append dead letters to {name}: {exc}") from exc
+
+
+def _marks(batch: BatchInfo | None) -> dict[str, str]:
+    if batch is None:
+        return {}
+    marks = {PROPERTY + APP_ID: batch.app_id, PROPERTY + BATCH_ID: str(batch.batch_id)}
+    if batch.offsets is not None:
+        marks[PROPERTY + OFFSETS] = batch.offsets
+    return marks
+
+
+def _split(table: str) -> tuple[str, str]:
+    database, dot, name = table.partition(".")
+    if not dot or not database or not name:
+        raise ConfigError(f"table {table!r}: expected database.table")
+    return database, name
+
+
+def iceberg_sink(spark: SparkSession, target: str, options: Mapping[str, str]) -> TableSink:
+    """Entry point ``iceberg`` of ``cdc_spark.sinks``: a Hadoop catalog at ``target``, or ``catalog=``."""
+    catalog = options.get("catalog")
+    if catalog:
+        return TableSink(IcebergFormat(spark, catalog=catalog, own=False))
+    warehouse = target.rstrip("/") if "://" in target else os.path.abspath(target)
+    name = register_hadoop_catalog(spark, warehouse, options.get("catalog-name") or "cdc")
+    return TableSink(IcebergFormat(spark, catalog=name, own=True))
+
+
+__all__ = ["IcebergFormat", "iceberg_sink", "promotable", "register_hadoop_catalog"]

@@ -1,0 +1,319 @@
+"""The sink every table format shares: a target and a state table per source table, written by Spark.
+
+Per batch and table (:meth:`TableSink.write`):
+
+1. read both tables' metadata (no Spark job): a table whose last committed batch for this app is at or past
+   the batch's id already holds it; if both do, the batch is a replay and nothing runs;
+2. count the batch and find its truncate (one small aggregate), create the tables or evolve their schemas;
+3. resolve the batch against the state table and cache the result once;
+4. MERGE into the target, marked with the batch (Delta app transaction, Iceberg snapshot property), then
+   MERGE into the state table, marked the same way.
+
+The target is written first: both MERGEs are computed from the state as it was before the batch, so a crash
+between them is repaired by the replay, which skips the target (marked) and writes the state from the same,
+unchanged inputs. The state never runs ahead of its target.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Final, Protocol
+
+import attrs
+
+from cdc_core.errors import StorageError
+from cdc_spark.merge import scd1, scd2
+from cdc_spark.merge.batch import BatchSummary, ordered, sequence_type, summarize
+from cdc_spark.merge.columns import ACTION, END_AT, PURGED_AT, START_AT, TIME, TRUNCATED_BEFORE
+from cdc_spark.merge.evolution import evolve
+from cdc_spark.merge.spec import ApplySpec
+from cdc_spark.merge.statements import Merge, add_columns, merges, purge_tombstones, set_properties
+from cdc_spark.sinks import BatchInfo, MergePlan
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructField, StructType
+
+# Spark's constraint propagation grows exponentially with the aliases a wide table's resolution names (it ran out
+# of heap at 16 value columns); the resolution gains nothing from the filters it infers, so it is off while a
+# batch is resolved and written.
+CONSTRAINT_PROPAGATION: Final = "spark.sql.constraintPropagation.enabled"
+
+
+@attrs.frozen(kw_only=True)
+class TableInfo:
+    """A stored table's metadata, read without a Spark job."""
+
+    schema: StructType
+    properties: Mapping[str, str]
+    last_batch: int | None  # the newest batch id committed by the app asked about
+    created: dt.datetime | None = None
+
+
+class TableFormat(Protocol):
+    """What a table format supplies to :class:`TableSink`: names, metadata, commit marks, widening."""
+
+    name: str  # the USING clause: delta, iceberg
+    spark: SparkSession
+
+    def target(self, table: str) -> str:
+        """The SQL identifier of the target table of ``database.table``."""
+        ...
+
+    def state(self, table: str) -> str:
+        """The SQL identifier of its state table."""
+        ...
+
+    def dead_letters(self) -> str: ...
+
+    def describe(self, name: str, app_id: str | None) -> TableInfo | None:
+        """The table's metadata, None if it does not exist."""
+        ...
+
+    def create_properties(self) -> dict[str, str]:
+        """Table properties every table of this format is created with."""
+        ...
+
+    def prepare(self, name: str) -> None:
+        """Whatever must exist before ``CREATE TABLE name`` (a namespace)."""
+        ...
+
+    def create_from(
+        self, name: str, schema: StructType, rows: DataFrame, properties: dict[str, str], batch: BatchInfo | None
+    ) -> None:
+        """Create the table with its first rows, the write marked with ``batch``."""
+        ...
+
+    def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
+        """While open, the statements this session runs record ``batch`` in their commit."""
+        ...
+
+    def widen(self, table: str, name: str, fields: tuple[StructField, ...]) -> None:
+        """Widen the stored columns to ``fields``' types (or raise SchemaEvolutionError)."""
+        ...
+
+    def tables(self) -> list[str]:
+        """``database.table`` of every target table."""
+        ...
+
+    def append(self, name: str, frame: DataFrame, batch: BatchInfo) -> None:
+        """Append ``frame`` once per batch (the dead letters)."""
+        ...
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@attrs.define
+class TableSink:
+    """Target tables equal to their source tables, with a state table beside each (see the module doc)."""
+
+    format: TableFormat
+    clock: Callable[[], dt.datetime] = _utc_now  # tests pin tombstone ages with it
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.format.spark
+
+    def committed(self, table: str, batch: BatchInfo) -> bool:
+        return all(
+            _done(self.format.describe(name, batch.app_id), batch)
+            for name in (self.format.target(table), self.format.state(table))
+        )
+
+    def read_target(self, spark: SparkSession, table: str) -> DataFrame | None:
+        name = self.format.target(table)
+        return spark.table(name) if self.format.describe(name, None) is not None else None
+
+    def live(self, spark: SparkSession, table: str) -> DataFrame:
+        stored = self.read_target(spark, table)
+        if stored is None:
+            raise StorageError(f"no target table for {table} ({self.format.target(table)})")
+        return stored
+
+    def tables(self) -> list[str]:
+        return self.format.tables()
+
+    def write_dead_letters(self, letters: DataFrame, batch: BatchInfo) -> None:
+        fmt = self._on(letters.sparkSession)
+        fmt.append(fmt.dead_letters(), letters, batch)
+
+    def _on(self, session: SparkSession) -> TableFormat:
+        """The format running its statements in ``session``: a ``foreachBatch`` frame has its own session,
+        whose temporary views and settings the statements must see."""
+        if session is self.format.spark:
+            return self.format
+        bound: TableFormat = attrs.evolve(self.format, spark=session)  # type: ignore[misc]
+        return bound
+
+    def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
+        """Apply one batch to its target and state; False when both had committed it (a replay)."""
+        return BatchWrite(self._on(plan.changes.sparkSession), self.clock).run(plan, batch)
+
+
+@attrs.define
+class BatchWrite:
+    """One batch of one table, run in the session of its change frame."""
+
+    format: TableFormat
+    clock: Callable[[], dt.datetime]
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.format.spark
+
+    def run(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
+        spec = plan.spec
+        target, state = self.format.target(spec.table), self.format.state(spec.table)
+        app = batch.app_id if batch is not None else None
+        target_info, state_info = self.format.describe(target, app), self.format.describe(state, app)
+        target_done, state_done = _done(target_info, batch), _done(state_info, batch)
+        if target_done and state_done:
+            return False
+        floor = state_info.properties.get(TRUNCATED_BEFORE) if state_info is not None else None
+        summary = summarize(plan.changes, spec, floor)
+        plan.summary = summary
+        if summary.changes == 0:
+            return True
+        now = self.clock()
+        changes = ordered(plan.changes, spec, summary)
+        target_schema, state_schema = _schemas(changes, spec)
+        new_target = self._evolve(spec.table, target, target_schema, target_info)
+        new_state = self._evolve(spec.table, state, state_schema, state_info)
+        rules = merges(spec)
+        # A missing state table means an empty one: nothing stored to join with.
+        stored = self.spark.createDataFrame([], state_schema) if new_state else self.spark.table(state)
+        kept: list[DataFrame] = []
+
+        def once(frame: DataFrame) -> DataFrame:
+            """Compute a merge source once for both writes. A plan that reads a stored table is checkpointed:
+            its rows then no longer depend on the table the writes change (and Iceberg's MERGE cannot plan a
+            source that references a catalog table through a temporary view)."""
+            if new_state:
+                kept.append(frame.persist())
+                return frame
+            return frame.localCheckpoint()
+
+        def resolve_and_write() -> None:
+            if spec.scd == 1:
+                resolved = once(scd1.resolve(changes, spec, stored, summary, now))
+                target_source, state_source = resolved.where(resolved[ACTION].isNotNull()), resolved
+            else:
+                history = scd2.history(changes, spec, stored, summary)
+                history = attrs.evolve(history, versions=once(history.versions), stored=once(history.stored))
+                target_source, state_source = history.target_source(), history.state_source()
+            if not target_done:
+                create = target_schema if new_target else None
+                self._write(target, target_source, rules.target, create=create, properties={}, batch=batch)
+            self._record_floor(state, summary, floor)
+            if not state_done:
+                create, purged = state_schema if new_state else None, {PURGED_AT: now.isoformat()}
+                self._write(state, state_source, rules.state, create=create, properties=purged, batch=batch)
+
+        try:
+            with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
+                resolve_and_write()
+        finally:
+            for frame in kept:
+                frame.unpersist()
+        if spec.scd == 1:
+            self._purge(spec, state, state_info, now)
+        return True
+
+    def _evolve(self, table: str, name: str, schema: StructType, info: TableInfo | None) -> bool:
+        """Add the batch's new columns and widen the widened ones; True if the table does not exist yet."""
+        if info is None:
+            return True
+        change = evolve(table, info.schema, schema)
+        if change.added:
+            self.spark.sql(add_columns(name, change.added))
+        if change.widened:
+            self.format.widen(table, name, change.widened)
+        return False
+
+    def _write(
+        self,
+        name: str,
+        source: DataFrame,
+        rule: Merge,
+        *,
+        create: StructType | None,
+        properties: dict[str, str],
+        batch: BatchInfo | None,
+    ) -> None:
+        """MERGE ``source`` into the table, or create it (``create``: its columns) with the rows it inserts."""
+        if create is None:
+            self._merge(name, source, rule.sql, batch)
+            return
+        self.format.prepare(name)
+        wanted = {**self.format.create_properties(), **properties}
+        self.format.create_from(name, create, rule.rows(source), wanted, batch)
+
+    def _merge(
+        self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None
+    ) -> None:
+        view = f"cdc_merge_{uuid.uuid4().hex}"
+        source.createOrReplaceTempView(view)
+        try:
+            with self.format.marked(batch):
+                self.spark.sql(statement(name, view))
+        finally:
+            self.spark.catalog.dropTempView(view)
+
+    def _record_floor(self, state: str, summary: BatchSummary, stored: str | None) -> None:
+        if summary.floor is not None and summary.floor.text != stored:
+            self.spark.sql(set_properties(state, {TRUNCATED_BEFORE: summary.floor.text}))
+
+    def _purge(self, spec: ApplySpec, state: str, info: TableInfo | None, now: dt.datetime) -> None:
+        """Delete tombstones older than the retention, at most ten times per retention period."""
+        retention = spec.tombstone_retention
+        if retention is None or info is None:
+            return
+        last = info.properties.get(PURGED_AT)
+        since = dt.datetime.fromisoformat(last) if last is not None else info.created
+        if since is not None and now - since < retention / 10:
+            return
+        self.spark.sql(purge_tombstones(state, now - retention))
+        self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
+
+
+def _done(info: TableInfo | None, batch: BatchInfo | None) -> bool:
+    """Whether a table committed ``batch``: its last batch for the app is at or past it."""
+    return batch is not None and info is not None and info.last_batch is not None and info.last_batch >= batch.batch_id
+
+
+def _schemas(changes: DataFrame, spec: ApplySpec) -> tuple[StructType, StructType]:
+    """The target's and the state's columns for a batch."""
+    from pyspark.sql import types as T
+
+    types = changes.schema
+    seq_type = sequence_type(changes, spec)
+    target = T.StructType([types[c] for c in spec.target_columns])
+    if spec.scd == 1:
+        return target, scd1.state_schema(spec, types, seq_type)
+    time_type = types[TIME].dataType
+    bounds = [T.StructField(START_AT, time_type), T.StructField(END_AT, time_type)]
+    return T.StructType([*target.fields, *bounds]), scd2.state_schema(spec, types, seq_type, time_type)
+
+
+@contextmanager
+def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """Session settings for the statements run inside, restored afterwards."""
+    previous: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in previous.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
+
+
+__all__ = ["TableFormat", "TableInfo", "TableSink", "session_conf"]
