@@ -18,8 +18,8 @@ from typing import Any
 import attrs
 import pytest
 
-from cdc_core.events import DDLEvent, DDLType, Op, RowChange
-from cdc_core.registry import installed_codecs
+from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
+from cdc_core.registry import get_codec, installed_codecs
 from cdc_spark.demo import differences
 from cdc_spark.job import KAFKA_SCHEMA, BatchReport, JobConfig, SourceSpec, make_sink, run
 from cdc_testing.changefeed import Changefeed, encode, generate
@@ -194,3 +194,23 @@ def test_kill_mid_stream_and_restart_from_checkpoint(spark: Any, tmp_path: Path,
     run(spark, cfg, reports.append, stream(spark, tmp_path / "messages"))
     assert reports and reports[0].skipped  # the replayed batch found its commits
     assert differences(str(tmp_path / "tables"), feed, table_format=fmt) == []
+
+
+def test_with_watermarks_changes_wait_for_every_partition_and_a_change_at_the_watermark_is_applied(
+    spark: Any, tmp_path: Path
+) -> None:
+    feed = generate(seed=15, transactions=30)
+    options: dict[str, object] = {"enable-tidb-extension": True, "content-compatible": True}
+    record(spark, feed, tmp_path / "messages", files=2, seed=4, protocol="canal-json", options=options)
+    # then each partition's watermark, equal to the newest commit ts (TiCDC's resolved ts may equal a commit ts)
+    newest = max(e.commit_ts or 0 for e in feed.events)
+    [mark] = get_codec("canal-json").encoder(options).encode(Watermark(ts=newest))
+    marks = [(None, mark.value, "shop", p, 100_000, None, 0, []) for p in range(PARTITIONS)]
+    spark.createDataFrame(marks, KAFKA_SCHEMA).coalesce(1).write.parquet(str(tmp_path / "messages" / "part-002"))
+    reports: list[BatchReport] = []
+    job = config(tmp_path, "canal-json", {"watermark": "true"})
+    run(spark, job, reports.append, stream(spark, tmp_path / "messages"))
+    assert [r.batch_id for r in reports] == [0, 1, 2]
+    assert not reports[0].applied and reports[0].held > 0  # no partition has reported a watermark yet
+    assert reports[2].watermark == newest and reports[2].held == 0
+    assert differences(str(tmp_path / "tables"), feed) == []

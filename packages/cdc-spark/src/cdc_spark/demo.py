@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
-def _normal(value: Any, logical: LogicalType | None) -> Any:
+def comparable(value: Any, logical: LogicalType | None) -> Any:
     """One comparable form for a source value and the value read back from Delta."""
     if value is None:
         return None
@@ -92,11 +92,12 @@ def differences(target: str, changefeed: Changefeed, limit: int = 10, table_form
         if stored.column_names != list(kinds):
             problems.append(f"{name}: columns {stored.column_names}, the source has {list(kinds)}")
         rows = stored.to_pylist()
-        actual = {tuple(_normal(r.get(k), kinds[k]) for k in keys): r for r in rows}
+        actual = {tuple(comparable(r.get(k), kinds[k]) for k in keys): r for r in rows}
         if len(actual) != len(rows):
             problems.append(f"{name}: {len(rows) - len(actual)} rows share a key")
         expected = {
-            tuple(_normal(v, kinds[k]) for k, v in zip(keys, key, strict=True)): r for key, r in expected_rows.items()
+            tuple(comparable(v, kinds[k]) for k, v in zip(keys, key, strict=True)): r
+            for key, r in expected_rows.items()
         }
         for key in sorted(set(expected) | set(actual), key=str):
             if key not in actual:
@@ -105,7 +106,7 @@ def differences(target: str, changefeed: Changefeed, limit: int = 10, table_form
                 problems.append(f"{name} {key}: not in the source")
             else:
                 for column, kind in kinds.items():
-                    want, got = _normal(expected[key].get(column), kind), _normal(actual[key].get(column), kind)
+                    want, got = comparable(expected[key].get(column), kind), comparable(actual[key].get(column), kind)
                     if want != got:
                         problems.append(f"{name} {key} {column}: expected {want!r}, got {got!r}")
             if len(problems) >= limit:
