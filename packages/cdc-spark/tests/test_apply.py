@@ -302,6 +302,9 @@ def test_unknown_sink_and_unknown_operation_are_config_errors(spark: Any, tmp_pa
         load_sink("hudi", spark, str(tmp_path))
     with pytest.raises(ConfigError, match="unknown _cdc_op 'upsert'"):
         apply(spark, [change("upsert", 1, 1, "a", "1.00")], tmp_path, "delta")
+    rows = [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, None, "2.00")]
+    with pytest.raises(ConfigError, match=r"1 changes have no value in key column\(s\) name"):
+        apply_changes(frame(spark, rows), str(tmp_path), ["name"], table=TABLE)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

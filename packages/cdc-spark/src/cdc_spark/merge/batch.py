@@ -76,7 +76,8 @@ def sequence_time(column: Column, data_type: DataType) -> Column:
 
 
 def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> BatchSummary:
-    """Count the batch, find its latest truncate and the new floor; unknown operations are a ConfigError."""
+    """Count the batch, find its latest truncate and the new floor; unknown operations and changes without a
+    key are a ConfigError."""
     from pyspark.sql import functions as F
 
     seq_type = sequence_type(changes, spec)
@@ -85,13 +86,22 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
     stored = Sequence(stored_floor, seq_type).column() if stored_floor is not None else F.lit(None).cast(seq_type)
     latest = F.max(F.when(op == "truncate", seq))
     newer = F.when(stored.isNull() | (latest > stored), latest)
+    null_key = F.lit(False)
+    for key in spec.keys:
+        null_key = null_key | F.col(key).isNull()
     row = changes.agg(
+        F.count_if(null_key & (op != "truncate")).alias("null_keys"),
         F.count(F.lit(1)).alias("changes"),
         F.min(F.when(op.isNull() | ~op.isin(*CHANGE_OPS), F.coalesce(op, F.lit("null")))).alias("unknown"),
         F.to_json(F.struct(newer.alias("v"))).alias("truncate"),
         F.max_by(sequence_time(seq, seq_type), F.when(op == "truncate", seq)).alias("truncate_time"),
         F.to_json(F.struct(F.greatest(latest, stored).alias("v"))).alias("floor"),
     ).collect()[0]
+    if row["null_keys"]:  # a null never matches in MERGE: every such change would insert another row
+        raise ConfigError(
+            f"table {spec.table}: {row['null_keys']} changes have no value in key column(s) {', '.join(spec.keys)};"
+            " pass --keys with columns that are never null"
+        )
     if row["unknown"] is not None:
         raise ConfigError(
             f"table {spec.table}: unknown _cdc_op {row['unknown']!r}; expected one of {', '.join(CHANGE_OPS)}"
