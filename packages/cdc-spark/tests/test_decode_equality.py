@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,23 @@ def test_the_codec_decides_what_the_jvm_cannot_read(spark: Any) -> None:
     messages[index] = Message(value=json.dumps(document).encode(), partition=0)
     decoded = assert_same_decode(spark, messages, "canal-json")
     assert decoded.paths["codec"] >= 1
+
+
+def test_spatial_values_and_nulls_go_through_the_codec_alike(spark: Any) -> None:
+    """Spatial columns are the codec's (the residue): a null geometry beside a real one must not fail the Arrow
+    conversion of the Python path (a non-nullable ``wkb`` child did)."""
+    point = struct.pack("<I", 4326) + b"\x01" + struct.pack("<Idd", 1, 1.5, -2.0)
+    document = {
+        "id": 3, "database": "shop", "table": "places", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+        "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+        "mysqlType": {"id": "int(11)", "g": "point"}, "sqlType": {"id": 4, "g": 2004},
+        "data": [{"id": "1", "g": point.decode("latin-1")}, {"id": "2", "g": None}],
+    }  # fmt: skip
+    message = Message(value=json.dumps(document).encode(), partition=0)
+    decoded = decode(_frame(spark, [message]), "canal-json", plan="python")
+    try:
+        rows = {r["id"]: r["g"] for r in decoded.table("shop", "places").collect()}
+    finally:
+        decoded.release()
+    assert rows == {1: (point[4:], 4326), 2: None}
+    assert_same_decode(spark, [message], "canal-json", jvm_share=0)

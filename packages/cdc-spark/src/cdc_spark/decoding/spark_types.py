@@ -117,7 +117,9 @@ class _SparkType(LogicalTypeVisitor["SparkType"]):
         return self.T.ArrayType(self.T.FloatType())
 
     def visit_geometry(self, data_type: DataType) -> SparkType:
-        wkb = self.T.StructField("wkb", self.T.BinaryType(), False)
+        # wkb is declared nullable although a geometry always has one: Arrow fills the children of a null struct
+        # with nulls, which a non-nullable child refuses (a null GEOMETRY column failed the Python path)
+        wkb = self.T.StructField("wkb", self.T.BinaryType(), True)
         return self.T.StructType([wkb, self.T.StructField("srid", self.T.IntegerType(), True)])
 
     def visit_array(self, data_type: DataType) -> SparkType:
