@@ -9,7 +9,7 @@ per schema id, the header cut off in the JVM. A change is:
   an insert without a commit ts otherwise), its one image the value record;
 * a tombstone delete (a key with a null value, or the testing switch's ``0x03`` + TSO), its image the key record
   and its commit ts none (plain tombstone) or the TSO: such a change is ordered after the newest commit ts before
-  it in its partition (:func:`cdc_spark.decoding.jvm_path._running_clock`);
+  it in its partition (``clock_before`` of :mod:`cdc_spark.decoding.jvm_path`);
 * the testing switch's watermark (``0x02`` + TSO), a control row made in the JVM.
 
 A shape is the pair of schema ids (key, value); the codec decodes one sample of each on the driver, so every schema
@@ -113,9 +113,9 @@ def _spark_field(field: dict[str, Any]) -> dict[str, Any]:
     """A field as ``from_avro`` can read it: a DECIMAL over 38 digits (Spark's limit) as its bytes."""
 
     def plain(branch: Any) -> Any:
-        if isinstance(branch, dict) and branch.get("logicalType") == "decimal":
-            if int(branch.get("precision", 0)) > MAX_SPARK_PRECISION:
-                return {"type": branch.get("type", "bytes")}
+        wide = isinstance(branch, dict) and branch.get("logicalType") == "decimal"
+        if wide and int(branch.get("precision", 0)) > MAX_SPARK_PRECISION:
+            return {"type": branch.get("type", "bytes")}
         return branch
 
     kind = field.get("type")
@@ -418,7 +418,9 @@ class AvroAdapter:
             .otherwise(F.when(commit_ts >= 0, commit_ts))
         )
         op = F.when(is_tombstone, F.lit("delete")).when(op_text == "u", F.lit("update")).otherwise(F.lit("insert"))
-        shape = F.concat_ws(":", F.coalesce(key_id, F.lit("")), F.when(is_tombstone, F.lit(_TOMBSTONE)).otherwise(value_id))
+        shape = F.concat_ws(
+            ":", F.coalesce(key_id, F.lit("")), F.when(is_tombstone, F.lit(_TOMBSTONE)).otherwise(value_id)
+        )
         return (
             frame.withColumn(A.ROUTE, route)
             .withColumn("__tombstone", tombstone & jvm)
