@@ -107,6 +107,17 @@ class WriterSchema:
     extension: frozenset[str]
     spark_schema: str
     end_field: str
+    strings: tuple[str, ...]  # fields written as Avro strings: their bytes must be UTF-8, as the codec requires
+
+    def readable(self, record: Column) -> Column:
+        """Whether ``from_avro`` read the whole record (the end marker came back) and its strings are UTF-8
+        (spark-avro does not check; the codec rejects a record that is not)."""
+        from pyspark.sql import functions as F
+
+        good = record[self.end_field] == END_MARKER
+        for name in self.strings:
+            good = good & F.coalesce(F.is_valid_utf8(record[name]), F.lit(True))
+        return good
 
 
 def _spark_field(field: dict[str, Any]) -> dict[str, Any]:
@@ -123,14 +134,24 @@ def _spark_field(field: dict[str, Any]) -> dict[str, Any]:
     return {**field, "type": kind}
 
 
+def _branch(kind: Any) -> Any:
+    """A field's Avro type without its union with null (``record_reader`` has checked the union's form)."""
+    if isinstance(kind, list):
+        kind = next((branch for branch in kind if branch != "null"), None)
+    return kind.get("type") if isinstance(kind, dict) else kind
+
+
 def writer_schema(schema_id: int, text: str) -> WriterSchema:
     """What the JVM path needs of one writer schema; raises WriterSchemaError for schemas TiCDC does not write."""
     reader = record_reader(text, resolve_zone("UTC"))  # the codec's own checks (database, table, fields)
     document = json.loads(text)
     columns: dict[str, tuple[DataType, str]] = {}
     names = set()
+    strings: list[str] = []
     for field in document["fields"]:
         names.add(field["name"])
+        if _branch(field["type"]) == "string":
+            strings.append(field["name"])
         if field["name"] in EXTENSION_FIELDS:
             continue
         column, primitive = column_of(field)
@@ -150,6 +171,7 @@ def writer_schema(schema_id: int, text: str) -> WriterSchema:
         extension=reader.extension_fields,
         spark_schema=json.dumps(spark_document),
         end_field=end_field,
+        strings=tuple(strings),
     )
 
 
@@ -373,8 +395,8 @@ class AvroAdapter:
                     result = F.when(F.col(f"__{role}h") == F.lit(_header_of(i)), picked).otherwise(result)
             return result
 
-        key_good = per_id("k", self.keys, lambda s, r: r[s.end_field] == END_MARKER, "boolean")
-        value_good = per_id("v", self.values, lambda s, r: r[s.end_field] == END_MARKER, "boolean")
+        key_good = per_id("k", self.keys, lambda s, r: s.readable(r), "boolean")
+        value_good = per_id("v", self.values, lambda s, r: s.readable(r), "boolean")
         op_text = per_id("v", self.values, lambda s, r: r[TIDB_OP] if TIDB_OP in s.extension else None, "string")
         commit_ts = per_id(
             "v", self.values, lambda s, r: r[TIDB_COMMIT_TS] if TIDB_COMMIT_TS in s.extension else None, "bigint"
