@@ -21,8 +21,9 @@ Spark's 38 digits written as bytes, and values the JVM did not convert.
 ``from_avro`` in PERMISSIVE mode turns an unreadable record into a row of nulls, not a null: each record is read
 with an end marker appended (a ``long`` field after the writer's fields, fed a fixed number appended to the datum),
 so a record is good when the marker reads back. That also catches trailing bytes after a datum, as the codec
-does, unless they begin with the marker's own ten bytes. The key of a row is checked to be a good record; its
-values are not typed (the value record carries the same columns).
+does, unless they begin with the marker's own ten bytes. Strings must be UTF-8 (spark-avro does not check). The
+key record of a row must be good and each of its values convert (the codec reads it), though the row's image is
+the value record.
 """
 
 from __future__ import annotations
@@ -396,6 +397,7 @@ class AvroAdapter:
             return result
 
         key_good = per_id("k", self.keys, lambda s, r: s.readable(r), "boolean")
+        key_values = per_id("k", self.keys, self._convertible, "boolean")
         value_good = per_id("v", self.values, lambda s, r: s.readable(r), "boolean")
         op_text = per_id("v", self.values, lambda s, r: r[TIDB_OP] if TIDB_OP in s.extension else None, "string")
         commit_ts = per_id(
@@ -417,7 +419,7 @@ class AvroAdapter:
         row = (
             ~value_absent
             & F.coalesce(value_good, F.lit(False))
-            & (key_absent | key_ok)
+            & (key_absent | (key_ok & F.coalesce(key_values, F.lit(False))))
             & F.coalesce(op_text != "d", F.lit(True))
             & F.coalesce(commit_ts >= 0, F.lit(True))
             & F.coalesce(checksum == "", F.lit(True))  # "": TiDB computed none; else the codec verifies it
@@ -462,6 +464,23 @@ class AvroAdapter:
             )
             .withColumn(A.SAMPLE, jvm)
         )
+
+    def _convertible(self, writer: WriterSchema, record: Column) -> Column:
+        """Whether every value of a row's key record converts as the codec reads it (the codec reads the key, so
+        a key value it rejects makes the message its dead letter; the row's image is the value record)."""
+        from pyspark.sql import functions as F
+
+        good: Column = F.lit(True)
+        for name, (data_type, primitive) in writer.columns.items():
+            reader = value_reader(data_type, primitive, self._zone, self.session_zone)
+            if reader is None:
+                return F.lit(False)  # a key the JVM does not read: the codec reads the row
+            typed = reader(record[name])
+            converted = (
+                typed.value.isNotNull() if typed.zero is None else typed.value.isNotNull() | typed.zero.isNotNull()
+            )
+            good = good & (record[name].isNull() | converted)
+        return good
 
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
