@@ -283,38 +283,53 @@ def test_every_column_type_decodes_alike_in_avro(spark: Any, schema_registry: An
     assert_same_decode(spark, messages, "avro", options)
 
 
-def test_avro_decimals_wider_than_spark_go_to_the_codec(spark: Any, schema_registry: Any) -> None:
-    """A shape with a DECIMAL(65,30) (bytes, beyond Spark's 38 digits) is the codec's; a table beside it stays on
-    the JVM."""
+def test_avro_wide_decimals_and_unreadable_keys_go_to_the_codec(spark: Any, schema_registry: Any) -> None:
+    """A shape with a DECIMAL(65,30) (bytes, beyond Spark's 38 digits) is the codec's, and so is a row whose key
+    record has a value the codec rejects (it reads the key too) though its value record is fine; the rows beside
+    them stay on the JVM."""
     if "avro" not in installed_codecs():
         pytest.skip("needs cdc-avro")
+    import datetime as dt
+    import io
     from decimal import Decimal
 
+    import fastavro
+
+    from cdc_avro.registry import Registry, RegistrySettings
     from cdc_core.events import Op
     from cdc_core.schema import Column, Index, TableSchema
     from cdc_core.types import DataType, MySQLType
 
-    def table(name: str, precision: int, scale: int) -> TableSchema:
-        amount = DataType(mysql_type=MySQLType.DECIMAL, length=precision, decimal=scale)
-        columns = [
-            Column(name="id", data_type=DataType(mysql_type=MySQLType.INT), nullable=False),
-            Column(name="amount", data_type=amount),
-        ]
+    def table(name: str, key: DataType, amount: DataType) -> TableSchema:
+        columns = [Column(name="id", data_type=key, nullable=False), Column(name="amount", data_type=amount)]
         primary = [Index(name="PRIMARY", columns=["id"], unique=True, primary=True)]
         return TableSchema(database="shop", table=name, columns=columns, indexes=primary, version=1)
 
-    wide, narrow = table("ledger", 65, 30), table("orders", 10, 2)
+    integer, date = DataType(mysql_type=MySQLType.INT), DataType(mysql_type=MySQLType.DATE)
+    wide = table("ledger", integer, DataType(mysql_type=MySQLType.DECIMAL, length=65, decimal=30))
+    narrow = table("orders", integer, DataType(mysql_type=MySQLType.DECIMAL, length=10, decimal=2))
+    days = table("days", date, integer)
     options = {"schema-registry": schema_registry.url}
     encoder = get_codec("avro").encoder({**options, "enable-tidb-extension": True})
     messages: list[Message] = []
-    for number in range(10):
-        for schema, amount in ((wide, Decimal(f"{number}1234567890123456789012345678901234.5{number}")),
-                               (narrow, Decimal(f"{number}.25"))):  # fmt: skip
-            change = RowChange(op=Op.INSERT, database="shop", table=schema.table, schema=schema,
-                               after={"id": number, "amount": amount}, commit_ts=(number + 1) << 18)  # fmt: skip
+    for number in range(8):
+        rows = [
+            (wide, {"id": number, "amount": Decimal(f"{number}1234567890123456789012345678901234.5{number}")}),
+            (narrow, {"id": number, "amount": Decimal(f"{number}.25")}),
+            (days, {"id": dt.date(2024, 1, number + 1), "amount": number}),
+        ]
+        for schema, row in rows:
+            change = RowChange(op=Op.INSERT, database="shop", table=schema.table, schema=schema, after=row,
+                               commit_ts=(number + 1) << 18)  # fmt: skip
             messages += [attrs.evolve(m, partition=number % 3) for m in encoder.encode(change)]
-    decoded = assert_same_decode(spark, messages, "avro", options, jvm_share=0.5)
-    assert decoded.paths["codec"] == 10
+    broken = next(i for i, m in enumerate(messages) if (m.topic or "").endswith("days") and i > 10)
+    key = messages[broken].key or b""
+    writer = Registry(RegistrySettings(url=schema_registry.url)).schema(int.from_bytes(key[1:5], "big"))
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, fastavro.parse_schema(json.loads(writer)), {"id": "2024-02-30"})
+    messages[broken] = attrs.evolve(messages[broken], key=key[:5] + out.getvalue())
+    decoded = assert_same_decode(spark, messages, "avro", options, jvm_share=0.6)
+    assert decoded.paths["codec"] == 8 + 1, decoded.paths
 
 
 AVRO_BAD_VALUES: list[tuple[str, object]] = [
@@ -365,45 +380,3 @@ def test_avro_values_the_jvm_cannot_read_go_to_the_codec(spark: Any, schema_regi
     decoded = assert_same_decode(spark, messages, "avro", options, jvm_share=0.3)
     # the codec rejects six (date, datetime, JSON, SET, DECIMAL text, UTF-8) and reads the others as the JVM does
     assert decoded.paths["codec"] >= 6, decoded.paths
-
-
-def test_avro_key_values_the_jvm_cannot_read_go_to_the_codec(spark: Any, schema_registry: Any) -> None:
-    """A row's key record is read by the codec too: a key value it rejects makes the message a dead letter on both
-    plans, though the value record is fine."""
-    if "avro" not in installed_codecs():
-        pytest.skip("needs cdc-avro")
-    import datetime as dt
-    import io
-
-    import fastavro
-
-    from cdc_avro.registry import Registry, RegistrySettings
-    from cdc_core.events import Op
-    from cdc_core.schema import Column, Index, TableSchema
-    from cdc_core.types import DataType, MySQLType
-
-    schema = TableSchema(
-        database="shop",
-        table="days",
-        columns=[
-            Column(name="day", data_type=DataType(mysql_type=MySQLType.DATE), nullable=False),
-            Column(name="n", data_type=DataType(mysql_type=MySQLType.INT)),
-        ],
-        indexes=[Index(name="PRIMARY", columns=["day"], unique=True, primary=True)],
-        version=1,
-    )
-    options = {"schema-registry": schema_registry.url}
-    encoder = get_codec("avro").encoder({**options, "enable-tidb-extension": True})
-    messages: list[Message] = []
-    for number in range(8):
-        change = RowChange(op=Op.INSERT, database="shop", table="days", schema=schema, commit_ts=(number + 1) << 18,
-                           after={"day": dt.date(2024, 1, number + 1), "n": number})  # fmt: skip
-        messages += encoder.encode(change)
-    key = messages[3].key or b""
-    registry = Registry(RegistrySettings(url=schema_registry.url))
-    writer = fastavro.parse_schema(json.loads(registry.schema(int.from_bytes(key[1:5], "big"))))
-    out = io.BytesIO()
-    fastavro.schemaless_writer(out, writer, {"day": "2024-02-30"})
-    messages[3] = attrs.evolve(messages[3], key=key[:5] + out.getvalue())
-    decoded = assert_same_decode(spark, messages, "avro", options)
-    assert decoded.paths["codec"] == 1, decoded.paths
