@@ -86,5 +86,6 @@ def test_a_missing_part_skips_locally_and_fails_under_ci(monkeypatch: pytest.Mon
     with pytest.raises(pytest.skip.Exception, match="no mariadbd"):
         unavailable("no mariadbd")
     monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match=r"no mariadbd \(CI=true: a missing test dependency fails the run\)"):
+    failure = r"no mariadbd \(CI=true: a missing test dependency fails the run\)"
+    with pytest.raises(pytest.fail.Exception, match=failure):
         unavailable("no mariadbd")

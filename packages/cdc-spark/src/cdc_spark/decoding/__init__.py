@@ -47,11 +47,20 @@ def _simple(options: Mapping[str, object], session_zone: str) -> Adapter | None:
     return SimpleAdapter(options, session_zone)
 
 
+def _avro(options: Mapping[str, object], session_zone: str) -> Adapter | None:
+    if not str(options.get("schema-registry") or ""):
+        return None  # Glue-framed data only: the codec
+    from cdc_spark.decoding.avro import AvroAdapter
+
+    return AvroAdapter(options, session_zone)
+
+
 # protocol -> its JVM rules (None: not for these options); a new protocol's rules are one module and one entry here
 ADAPTERS: Final[Mapping[str, Callable[[Mapping[str, object], str], Adapter | None]]] = {
     "canal-json": _canal,
     "debezium": _debezium,
     "simple": _simple,
+    "avro": _avro,
 }
 
 

@@ -1,9 +1,14 @@
 """What a protocol brings to the JVM decode path (:mod:`cdc_spark.decoding.jvm_path`).
 
 An adapter parses its envelope with Spark's ``from_json`` (or ``from_avro``) and says, per message, where it
-goes; it flattens row messages into one row per change with the values still in their wire text; and it turns one
+goes; it flattens row messages into one row per change with the values still in their wire form; and it turns one
 sample message per wire *shape* (decoded on the driver by the protocol's own codec) into the column readers that
-type those texts in the JVM.
+type those values in the JVM.
+
+Wire values come one of two ways. Text protocols put each image in a map (``AFTER``, ``BEFORE``: column name to
+wire value, one value type for every column); the framework looks each column up once. Protocols whose values
+arrive typed in a record per writer schema (TiCDC Avro) give, per shape, the expression of each column's value
+instead (:attr:`ShapeReaders.image`): a change then has one image, the new one, or for a delete the old one.
 """
 
 from __future__ import annotations
@@ -66,12 +71,21 @@ class Sample:
 
 @attrs.frozen(kw_only=True)
 class ShapeReaders:
-    """The codec's schema for one shape, and per column a reader of its wire text and a signature (equal
-    signatures read the same way, so one expression serves several shapes)."""
+    """The codec's schema for one shape, and per column a reader of its wire value and a signature (equal
+    signatures read the same way from the same place, so one expression serves several shapes).
+
+    ``image``: for typed wire values, per column the expression of its value in this shape's rows (the readers
+    read it); None: the readers read the column's entry of the ``AFTER``/``BEFORE`` maps.
+    """
 
     schema: TableSchema
     readers: Mapping[str, Reader]
     signatures: Mapping[str, Hashable]
+    image: Mapping[str, Column] | None = None
+
+    @property
+    def typed(self) -> bool:
+        return self.image is not None
 
 
 class Adapter(Protocol):

@@ -163,42 +163,63 @@ class _TableTyping:
     schema: TableSchema
     shapes: Mapping[str, ShapeReaders]
 
+    @property
+    def typed(self) -> bool:
+        """Whether the table's values come typed, per shape (:attr:`ShapeReaders.image`), not in text maps."""
+        return any(shape.typed for shape in self.shapes.values())
 
-def _column(typing: _TableTyping, name: str, text: Column) -> tuple[Column, Column | None]:
-    """One column of one image: its value read by its shape's reader and cast to the final schema's type, and
-    its zero-date text (None: the column's readers have no zero dates)."""
+
+@attrs.frozen
+class _Read:
+    """One column of one image: its value in the final schema's type, its zero-date text (None: the column's
+    readers have no zero dates), and whether the wire had a value (typed images only)."""
+
+    value: Column
+    zero: Column | None
+    present: Column
+
+
+def _column(typing: _TableTyping, name: str, text: Column | None) -> _Read:
+    """One column of one image, read by its shape's reader from ``text`` (the column's text in the image's map)
+    or, for typed images, from the shape's own value expression, and cast to the final schema's type."""
     from pyspark.sql import functions as F
 
     target = spark_type(next(c.data_type for c in typing.schema.stored_columns if c.name == name))
     by_signature: dict[Any, list[str]] = {}
     readers: dict[Any, A.Reader] = {}
+    sources: dict[Any, Column] = {}
     for shape, shape_readers in typing.shapes.items():
         reader = shape_readers.readers.get(name)
-        if reader is None:
+        source = text if shape_readers.image is None else shape_readers.image.get(name)
+        if reader is None or source is None:
             continue
         signature = shape_readers.signatures[name]
         by_signature.setdefault(signature, []).append(shape)
         readers[signature] = reader
+        sources[signature] = source
     if not readers:
-        return F.lit(None).cast(target), None
+        return _Read(F.lit(None).cast(target), None, F.lit(False))
     # A shape's own type to the final one: a widening, or a bad value (null where the text was not).
-    typed = [(shapes, readers[signature](text)) for signature, shapes in by_signature.items()]
+    typed = [(shapes, readers[signature](sources[signature]), sources[signature])
+             for signature, shapes in by_signature.items()]  # fmt: skip
     if len(typed) == 1:
-        only = typed[0][1]
-        return only.value.cast(target), only.zero
+        _, only, source = typed[0]
+        return _Read(only.value.cast(target), only.zero, source.isNotNull())
     shape_column = F.col(A.SHAPE)
     value: Column | None = None
     zero: Column | None = None
-    has_zero = any(part.zero is not None for _, part in typed)
-    for shapes, part in typed:
+    present: Column | None = None
+    has_zero = any(part.zero is not None for _, part, _ in typed)
+    for shapes, part, source in typed:
         test = shape_column.isin(*shapes)
         cast = part.value.cast(target)
         value = F.when(test, cast) if value is None else value.when(test, cast)
+        present = F.when(test, source.isNotNull()) if present is None else present.when(test, source.isNotNull())
         if has_zero:
             part_zero = part.zero if part.zero is not None else F.lit(None).cast("string")
             zero = F.when(test, part_zero) if zero is None else zero.when(test, part_zero)
-    assert value is not None
-    return value, zero
+    assert value is not None and present is not None
+    return _Read(value, zero, F.coalesce(present, F.lit(False)))
 
 
 def _after_text(name: str) -> Column:
@@ -260,12 +281,40 @@ def _after_stage(typing: _TableTyping) -> tuple[Column, list[tuple[str, bool]]]:
     fields: list[Column] = []
     layout: list[tuple[str, bool]] = []
     for k, column in enumerate(typing.schema.stored_columns):
-        after, after_zero = _column(typing, column.name, texts[f"ta{k}"])
-        fields.append(after.alias(f"a{k}"))
-        if after_zero is not None:
-            fields.append(after_zero.alias(f"za{k}"))
-        layout.append((column.name, after_zero is not None))
+        after = _column(typing, column.name, texts[f"ta{k}"])
+        fields.append(after.value.alias(f"a{k}"))
+        if after.zero is not None:
+            fields.append(after.zero.alias(f"za{k}"))
+        layout.append((column.name, after.zero is not None))
     return _struct(fields), layout
+
+
+def _image_stage(typing: _TableTyping) -> tuple[Column, list[tuple[str, bool]]]:
+    """Stage one of a table whose values come typed: each column read from its shape's value (``a<k>``, ``za<k>``
+    as in stage two), whether the wire had a value (``p<k>``), and the changed columns of rows whose shape has
+    fewer columns than the table's schema (an older version; the Python path's rule)."""
+    from pyspark.sql import functions as F
+
+    fields: list[Column] = []
+    layout: list[tuple[str, bool]] = []
+    for k, column in enumerate(typing.schema.stored_columns):
+        read = _column(typing, column.name, None)
+        fields += [read.value.alias(f"a{k}"), read.present.alias(f"p{k}")]
+        if read.zero is not None:
+            fields.append(read.zero.alias(f"za{k}"))
+        layout.append((column.name, read.zero is not None))
+    names = [c.name for c in typing.schema.stored_columns]
+    narrower: dict[tuple[str, ...], list[str]] = {}
+    for shape, readers in typing.shapes.items():
+        image = readers.image or {}
+        present = tuple(n for n in names if n in image)
+        if len(present) < len(names):
+            narrower.setdefault(present, []).append(shape)
+    changed: Column = F.lit(None).cast("array<string>")
+    for present, shapes in narrower.items():
+        listed = F.array(*[F.lit(n) for n in present]).cast("array<string>")
+        changed = F.when(F.col(A.SHAPE).isin(*shapes), listed).otherwise(changed)
+    return F.struct(*fields, changed.alias("changed")), layout
 
 
 def _texts(typing: _TableTyping) -> Column:
@@ -283,10 +332,10 @@ def _before_stage(typing: _TableTyping, layout: list[tuple[str, bool]]) -> Colum
     fields: list[Column] = []
     for k, (name, has_zero) in enumerate(layout):
         same = texts[f"tb{k}"].eqNullSafe(texts[f"ta{k}"])
-        value, zero = _column(typing, name, texts[f"tb{k}"])
-        fields.append(F.when(same, after[f"a{k}"]).otherwise(value).alias(f"b{k}"))
+        before = _column(typing, name, texts[f"tb{k}"])
+        fields.append(F.when(same, after[f"a{k}"]).otherwise(before.value).alias(f"b{k}"))
         if has_zero:
-            own_zero = zero if zero is not None else _none()
+            own_zero = before.zero if before.zero is not None else _none()
             fields.append(F.when(same, after[f"za{k}"]).otherwise(own_zero).alias(f"zb{k}"))
     return _struct(fields)
 
@@ -317,30 +366,65 @@ def _contract_stage(typing: _TableTyping, layout: list[tuple[str, bool]]) -> tup
             bad = bad | (failed & struct[zero_field].isNull() if has_zero else failed)
         if has_zero:
             zeros.append((name, F.when(is_delete, before_values_struct[f"zb{k}"]).otherwise(after_values[f"za{k}"])))
-    zero_map: Column = F.lit(None).cast("map<string,string>")
-    if zeros:
-        entries = [F.when(c.isNotNull(), F.struct(F.lit(n).alias("key"), c.alias("value"))) for n, c in zeros]
-        any_zero = F.lit(False)
-        for _, c in zeros:
-            any_zero = any_zero | c.isNotNull()
-        zero_map = F.when(any_zero, F.map_from_entries(F.array_compact(F.array(*entries))))
     before_struct = F.when(texts["has_before"], F.struct(*before_values))
     struct = F.struct(
         *values,
         before_struct.alias("_cdc_before"),
         texts["changed"].alias("_cdc_changed_columns"),
-        zero_map.alias("_cdc_zero_dates"),
+        _zero_map(zeros).alias("_cdc_zero_dates"),
     )
     return struct, bad
 
 
-def _typed_wide(rows: DataFrame, typings: Sequence[_TableTyping], partition_ts: Mapping[PartitionKey, int]) -> Any:
+def _zero_map(zeros: Sequence[tuple[str, Column]]) -> Column:
+    """``_cdc_zero_dates``: column -> zero-date text, null when the row has none."""
+    from pyspark.sql import functions as F
+
+    if not zeros:
+        return F.lit(None).cast("map<string,string>")
+    entries = [F.when(c.isNotNull(), F.struct(F.lit(n).alias("key"), c.alias("value"))) for n, c in zeros]
+    any_zero = F.lit(False)
+    for _, c in zeros:
+        any_zero = any_zero | c.isNotNull()
+    return F.when(any_zero, F.map_from_entries(F.array_compact(F.array(*entries))))
+
+
+def _image_contract_stage(typing: _TableTyping, layout: list[tuple[str, bool]]) -> tuple[Column, Column]:
+    """Stage four of a table whose values come typed (over ``__va<index>``): a change has one image, the new one
+    or a delete's old one; a value that did not convert (present, null, no zero date) makes the row bad."""
+    from pyspark.sql import functions as F
+
+    read = F.col(f"__va{typing.index}")
+    values: list[Column] = []
+    bad: Column = F.lit(False)
+    zeros: list[tuple[str, Column]] = []
+    for k, (name, has_zero) in enumerate(layout):
+        values.append(read[f"a{k}"].alias(name))
+        failed = read[f"p{k}"] & read[f"a{k}"].isNull()
+        bad = bad | (failed & read[f"za{k}"].isNull() if has_zero else failed)
+        if has_zero:
+            zeros.append((name, read[f"za{k}"]))
+    struct = F.struct(
+        *values,
+        F.when(F.col(A.OP) == "delete", F.struct(*values)).alias("_cdc_before"),
+        read["changed"].alias("_cdc_changed_columns"),
+        _zero_map(zeros).alias("_cdc_zero_dates"),
+    )
+    return struct, bad
+
+
+def _typed_wide(
+    rows: DataFrame,
+    typings: Sequence[_TableTyping],
+    partition_ts: Mapping[PartitionKey, int],
+) -> Any:
     """Every change as one row: common columns, ``__tidx`` and one typed struct per table; ``__bad`` rows did not
     convert (their messages go to the codec).
 
     Four projections: each column's texts looked up once; the new image's values, read once; the old image's,
     where they differ; the contract assembled from those. Spark keeps them apart (each one's structs are
-    referenced many times by the next), so every lookup and conversion is generated and run once.
+    referenced many times by the next), so every lookup and conversion is generated and run once. A table whose
+    values come typed is read in the first (:func:`_image_stage`) and assembled in the fourth.
     """
     from pyspark.sql import functions as F
 
@@ -353,22 +437,28 @@ def _typed_wide(rows: DataFrame, typings: Sequence[_TableTyping], partition_ts: 
     tidx = F.col("__tidx")
     staged = rows.withColumn("__tidx", index)
     carried = [c for c in staged.columns if c not in (A.AFTER, A.BEFORE, A.BEFORE_BASE, A.CHANGED_FROM)]
-    texts = [F.when(tidx == t.index, _text_stage(t)).alias(f"__x{t.index}") for t in typings]
-    staged = staged.select(*carried, *texts)
+    text_typings = [t for t in typings if not t.typed]
     layouts: dict[int, list[tuple[str, bool]]] = {}
-    after_columns: list[Column] = []
+    first = [F.when(tidx == t.index, _text_stage(t)).alias(f"__x{t.index}") for t in text_typings]
     for typing in typings:
+        if typing.typed:
+            struct, layouts[typing.index] = _image_stage(typing)
+            first.append(F.when(tidx == typing.index, struct).alias(f"__va{typing.index}"))
+    staged = staged.select(*carried, *first)
+    after_columns: list[Column] = []
+    for typing in text_typings:
         struct, layouts[typing.index] = _after_stage(typing)
         after_columns.append(F.when(tidx == typing.index, struct).alias(f"__va{typing.index}"))
     staged = staged.select("*", *after_columns)
     before_columns = [
-        F.when(tidx == t.index, _before_stage(t, layouts[t.index])).alias(f"__vb{t.index}") for t in typings
+        F.when(tidx == t.index, _before_stage(t, layouts[t.index])).alias(f"__vb{t.index}") for t in text_typings
     ]
     staged = staged.select("*", *before_columns)
     structs: list[Column] = []
     bad: Column = F.lit(False)
     for typing in typings:
-        struct, table_bad = _contract_stage(typing, layouts[typing.index])
+        contract = _image_contract_stage if typing.typed else _contract_stage
+        struct, table_bad = contract(typing, layouts[typing.index])
         structs.append(F.when(tidx == typing.index, struct).alias(f"__t{typing.index}"))
         bad = F.when(tidx == typing.index, table_bad).otherwise(bad)
     seed = F.create_map(*[x for (t, p), ts in partition_ts.items() for x in (F.lit(f"{t}\u0000{p}"), F.lit(ts))])

@@ -1,0 +1,557 @@
+"""TiCDC Avro on the JVM path: Confluent-framed records read by spark-avro's ``from_avro``, typed values kept typed.
+
+Every key and value starts with the Confluent header (magic 0, 4-byte schema id). The schema ids of a batch are
+found first (one small job over the 5-byte headers, no payload), their writer schemas fetched on the driver from
+the registry (cached for the process: an id never changes), and each record is then decoded by one ``from_avro``
+per schema id, the header cut off in the JVM. A change is:
+
+* a row (key and value records; ``_tidb_op`` ``c``/``u`` and ``_tidb_commit_ts`` with ``enable-tidb-extension``,
+  an insert without a commit ts otherwise), its one image the value record;
+* a tombstone delete (a key with a null value, or the testing switch's ``0x03`` + TSO), its image the key record
+  and its commit ts none (plain tombstone) or the TSO: such a change is ordered after the newest commit ts before
+  it in its partition (``clock_before`` of :mod:`cdc_spark.decoding.jvm_path`);
+* the testing switch's watermark (``0x02`` + TSO), a control row made in the JVM.
+
+A shape is the pair of schema ids (key, value); the codec decodes one sample of each on the driver, so every schema
+is the codec's, and each column is read from its Avro type as the codec reads it (:func:`value_reader`). The codec
+(:mod:`cdc_spark.decoding.python_path`) takes DDL messages, Glue-framed data, rows with a row checksum to verify,
+records ``from_avro`` could not read, schema ids the registry did not give, shapes with a DECIMAL wider than
+Spark's 38 digits written as bytes, and values the JVM did not convert.
+
+``from_avro`` in PERMISSIVE mode turns an unreadable record into a row of nulls, not a null: each record is read
+with an end marker appended (a ``long`` field after the writer's fields, fed a fixed number appended to the datum),
+so a record is good when the marker reads back. That also catches trailing bytes after a datum, as the codec
+does, unless they begin with the marker's own ten bytes. Strings must be UTF-8 (spark-avro does not check). The
+key record of a row must be good and each of its values convert (the codec reads it), though the row's image is
+the value record.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from cdc_avro.errors import RegistryUnavailableError
+from cdc_avro.names import EXTENSION_FIELDS, TIDB_COMMIT_TS, TIDB_OP, TIDB_ROW_CHECKSUM
+from cdc_avro.readers import WriterSchemaError, column_of, record_reader
+from cdc_avro.registry import Registry, RegistrySettings, SchemaNotFoundError
+from cdc_core.codec import Options
+from cdc_core.errors import CdcError
+from cdc_core.events import RowChange
+from cdc_core.registry import get_codec
+from cdc_core.schema import TableSchema
+from cdc_core.textual import resolve_zone, zone_name
+from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_spark.decoding import adapter as A
+from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
+from cdc_spark.decoding.jvm_values import (
+    Typed,
+    checked,
+    fraction_digits,
+    json_text,
+    temporal_text,
+    time_text,
+    vector_text,
+)
+from cdc_spark.decoding.spark_types import MAX_SPARK_PRECISION, UNDECLARED_SCALE, spark_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+PROTOCOL: Final = "avro"
+HEADER: Final = 5  # magic byte 0 + big-endian schema id
+END_MARKER: Final = 0x5EC0DEC0FFEE  # read back from the end of every record: the record was read whole
+_LONG_MAX: Final = 2**63 - 1
+_TSO_MESSAGE: Final = 9  # a marker byte + 8-byte TSO (watermark, delete marker)
+_DDL: Final = 0x01
+_WATERMARK: Final = 0x02
+_DELETE: Final = 0x03
+_TOMBSTONE: Final = "tombstone"  # the value part of a tombstone's shape
+_DDL_ENVELOPE: Final = "type bigint, commitTs decimal(20,0), query string, schema string, table string"
+_DDL_COMMIT_TS: Final = r'[{,]\s*"commitTs"\s*:\s*([0-9]+)\s*[,}]'  # an integer literal, not a string
+_REGISTRIES: dict[RegistrySettings, Registry] = {}  # one client (and schema cache) per registry, for the process
+
+
+def _zigzag_varint(number: int) -> bytes:
+    """Avro's encoding of a non-negative ``long``."""
+    value = number << 1
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_END_BYTES: Final = _zigzag_varint(END_MARKER)
+
+
+def _registry(settings: RegistrySettings) -> Registry:
+    registry = _REGISTRIES.get(settings)
+    if registry is None:
+        registry = _REGISTRIES[settings] = Registry(settings)
+    return registry
+
+
+@attrs.frozen(kw_only=True)
+class WriterSchema:
+    """One registry schema id: its table, its fields' columns and Avro types, and the schema ``from_avro`` reads
+    it with (end marker appended; DECIMALs beyond Spark's precision as their plain bytes)."""
+
+    schema_id: int
+    database: str
+    table: str
+    columns: Mapping[str, tuple[DataType, str]]  # field -> (the codec's type, the Avro primitive)
+    extension: frozenset[str]
+    spark_schema: str
+    end_field: str
+    strings: tuple[str, ...]  # fields written as Avro strings: their bytes must be UTF-8, as the codec requires
+
+    def readable(self, record: Column) -> Column:
+        """Whether ``from_avro`` read the whole record (the end marker came back) and its strings are UTF-8
+        (spark-avro does not check; the codec rejects a record that is not)."""
+        from pyspark.sql import functions as F
+
+        good = record[self.end_field] == END_MARKER
+        for name in self.strings:
+            good = good & F.coalesce(F.is_valid_utf8(record[name]), F.lit(True))
+        return good
+
+
+def _spark_field(field: dict[str, Any]) -> dict[str, Any]:
+    """A field as ``from_avro`` can read it: a DECIMAL over 38 digits (Spark's limit) as its bytes."""
+
+    def plain(branch: Any) -> Any:
+        wide = isinstance(branch, dict) and branch.get("logicalType") == "decimal"
+        if wide and int(branch.get("precision", 0)) > MAX_SPARK_PRECISION:
+            return {"type": branch.get("type", "bytes")}
+        return branch
+
+    kind = field.get("type")
+    kind = [plain(b) for b in kind] if isinstance(kind, list) else plain(kind)
+    return {**field, "type": kind}
+
+
+def _branch(kind: Any) -> Any:
+    """A field's Avro type without its union with null (``record_reader`` has checked the union's form)."""
+    if isinstance(kind, list):
+        kind = next((branch for branch in kind if branch != "null"), None)
+    return kind.get("type") if isinstance(kind, dict) else kind
+
+
+def writer_schema(schema_id: int, text: str) -> WriterSchema:
+    """What the JVM path needs of one writer schema; raises WriterSchemaError for schemas TiCDC does not write."""
+    reader = record_reader(text, resolve_zone("UTC"))  # the codec's own checks (database, table, fields)
+    document = json.loads(text)
+    columns: dict[str, tuple[DataType, str]] = {}
+    names = set()
+    strings: list[str] = []
+    for field in document["fields"]:
+        names.add(field["name"])
+        if _branch(field["type"]) == "string":
+            strings.append(field["name"])
+        if field["name"] in EXTENSION_FIELDS:
+            continue
+        column, primitive = column_of(field)
+        columns[column.name] = (column.data_type, primitive)
+    end_field = "__cdc_end"
+    while end_field in names:
+        end_field += "_"
+    spark_document = {
+        **document,
+        "fields": [*[_spark_field(f) for f in document["fields"]], {"name": end_field, "type": "long"}],
+    }
+    return WriterSchema(
+        schema_id=schema_id,
+        database=reader.database,
+        table=reader.table,
+        columns=columns,
+        extension=reader.extension_fields,
+        spark_schema=json.dumps(spark_document),
+        end_field=end_field,
+        strings=tuple(strings),
+    )
+
+
+# ---------------------------------------------------------------------------------------------- value readers
+
+
+def _integer_text(text: Column, target: Any) -> Column:
+    """Digits as a number, only in the form the number prints as (the codec's ``int()`` takes more: those go to
+    it)."""
+    from pyspark.sql import functions as F
+
+    number = text.try_cast("decimal(20,0)")
+    return F.when(number.cast("string") == text, number.try_cast(target))
+
+
+def _unsigned_long(number: Column) -> Column:
+    """BIGINT UNSIGNED written as its two's-complement long, read back as the codec's ``+ 2**64``."""
+    from pyspark.sql import functions as F
+
+    wide = number.cast("decimal(20,0)")
+    return F.when(number < 0, wide + F.lit(str(2**64)).cast("decimal(21,0)")).otherwise(wide).cast("decimal(20,0)")
+
+
+def _bits(data: Column, target: Any) -> Column:
+    """BIT: big-endian bytes (none for 0) as the unsigned number they hold."""
+    from pyspark.sql import functions as F
+
+    size = F.length(data)
+    unsigned = F.when(size == 0, F.lit("0")).when(size <= 8, F.conv(F.hex(data), 16, 10))
+    return unsigned.try_cast("decimal(20,0)").try_cast(target)
+
+
+def _decimal_text(text: Column) -> Column:
+    """DECIMAL as text (``avro-decimal-handling-mode=string``): the writer schema has no precision, so the codec
+    fits it to decimal(38,10), rounding half-even; beyond 10 fraction digits (rare) Spark's own rounding is avoided
+    with ``bround``."""
+    from pyspark.sql import functions as F
+
+    target = f"decimal({MAX_SPARK_PRECISION},{UNDECLARED_SCALE})"
+    short = (fraction_digits(text) <= UNDECLARED_SCALE) & ~F.lower(text).contains("e")
+    rounded = F.bround(text.try_cast(f"decimal({MAX_SPARK_PRECISION},{MAX_SPARK_PRECISION - 8})"), UNDECLARED_SCALE)
+    return F.when(short, text.try_cast(target)).otherwise(rounded.try_cast(target))
+
+
+def _set_names(text: Column, data_type: DataType) -> Column:
+    """SET as comma-joined names: kept as written when every part is a member (the codec's fast path)."""
+    from pyspark.sql import functions as F
+
+    parts = F.split(text, ",")
+    members = F.array(*[F.lit(e) for e in data_type.elements or ()]).cast("array<string>")
+    return F.when(text == "", F.array().cast("array<string>")).when(F.size(F.array_except(parts, members)) == 0, parts)
+
+
+def _zero_fraction_dropped(typed: Typed) -> Typed:
+    """A zero DATETIME/TIMESTAMP without its all-zero fraction, as the codec's Avro reader keeps it."""
+    from pyspark.sql import functions as F
+
+    if typed.zero is None:
+        return typed
+    return Typed(value=typed.value, bad=typed.bad, zero=F.regexp_replace(typed.zero, r"\.0*$", ""))
+
+
+def value_reader(data_type: DataType, primitive: str, zone: str, session_zone: str) -> A.Reader | None:
+    """How the JVM reads a field of Avro type ``primitive`` into ``data_type``'s contract type, as the codec's
+    ``reader_for`` and ``spark_value`` do; None where the JVM does not (the codec reads that shape)."""
+    from pyspark.sql import functions as F
+
+    logical = data_type.logical
+    target = spark_type(data_type)
+
+    def same(value: Column) -> Typed:
+        return Typed(value=value, bad=F.lit(False))
+
+    if logical in (LogicalType.INT, LogicalType.YEAR):
+        if primitive == "string":  # BIGINT UNSIGNED, avro-bigint-unsigned-handling-mode=string
+            return lambda text: checked(text, _integer_text(text, target))
+        if primitive not in ("int", "long"):
+            return None
+        if data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned:
+            return lambda number: checked(number, _unsigned_long(number))
+        return lambda number: checked(number, number.try_cast(target))
+    if logical is LogicalType.FLOAT:
+        return same if primitive == "float" else None
+    if logical is LogicalType.DOUBLE:
+        return same if primitive == "double" else None
+    if logical is LogicalType.DECIMAL:
+        if primitive == "string":
+            return lambda text: checked(text, _decimal_text(text))
+        if primitive == "bytes" and data_type.length is not None and data_type.precision <= MAX_SPARK_PRECISION:
+            return lambda number: checked(number, number.try_cast(target))
+        return None  # wider than Spark's decimals, or bytes without the decimal logical type
+    if logical is LogicalType.BIT:
+        return (lambda data: checked(data, _bits(data, target))) if primitive == "bytes" else None
+    if logical is LogicalType.BYTES:
+        return same if primitive == "bytes" else None
+    if primitive != "string":
+        return None
+    if logical in (LogicalType.STRING, LogicalType.ENUM):
+        return same
+    if logical is LogicalType.SET:
+        return lambda text: checked(text, _set_names(text, data_type))
+    if logical is LogicalType.DATE:
+        return lambda text: temporal_text(text, data_type, zone, session_zone)
+    if logical in (LogicalType.DATETIME, LogicalType.TIMESTAMP):
+        return lambda text: _zero_fraction_dropped(temporal_text(text, data_type, zone, session_zone))
+    if logical is LogicalType.TIME:
+        return time_text
+    if logical is LogicalType.JSON:
+        return json_text
+    if logical is LogicalType.VECTOR:
+        return vector_text
+    return None  # spatial and array columns: TiDB has none, the codec reports them
+
+
+# --------------------------------------------------------------------------------------------------- adapter
+
+
+def _header(data: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.substring(data, 1, HEADER)
+
+
+def _confluent_id(header: bytes | bytearray | None) -> int | None:
+    if header is None or len(header) != HEADER or header[0] != 0:
+        return None
+    return int.from_bytes(header[1:], "big")
+
+
+def _header_of(schema_id: int) -> bytearray:
+    return bytearray(b"\x00" + schema_id.to_bytes(4, "big"))
+
+
+def _tso(value: Column) -> Column:
+    """The unsigned big-endian TSO after a marker byte."""
+    from pyspark.sql import functions as F
+
+    return F.conv(F.hex(F.substring(value, 2, 8)), 16, 10).try_cast("decimal(20,0)")
+
+
+@attrs.define
+class AvroAdapter:
+    options: Mapping[str, object]
+    session_zone: str
+    protocol: str = PROTOCOL
+    _resolved: Options = attrs.field(init=False)
+    _zone: str = attrs.field(init=False)
+    keys: dict[int, WriterSchema] = attrs.field(init=False, factory=dict)  # the batch's key schemas by id
+    values: dict[int, WriterSchema] = attrs.field(init=False, factory=dict)  # its value schemas by id
+
+    def __attrs_post_init__(self) -> None:
+        codec = get_codec(PROTOCOL)
+        self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
+        self._zone = zone_name(resolve_zone(self._resolved["time-zone"]))
+
+    def _settings(self) -> RegistrySettings:
+        return RegistrySettings(
+            url=self._resolved["schema-registry"],
+            max_retries=self._resolved["schema-registry-max-retries"],
+            retry_wait_ms=self._resolved["schema-registry-retry-backoff-ms"],
+            timeout_s=self._resolved["schema-registry-timeout"],
+            ca_location=self._resolved["schema-registry-ca"],
+        )
+
+    def _fetch(self, ids: set[int]) -> dict[int, WriterSchema]:
+        """The writer schemas of ``ids`` the registry gives and TiCDC could have written (the others: the codec)."""
+        registry = _registry(self._settings())
+        found: dict[int, WriterSchema] = {}
+        for schema_id in sorted(ids):
+            try:
+                found[schema_id] = writer_schema(schema_id, registry.schema(schema_id))
+            except (SchemaNotFoundError, RegistryUnavailableError, WriterSchemaError, CdcError, ValueError):
+                continue  # the codec reports each message of it, with its reason
+        return found
+
+    def _learn_schemas(self, messages: DataFrame) -> None:
+        """The batch's schema ids, from one small job over the headers; their schemas from the registry."""
+        from pyspark.sql import functions as F
+
+        headers = messages.select(
+            _header(F.col("key")).alias("k"), _header(F.col("value")).alias("v")
+        ).distinct().collect()  # fmt: skip
+        key_ids = {i for i in (_confluent_id(r["k"]) for r in headers) if i is not None}
+        value_ids = {i for i in (_confluent_id(r["v"]) for r in headers) if i is not None}
+        fetched = self._fetch(key_ids | value_ids)
+        self.keys = {i: fetched[i] for i in sorted(key_ids) if i in fetched}
+        self.values = {i: fetched[i] for i in sorted(value_ids) if i in fetched}
+
+    def prepare(self, messages: DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+        from pyspark.sql.avro.functions import from_avro
+
+        self._learn_schemas(messages)
+        key, value = F.col("key"), F.col("value")
+        key_absent = key.isNull() | (F.length(key) == 0)
+        value_absent = value.isNull() | (F.length(value) == 0)
+        first = F.substring(value, 1, 1)
+        tso_message = F.length(value) == _TSO_MESSAGE
+        tso = _tso(value)
+        frame = messages.withColumn("__kh", _header(key)).withColumn("__vh", _header(value))
+        end = F.lit(bytearray(_END_BYTES))
+
+        def decoded(role: str, data: Column, schemas: Mapping[int, WriterSchema]) -> list[Column]:
+            body = F.concat(F.substring(data, HEADER + 1, 1 << 30), end)
+            header = F.col(f"__{role}h")
+            return [
+                F.when(header == F.lit(_header_of(i)), from_avro(body, s.spark_schema, {"mode": "PERMISSIVE"})).alias(
+                    f"__av{role}{i}"
+                )
+                for i, s in schemas.items()
+            ]
+
+        frame = frame.select("*", *decoded("k", key, self.keys), *decoded("v", value, self.values))
+
+        def per_id(role: str, schemas: Mapping[int, WriterSchema], pick: Any, cast: str) -> Column:
+            """A per-row value of the record's schema id (``pick(schema, record)``; null where it gives none)."""
+            result: Column = F.lit(None).cast(cast)
+            for i, schema in schemas.items():
+                picked = pick(schema, F.col(f"__av{role}{i}"))
+                if picked is not None:
+                    result = F.when(F.col(f"__{role}h") == F.lit(_header_of(i)), picked).otherwise(result)
+            return result
+
+        key_good = per_id("k", self.keys, lambda s, r: s.readable(r), "boolean")
+        key_values = per_id("k", self.keys, self._convertible, "boolean")
+        value_good = per_id("v", self.values, lambda s, r: s.readable(r), "boolean")
+        op_text = per_id("v", self.values, lambda s, r: r[TIDB_OP] if TIDB_OP in s.extension else None, "string")
+        commit_ts = per_id(
+            "v", self.values, lambda s, r: r[TIDB_COMMIT_TS] if TIDB_COMMIT_TS in s.extension else None, "bigint"
+        )
+        checksum = per_id(
+            "v", self.values, lambda s, r: r[TIDB_ROW_CHECKSUM] if TIDB_ROW_CHECKSUM in s.extension else None, "string"
+        )
+        key_database = per_id("k", self.keys, lambda s, r: F.lit(s.database), "string")
+        key_table = per_id("k", self.keys, lambda s, r: F.lit(s.table), "string")
+        value_database = per_id("v", self.values, lambda s, r: F.lit(s.database), "string")
+        value_table = per_id("v", self.values, lambda s, r: F.lit(s.table), "string")
+        key_id = per_id("k", self.keys, lambda s, r: F.lit(str(s.schema_id)), "string")
+        value_id = per_id("v", self.values, lambda s, r: F.lit(str(s.schema_id)), "string")
+
+        key_ok = F.coalesce(key_good, F.lit(False))
+        tombstone = ~key_absent & (value_absent | (tso_message & (first == F.lit(bytearray([_DELETE])))))
+        delete_ts_ok = value_absent | (tso <= _LONG_MAX)
+        row = (
+            ~value_absent
+            & F.coalesce(value_good, F.lit(False))
+            & (key_absent | (key_ok & F.coalesce(key_values, F.lit(False))))
+            & F.coalesce(op_text != "d", F.lit(True))
+            & F.coalesce(commit_ts >= 0, F.lit(True))
+            & F.coalesce(checksum == "", F.lit(True))  # "": TiDB computed none; else the codec verifies it
+        )
+        watermark = key_absent & tso_message & (first == F.lit(bytearray([_WATERMARK]))) & (tso <= _LONG_MAX)
+        ddl = key_absent & (first == F.lit(bytearray([_DDL])))
+        route = (
+            F.when(key_absent & value_absent, F.lit(Route.SKIP.value))
+            .when(tombstone & key_ok & delete_ts_ok, F.lit(Route.JVM.value))
+            .when(~tombstone & F.coalesce(row, F.lit(False)), F.lit(Route.JVM.value))
+            .when(F.coalesce(watermark, F.lit(False)), F.lit(Route.WATERMARK.value))
+            .otherwise(F.lit(Route.PYTHON.value))
+        )
+        jvm = F.col(A.ROUTE) == Route.JVM
+        is_tombstone = F.col("__tombstone")
+        ts = (
+            F.when(is_tombstone, F.when(~value_absent, tso))
+            .when(F.col(A.ROUTE) == Route.WATERMARK, tso)
+            .when(ddl, _ddl_commit_ts(value))
+            .otherwise(F.when(commit_ts >= 0, commit_ts))
+        )
+        op = F.when(is_tombstone, F.lit("delete")).when(op_text == "u", F.lit("update")).otherwise(F.lit("insert"))
+        shape = F.concat_ws(
+            ":", F.coalesce(key_id, F.lit("")), F.when(is_tombstone, F.lit(_TOMBSTONE)).otherwise(value_id)
+        )
+        return (
+            frame.withColumn(A.ROUTE, route)
+            .withColumn("__tombstone", tombstone & jvm)
+            .withColumn(A.DATABASE, F.when(jvm, F.when(is_tombstone, key_database).otherwise(value_database)))
+            .withColumn(A.TABLE, F.when(jvm, F.when(is_tombstone, key_table).otherwise(value_table)))
+            .withColumn(A.SHAPE, F.when(jvm, shape))
+            .withColumn(A.TS, ts.try_cast("long"))
+            .withColumn("__op", op)
+            .withColumn(
+                A.RANK,
+                F.struct(
+                    F.coalesce(F.col(A.TS), F.lit(-1).cast("long")).alias("ts"),
+                    F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
+                    F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
+                    F.lit(0).alias("position"),
+                ),
+            )
+            .withColumn(A.SAMPLE, jvm)
+        )
+
+    def _convertible(self, writer: WriterSchema, record: Column) -> Column:
+        """Whether every value of a row's key record converts as the codec reads it (the codec reads the key, so
+        a key value it rejects makes the message its dead letter; the row's image is the value record)."""
+        from pyspark.sql import functions as F
+
+        good: Column = F.lit(True)
+        for name, (data_type, primitive) in writer.columns.items():
+            reader = value_reader(data_type, primitive, self._zone, self.session_zone)
+            if reader is None:
+                return F.lit(False)  # a key the JVM does not read: the codec reads the row
+            typed = reader(record[name])
+            converted = (
+                typed.value.isNotNull() if typed.zero is None else typed.value.isNotNull() | typed.zero.isNotNull()
+            )
+            good = good & (record[name].isNull() | converted)
+        return good
+
+    def rows(self, prepared: DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        no_map = F.lit(None).cast("map<string,string>")
+        records = [c for c in prepared.columns if c.startswith(("__avk", "__avv"))]
+        return prepared.select(
+            *[c for c in prepared.columns if not c.startswith("__")],
+            A.DATABASE, A.TABLE, A.SHAPE, A.TS,
+            F.lit(0).alias(A.POSITION),
+            F.col("__op").alias(A.OP),
+            F.lit(None).cast("long").alias(A.VERSION),
+            no_map.alias(A.AFTER), no_map.alias(A.BEFORE), no_map.alias(A.BEFORE_BASE), no_map.alias(A.CHANGED_FROM),
+            *records,
+        )  # fmt: skip
+
+    def describe(
+        self, samples: Sequence[Sample], known: Sequence[TableSchema] = ()
+    ) -> dict[tuple[str, str, str], ShapeReaders | None]:
+        decoder = get_codec(PROTOCOL).decoder(dict(self.options))
+        described: dict[tuple[str, str, str], ShapeReaders | None] = {}
+        for sample in samples:
+            if not sample.jvm or sample.message is None:
+                continue
+            key = (sample.database, sample.table, sample.shape)
+            try:
+                events = decoder.decode(sample.message)
+            except CdcError:
+                described[key] = None
+                continue
+            schema = next((e.schema for e in events if isinstance(e, RowChange) and e.schema is not None), None)
+            described[key] = None if schema is None else self._readers(schema, sample.shape)
+        return described
+
+    def _readers(self, schema: TableSchema, shape: str) -> ShapeReaders | None:
+        """Readers of a shape's one image: the value record of a row, the key record of a tombstone."""
+        from pyspark.sql import functions as F
+
+        key_part, value_part = shape.split(":")
+        role, schema_id = ("k", int(key_part)) if value_part == _TOMBSTONE else ("v", int(value_part))
+        writer = (self.keys if role == "k" else self.values).get(schema_id)
+        if writer is None:
+            return None
+        record = F.col(f"__av{role}{schema_id}")
+        readers: dict[str, A.Reader] = {}
+        signatures: dict[str, Any] = {}
+        image: dict[str, Column] = {}
+        for column in schema.stored_columns:
+            wire = writer.columns.get(column.name)
+            if wire is None:
+                return None
+            data_type, primitive = wire
+            reader = value_reader(data_type, primitive, self._zone, self.session_zone)
+            if reader is None:
+                return None
+            readers[column.name] = reader
+            signatures[column.name] = (role, schema_id, column.name)
+            image[column.name] = record[column.name]
+        return ShapeReaders(schema=schema, readers=readers, signatures=signatures, image=image)
+
+
+def _ddl_commit_ts(value: Column) -> Column:
+    """The commit ts of a DDL message of the testing switch, for the partition clock (the codec decodes the DDL):
+    an integer ``commitTs`` in a document whose other fields are there."""
+    from pyspark.sql import functions as F
+
+    text = F.substring(value, 2, 1 << 30).cast("string")
+    doc = F.from_json(text, _DDL_ENVELOPE)
+    complete = doc["type"].isNotNull() & doc["query"].isNotNull() & doc["schema"].isNotNull() & doc["table"].isNotNull()
+    digits = F.regexp_extract(text, _DDL_COMMIT_TS, 1)
+    return F.when(complete & (digits != ""), digits.try_cast("decimal(20,0)"))
+
+
+__all__ = ["AvroAdapter", "WriterSchema", "value_reader", "writer_schema"]
