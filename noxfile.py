@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -159,3 +160,100 @@ def docs(session: nox.Session) -> None:
     if (ROOT / "docs" / "gen_types.py").exists():
         session.run(str(bindir / "python"), "docs/gen_types.py", external=True, env=_env(bindir))
     session.run(str(bindir / "mkdocs"), "build", "--strict", "--site-dir", "site", external=True, env=_env(bindir))
+
+
+# Mutation testing: each module that turns wire values into typed values (and the Simple schema cache), its
+# package, and that package's fast tests (no broker, no registry, no Spark), which alone must kill its mutants.
+MUTATE: dict[str, tuple[str, list[str]]] = {
+    "cdc_core.textual": ("cdc-core", ["tests/test_type_tables.py", "tests/test_naming.py"]),
+    "cdc_debezium.inbound": (
+        "cdc-debezium",
+        [
+            "tests/test_decode_golden.py",
+            "tests/test_connector_shapes.py",
+            "tests/test_flavours.py",
+            "tests/test_malformed.py",
+            "tests/test_tables.py",
+        ],
+    ),
+    "cdc_canal.inbound": (
+        "cdc-canal",
+        [
+            "tests/test_decode_golden.py",
+            "tests/test_canal_server_shapes.py",
+            "tests/test_malformed.py",
+        ],
+    ),
+    "cdc_simple.columns": (
+        "cdc-simple",
+        ["tests/test_values.py", "tests/test_decimal_scale.py", "tests/test_decode_spec.py", "tests/test_malformed.py"],
+    ),
+    "cdc_simple.cache": ("cdc-simple", ["tests/test_schema_lifecycle.py", "tests/test_decode_spec.py"]),
+    "cdc_avro.datum": (
+        "cdc-avro",
+        ["tests/test_values.py", "tests/test_decimal_scale.py", "tests/test_schema_generation.py"],
+    ),
+}
+
+
+def _mutmut_config(module: str, tests: list[str]) -> str:
+    """The scratch project's pyproject: mutmut's settings plus the repository's pytest settings."""
+    root = nox.project.load_toml(ROOT / "pyproject.toml")
+    pytest_ini = root["tool"]["pytest"]["ini_options"]
+    lines = [
+        "[tool.mutmut]",
+        'source_paths = ["src"]',
+        f"only_mutate = [{_toml_string('src/' + module.replace('.', '/') + '.py')}]",
+        f"pytest_add_cli_args_test_selection = [{', '.join(map(_toml_string, tests))}]",
+        # fixed hypothesis seed: a mutant is killed or not, never by luck
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "--benchmark-disable", "--hypothesis-seed=0", '
+        '"-m", "not kafka and not spark and not slow"]',
+        "",
+        "[tool.pytest.ini_options]",
+    ]
+    for key, value in pytest_ini.items():
+        rendered = f"[{', '.join(map(_toml_string, value))}]" if isinstance(value, list) else repr(value)
+        lines.append(f"{key} = {rendered}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@nox.session(venv_backend="none", default=False)
+def mutate(session: nox.Session) -> None:
+    """Mutation testing with mutmut (not in CI): ``nox -s mutate [-- module ...]``, see docs/development.md."""
+    bindir = workspace(session)
+    python = str(bindir / "python")
+    session.run(python, "-m", "pip", "install", "-q", *_groups("mutate"), external=True)
+    modules = session.posargs or list(MUTATE)
+    unknown = [module for module in modules if module not in MUTATE]
+    if unknown:
+        session.error(f"unknown module(s) {unknown}; choose from {sorted(MUTATE)}")
+    children = os.environ.get("MUTATE_CHILDREN", str(os.cpu_count() or 2))
+    scores: list[str] = []
+    for module in modules:
+        package, tests = MUTATE[module]
+        # a fresh scratch project per module: mutmut copies src/ and tests/ into its mutants/ and runs there
+        scratch = ROOT / ".nox" / "mutate" / module
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.copytree(ROOT / "packages" / package / "src", scratch / "src")
+        shutil.copytree(ROOT / "packages" / package / "tests", scratch / "tests")
+        (scratch / "pyproject.toml").write_text(_mutmut_config(module, tests))
+        env = _env(bindir)
+        with session.chdir(scratch):
+            session.run(str(bindir / "mutmut"), "run", "--max-children", children, external=True, env=env)
+            output = session.run(
+                str(bindir / "mutmut"), "results", "--all", "true", external=True, env=env, silent=True
+            )
+        statuses = dict(line.strip().rsplit(": ", 1) for line in str(output).splitlines() if ": " in line)
+        killed = [name for name, status in statuses.items() if status in ("killed", "timeout")]
+        survivors = sorted(set(statuses) - set(killed))
+        percent = 100 * len(killed) / len(statuses) if statuses else 0.0
+        scores.append(f"{module}: {len(killed)}/{len(statuses)} killed ({percent:.1f} %)")
+        session.log(f"{module}: {len(survivors)} not killed (diff: cd {scratch} && mutmut show NAME)")
+        for name in survivors:
+            session.log(f"  {statuses[name]:>12}  {name}")
+    for line in scores:
+        session.log(line)

@@ -19,7 +19,7 @@ from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.tso import compose
-from cdc_testing.contract import json_paths, replace_at
+from cdc_testing.contract import assert_out_of_range_only_cdc_errors, json_paths, replace_at
 from cdc_testing.corpus import corpus_files
 from cdc_testing.strategies import kitchen_sink_schema
 
@@ -146,3 +146,10 @@ def test_seeds_decode_cleanly() -> None:
     decoded = [decoder.decode(Message(value=seed)) for seed in SEEDS]
     # 3 corpus messages; per option set update, delete, DDL (+ watermark with the extension)
     assert len(decoded) == 3 + 4 + 3 + 3 and all(isinstance(events, list) for events in decoded)
+
+
+def test_out_of_range_values_give_typed_errors() -> None:
+    """Every number and string of the encoder's messages, in turn, past its range (a date of 10^18, 2^64, 1e400
+    where a length or a value was): deterministic, since random search reaches such a field only by luck."""
+    seeds = [Message(value=seed) for seed in SEEDS[3:]]  # the encoder's kitchen-sink row, DDL and watermark
+    assert assert_out_of_range_only_cdc_errors(get_codec("canal-json").decoder, seeds) > 1_000

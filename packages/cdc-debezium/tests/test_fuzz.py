@@ -21,7 +21,7 @@ from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.tso import compose
 from cdc_debezium import OPTIONS, DebeziumDecoder, DebeziumEncoder
-from cdc_testing.contract import json_paths, replace_at
+from cdc_testing.contract import assert_out_of_range_only_cdc_errors, json_paths, replace_at
 from cdc_testing.corpus import corpus_files
 from cdc_testing.strategies import kitchen_sink_schema
 
@@ -51,10 +51,8 @@ def _options(encoder: bool, raw: dict[str, object]) -> Options:
     return Options([s for s in OPTIONS if (s.for_encoder if encoder else s.for_decoder)], raw, protocol="debezium")
 
 
-def _seeds() -> list[tuple[bytes | None, bytes]]:
-    seeds: list[tuple[bytes | None, bytes]] = []
-    for path in corpus_files("*/pkg/sink/codec/debezium/**/*.json"):
-        seeds.append((None, path.read_bytes()))
+def _encoded(options: dict[str, object]) -> list[tuple[bytes | None, bytes]]:
+    """What the encoder writes with ``options`` for the kitchen-sink row (update, delete), a DDL and a watermark."""
     ts = compose(1_700_000_000_000)
     events = (
         RowChange(
@@ -77,10 +75,19 @@ def _seeds() -> list[tuple[bytes | None, bytes]]:
         ),
         Watermark(ts=ts),
     )
-    for options in ({"enable-tidb-extension": True}, {"debezium-disable-schema": True}, {}):
-        encoder = DebeziumEncoder(_options(True, options))
-        for event in events:
-            seeds += [(m.key, m.value) for m in encoder.encode(event) if m.value is not None]
+    encoder = DebeziumEncoder(_options(True, options))
+    return [(m.key, m.value) for event in events for m in encoder.encode(event) if m.value is not None]
+
+
+ENCODER_OPTIONS: list[dict[str, object]] = [{"enable-tidb-extension": True}, {"debezium-disable-schema": True}, {}]
+
+
+def _seeds() -> list[tuple[bytes | None, bytes]]:
+    seeds: list[tuple[bytes | None, bytes]] = [
+        (None, path.read_bytes()) for path in corpus_files("*/pkg/sink/codec/debezium/**/*.json")
+    ]
+    for options in ENCODER_OPTIONS:
+        seeds += _encoded(options)
     return seeds
 
 
@@ -156,3 +163,13 @@ def test_seeds_decode_cleanly() -> None:
         if value not in key_files:  # key documents are seeds for mutation, not values
             decoded += len(DECODERS[0].decode(Message(key=key, value=value)))
     assert decoded >= 30
+
+
+def test_out_of_range_values_give_typed_errors() -> None:
+    """Every number and string of every seed, in turn, past its range (a Date of 10^18 days, 2^64, 1e400): the
+    deterministic half of the contract, tried exhaustively because random search reaches such a field by luck."""
+    # each decoder with one option set's messages: TiDB extension (types from tidb_type), schemaless (types from
+    # the user's TableSchema), plain (types from the wire schema)
+    for decoder, options in zip(DECODERS, ENCODER_OPTIONS, strict=True):
+        seeds = [Message(key=key, value=value) for key, value in _encoded(options)]
+        assert assert_out_of_range_only_cdc_errors(lambda d=decoder: d, seeds) > 500

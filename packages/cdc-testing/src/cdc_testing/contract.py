@@ -3,12 +3,15 @@
 :func:`mutations` derives hostile inputs from a good message (truncation, bit flips, byte insertion and deletion,
 invalid UTF-8, and for JSON seeds: values of the wrong type, huge numbers, deep nesting, dropped keys);
 :func:`assert_only_cdc_errors` runs a fresh decoder over them with hypothesis and returns how many it tried.
+:func:`out_of_range_variants` is the deterministic part: every number and string of a JSON seed in turn replaced by
+values past the range of whatever it stands for (a Date of 10^18 days, 64-bit overflow, a length or scale of
+10^40); random search finds such a field only by luck, so these are tried exhaustively and first.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -34,6 +37,24 @@ _ODD_VALUES: list[Any] = [
     [None],
     {"": 1},
 ]
+
+
+# Past the range of a temporal integer (days, microseconds, nanoseconds), of 64 bits, of a FLOAT (3.5e38), of a
+# double, and the same magnitudes as text: each replaces every number and string of a seed, one at a time.
+OUT_OF_RANGE: tuple[Any, ...] = (
+    10**18,
+    -(10**18),
+    2**64,
+    -(2**63) - 1,
+    10**40,
+    3.5e38,
+    1.5e308,
+    -1.5e308,
+    "1000000000000000000",
+    "3.5e38",
+    "-99999999999999999999999999999999999999999",
+    "1e400",
+)
 
 
 def _byte_mutations(seed: bytes) -> st.SearchStrategy[bytes]:
@@ -79,6 +100,52 @@ def replace_at(document: Any, path: tuple[Any, ...], value: Any, drop: bool = Fa
     return copy_list
 
 
+def out_of_range_variants(document: Any) -> Iterator[Any]:
+    """``document`` with each number and string leaf replaced by each `OUT_OF_RANGE` value, in document order."""
+    for path in json_paths(document):
+        node: Any = document
+        for step in path:
+            node = node[step]
+        if path and type(node) in (int, float, str):
+            for value in OUT_OF_RANGE:
+                if value != node:
+                    yield replace_at(document, path, value)
+
+
+def assert_out_of_range_only_cdc_errors(make_decoder: Callable[[], Decoder], seeds: Sequence[Message]) -> int:
+    """Decode every `out_of_range_variants` of each JSON seed's value and key; fail if anything but CdcError escapes.
+
+    Deterministic (no hypothesis): the same variants in the same order every run. Returns how many were decoded.
+    """
+    tried = 0
+    for seed in seeds:
+        for part in ("value", "key"):
+            raw = seed.value if part == "value" else seed.key
+            try:
+                document = json.loads(raw or b"")
+            except ValueError:
+                continue
+            for variant in out_of_range_variants(document):
+                text = json.dumps(variant).encode()
+                message = Message(
+                    value=text if part == "value" else seed.value,
+                    key=text if part == "key" else seed.key,
+                    topic="out-of-range",
+                    partition=0,
+                    offset=tried,
+                )
+                tried += 1
+                try:
+                    make_decoder().decode(message)
+                except CdcError:
+                    pass
+                except Exception as exc:
+                    raise AssertionError(
+                        f"{type(exc).__name__} escaped the decoder (only CdcError may): {exc!r}\n{part}={text!r}"
+                    ) from exc
+    return tried
+
+
 def _json_mutations(document: Any) -> st.SearchStrategy[bytes]:
     paths = json_paths(document)
     deep = st.integers(50, 5000).map(lambda n: "[" * n + "]" * n)
@@ -107,9 +174,14 @@ def mutations(seed: bytes) -> st.SearchStrategy[bytes]:
 def assert_only_cdc_errors(
     make_decoder: Callable[[], Decoder], seeds: Sequence[Message], *, max_examples: int = 200
 ) -> int:
-    """Decode mutated seeds (value and key) with a fresh decoder each; fail if anything but CdcError escapes."""
+    """Decode mutated seeds (value and key) with a fresh decoder each; fail if anything but CdcError escapes.
+
+    The out-of-range variants of every JSON seed come first (`assert_out_of_range_only_cdc_errors`, not counted in
+    the return value), then ``max_examples`` random mutations (hypothesis, derandomized).
+    """
     if not seeds:
         raise ValueError("assert_only_cdc_errors needs at least one seed message")
+    assert_out_of_range_only_cdc_errors(make_decoder, seeds)
     tried = 0
 
     def mutated(seed: Message) -> st.SearchStrategy[Message]:
