@@ -188,7 +188,10 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
         "cdc-simple",
         ["tests/test_values.py", "tests/test_decimal_scale.py", "tests/test_decode_spec.py", "tests/test_malformed.py"],
     ),
-    "cdc_simple.cache": ("cdc-simple", ["tests/test_schema_lifecycle.py", "tests/test_decode_spec.py"]),
+    "cdc_simple.cache": (
+        "cdc-simple",
+        ["tests/test_cache.py", "tests/test_schema_lifecycle.py", "tests/test_decode_spec.py"],
+    ),
     "cdc_avro.datum": (
         "cdc-avro",
         ["tests/test_values.py", "tests/test_decimal_scale.py", "tests/test_schema_generation.py"],
