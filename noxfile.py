@@ -165,7 +165,7 @@ def docs(session: nox.Session) -> None:
 # Mutation testing: each module that turns wire values into typed values (and the Simple schema cache), its
 # package, and that package's fast tests (no broker, no registry, no Spark), which alone must kill its mutants.
 MUTATE: dict[str, tuple[str, list[str]]] = {
-    "cdc_core.textual": ("cdc-core", ["tests/test_type_tables.py", "tests/test_naming.py"]),
+    "cdc_core.textual": ("cdc-core", ["tests/test_textual.py", "tests/test_type_tables.py", "tests/test_naming.py"]),
     "cdc_debezium.inbound": (
         "cdc-debezium",
         [
