@@ -170,10 +170,10 @@ def test_parse_decimal() -> None:
     parsed = parse_decimal(" 12.340 ")
     assert parsed == Decimal("12.34") and parsed.as_tuple().exponent == -3  # digits as written
     for bad in ("abc", ""):
-        with pytest.raises(TextFormError, match="^not a decimal: "):
+        with pytest.raises(TextFormError, match=r"^not a decimal: "):
             parse_decimal(bad)
     for bad in ("NaN", "Infinity", "-inf"):
-        with pytest.raises(TextFormError, match="^not a finite decimal: "):
+        with pytest.raises(TextFormError, match=r"^not a finite decimal: "):
             parse_decimal(bad)
 
 
@@ -286,9 +286,7 @@ def test_format_datetime(value: Any, fsp: int, text: str) -> None:
 
 
 def test_timestamps_are_local_time_in_the_server_zone() -> None:
-    assert parse_timestamp("2024-01-02 00:00:00.5", SHANGHAI) == dt.datetime(
-        2024, 1, 1, 16, 0, 0, 500000, tzinfo=UTC
-    )
+    assert parse_timestamp("2024-01-02 00:00:00.5", SHANGHAI) == dt.datetime(2024, 1, 1, 16, 0, 0, 500000, tzinfo=UTC)
     assert parse_timestamp("2024-01-02 00:00:00", SHANGHAI).tzinfo is SHANGHAI  # type: ignore[union-attr]
     assert parse_timestamp("0000-00-00 00:00:00", SHANGHAI) == ZeroTemporal("0000-00-00 00:00:00")
     moment = dt.datetime(2024, 1, 1, 16, 0, 0, 250000, tzinfo=UTC)
@@ -399,7 +397,14 @@ def test_set_text_reads_back_in_declaration_order() -> None:
 
 @pytest.mark.parametrize(
     ("members", "allowed"),
-    [(("a,b", "c"), "a\\,b,c"), (("a,",), "a\\,"), (("a", "", "b"), "a,,b"), (("x",), "x"), (("a\\b",), "a\\b"), (("a\\",), "a\\")],
+    [
+        (("a,b", "c"), "a\\,b,c"),
+        (("a,",), "a\\,"),
+        (("a", "", "b"), "a,,b"),
+        (("x",), "x"),
+        (("a\\b",), "a\\b"),
+        (("a\\",), "a\\"),
+    ],
 )
 def test_member_lists_escape_commas(members: tuple[str, ...], allowed: str) -> None:
     assert join_members(members) == allowed
@@ -468,7 +473,7 @@ def test_int_and_float_text() -> None:
         parse_float("x")
 
 
-def T(mysql_type: MySQLType, **kwargs: Any) -> DataType:  # noqa: N802
+def T(mysql_type: MySQLType, **kwargs: Any) -> DataType:
     return DataType(mysql_type=mysql_type, **kwargs)
 
 
