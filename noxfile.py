@@ -174,6 +174,7 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
             "tests/test_flavours.py",
             "tests/test_malformed.py",
             "tests/test_tables.py",
+            "tests/test_values.py",
         ],
     ),
     "cdc_canal.inbound": (
@@ -186,7 +187,14 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
     ),
     "cdc_simple.columns": (
         "cdc-simple",
-        ["tests/test_values.py", "tests/test_decimal_scale.py", "tests/test_decode_spec.py", "tests/test_malformed.py"],
+        [
+            "tests/test_values.py",
+            "tests/test_decimal_scale.py",
+            "tests/test_decode_spec.py",
+            "tests/test_malformed.py",
+            "tests/test_roundtrip.py",
+            "tests/test_encode.py",
+        ],
     ),
     "cdc_simple.cache": (
         "cdc-simple",
