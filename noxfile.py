@@ -183,6 +183,7 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
             "tests/test_decode_golden.py",
             "tests/test_canal_server_shapes.py",
             "tests/test_malformed.py",
+            "tests/test_values.py",
         ],
     ),
     "cdc_simple.columns": (
