@@ -203,7 +203,12 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
     ),
     "cdc_avro.datum": (
         "cdc-avro",
-        ["tests/test_values.py", "tests/test_decimal_scale.py", "tests/test_schema_generation.py"],
+        [
+            "tests/test_datum.py",
+            "tests/test_values.py",
+            "tests/test_decimal_scale.py",
+            "tests/test_schema_generation.py",
+        ],
     ),
 }
 
