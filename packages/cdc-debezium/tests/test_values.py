@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import time
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -16,9 +18,11 @@ from cdc_core.types import DataType, MySQLType
 from cdc_core.values import Geometry
 from cdc_debezium.inbound import (
     CONVERSION_ERRORS,
+    UNTYPED,
     BinaryMode,
     DecimalMode,
     Modes,
+    TimePrecisionMode,
     reader_from_column,
     reader_from_field,
     type_from_source,
@@ -425,3 +429,221 @@ def test_schemaless_columns_follow_the_connector_settings() -> None:
     assert read(DataType(mysql_type=MySQLType.ARRAY, item=DataType(mysql_type=MySQLType.INT)), [1, None]) == [1, None]
     assert read(DataType(mysql_type=MySQLType.ARRAY), [{"a": Decimal("1")}]) == [{"a": 1}]
     assert read(DataType(mysql_type=MySQLType.VECTOR), "[1.5,2]") == [1.5, 2.0]
+
+
+# ------------------------------------------------------------------------ edges the tables above miss
+
+
+def user(data_type: DataType) -> Column:
+    return Column(name="c", data_type=data_type)
+
+
+def test_a_users_column_type_picks_the_converter_for_a_plain_wire_form() -> None:
+    """Fields without a logical name, typed by the user's TableSchema (schemaless-to-typed streams)."""
+    decimal_2 = user(DataType(mysql_type=MySQLType.DECIMAL, length=10, decimal=2))
+    assert str(convert({"type": "bytes"}, b64((-150).to_bytes(2, "big", signed=True)), column=decimal_2)) == "-1.50"
+    assert str(convert({"type": "float"}, 1.555, column=decimal_2)) == "1.56"  # a float: rounded to the scale
+    assert str(convert({"type": "string"}, "1.555", column=decimal_2)) == "1.555"  # text: exact, kept
+    assert convert({"type": "int32"}, 0, column=user(DataType(mysql_type=MySQLType.DATE))) == dt.date(1970, 1, 1)
+    assert convert({"type": "int32"}, 5, column=user(DataType(mysql_type=MySQLType.INT))) == 5
+    assert convert({"type": "bytes"}, "/w8=", column=user(DataType(mysql_type=MySQLType.BIT, length=12))) == 4095
+    enum = user(DataType(mysql_type=MySQLType.ENUM, elements=("red", "green")))
+    assert convert({"type": "string"}, "red", column=enum) == "red"
+    dates = user(DataType(mysql_type=MySQLType.ARRAY, item=DataType(mysql_type=MySQLType.DATE)))
+    assert convert({"type": "array", "items": {"type": "int32"}}, [1], column=dates) == [dt.date(1970, 1, 2)]
+    with pytest.raises(Exception, match=r"^unsupported field schema type 'weird'$"):
+        reader_from_field({"field": "c", "type": "weird"}, user(DataType(mysql_type=MySQLType.INT)), MODES)
+
+
+def test_exact_and_wide_decimals() -> None:
+    numeric = {"type": "bytes", "name": DECIMAL, "parameters": {"scale": "2"}}
+    assert str(convert(numeric, Decimal("1.555"))) == "1.555"  # an exact NUMERIC past the scale: kept as written
+    wide = {"type": "bytes", "name": DECIMAL, "parameters": {"scale": "30"}}
+    digits = 10**39 + 1  # 40 digits: beyond the default 28-digit context
+    assert str(convert(wide, b64(digits.to_bytes(17, "big", signed=True)))) == "1" + "0" * 9 + "." + "0" * 29 + "1"
+    variable = {"type": "struct", "name": "io.debezium.data.VariableScaleDecimal"}
+    value = convert(variable, {"scale": 30, "value": b64(digits.to_bytes(17, "big", signed=True))})
+    assert str(value) == "1" + "0" * 9 + "." + "0" * 29 + "1"
+    assert str(convert(variable, {"scale": -1000, "value": b64(b"\x01")})) == "1E+1000"
+    no_scale = {"type": "string", "parameters": source("DECIMAL")}
+    assert str(convert(no_scale, "1.5")) == "1.5"
+
+
+def test_integers_at_zero_and_unbounded_bits() -> None:
+    assert convert(tidb("BIGINT UNSIGNED", "int64"), 0) == 0
+    assert convert(tidb("BIT", "boolean"), 1) == 1
+    bits = {"type": "bytes", "name": "io.debezium.data.Bits"}  # no length parameter: no bound
+    assert convert(bits, b64(b"\xff" * 9)) == (1 << 72) - 1
+    precise = {"type": "bytes", "name": DECIMAL, **source_params("BIGINT UNSIGNED", 20)}
+    rejects(precise, Decimal("1.5"), r"^1\.5 is not an integer$")  # a NUMERIC with a fraction
+
+
+def test_untyped_values() -> None:
+    assert [UNTYPED(v) for v in (True, False, "x", 7, 1.5)] == [1, 0, "x", 7, 1.5]
+    assert type(UNTYPED(Decimal("5"))) is int
+    assert type(UNTYPED(Decimal("1E+2"))) is int
+    assert UNTYPED(Decimal("1E+2")) == 100
+    assert str(UNTYPED(Decimal("5.0"))) == "5.0"  # written with a fraction: stays a decimal
+    assert str(UNTYPED(Decimal("2.5"))) == "2.5"
+
+
+def test_documents_keep_json_number_types_inside_lists() -> None:
+    document = convert({"type": "struct"}, {"b": [Decimal("2.5"), Decimal("3")]})
+    assert [type(item) for item in document["b"]] == [float, int]
+
+
+def test_json_with_a_lone_surrogate() -> None:
+    assert convert({"type": "string", "name": "io.debezium.data.Json"}, '{"s": "\ud800"}') == {"s": "\ud800"}
+
+
+@pytest.fixture
+def host_in_shanghai(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A host zone that is not UTC, so that converting in the host zone instead of the decoder's shows."""
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_zoned_values_use_the_decoder_zone_not_the_hosts(host_in_shanghai: None) -> None:
+    iso = {"type": "string", "name": "io.debezium.time.IsoTimestamp"}
+    assert convert(iso, "2019-07-09T02:28:57.123456+08:00") == dt.datetime(2019, 7, 8, 18, 28, 57, 123456)
+    zoned = {"type": "string", "name": "io.debezium.time.ZonedTimestamp"}
+    assert convert(zoned, "2024-01-01T16:00:00+08:00").utcoffset() == dt.timedelta(0)
+    schemaless = reader_from_column(Column(name="c", data_type=DataType(mysql_type=MySQLType.TIMESTAMP)), MODES)
+    assert schemaless.convert("2024-01-01T16:00:00+08:00").utcoffset() == dt.timedelta(0)
+
+
+def test_schemaless_time_precision_and_kinds() -> None:
+    def read(data_type: DataType, value: Any, modes: Modes = MODES) -> Any:
+        return reader_from_column(Column(name="c", data_type=data_type), modes).convert(value)
+
+    adaptive = Modes(time_precision=TimePrecisionMode.ADAPTIVE)
+    assert read(DataType(mysql_type=MySQLType.DATETIME, decimal=3), 1000) == dt.datetime(1970, 1, 1, 0, 0, 1)
+    assert read(DataType(mysql_type=MySQLType.DATETIME, decimal=4), 1000) == dt.datetime(1970, 1, 1, 0, 0, 0, 1000)
+    assert read(DataType(mysql_type=MySQLType.TIME, decimal=3), 1000, adaptive) == dt.timedelta(seconds=1)
+    assert read(DataType(mysql_type=MySQLType.TIME, decimal=4), 1000, adaptive) == dt.timedelta(milliseconds=1)
+    assert read(DataType(mysql_type=MySQLType.TIME, decimal=0), 1000) == dt.timedelta(milliseconds=1)
+    assert read(DataType(mysql_type=MySQLType.BIGINT), -5) == -5
+    assert read(DataType(mysql_type=MySQLType.SET, elements=("x", "y", "z")), "z,x") == ("x", "z")
+    dates = DataType(mysql_type=MySQLType.ARRAY, item=DataType(mysql_type=MySQLType.DATE))
+    assert read(dates, [0, None]) == [dt.date(1970, 1, 1), None]
+    scale_2 = DataType(mysql_type=MySQLType.DECIMAL, length=10, decimal=2)
+    assert str(read(scale_2, Decimal("1.555"))) == "1.56"  # double mode: the number is a double's digits
+    assert str(read(scale_2, "1.555", Modes(decimal=DecimalMode.STRING))) == "1.555"
+    column = Column(name="c", data_type=scale_2)
+    assert reader_from_column(column, MODES).column is column
+
+
+@pytest.mark.parametrize(
+    ("wire", "parameters", "expected"),
+    [
+        (
+            DataType(mysql_type=MySQLType.TIME, decimal=3),
+            source("TIME", 6),
+            DataType(mysql_type=MySQLType.TIME, decimal=6),
+        ),
+        (
+            DataType(mysql_type=MySQLType.DATETIME, decimal=3),
+            source("DATETIME", 7),
+            DataType(mysql_type=MySQLType.DATETIME, decimal=3),
+        ),
+        (
+            DataType(mysql_type=MySQLType.BIT, length=12, unsigned=True),
+            source("BIT", 5),
+            DataType(mysql_type=MySQLType.BIT, length=5),
+        ),
+        (
+            DataType(mysql_type=MySQLType.DECIMAL, length=10, decimal=4),
+            source("DECIMAL", 12),
+            DataType(mysql_type=MySQLType.DECIMAL, length=12, decimal=4),
+        ),
+    ],
+)
+def test_type_from_source_boundaries(wire: DataType, parameters: dict[str, Any], expected: DataType) -> None:
+    assert type_from_source(wire, parameters) == expected
+
+
+def test_a_tidb_type_that_is_not_decimal_ignores_the_wire_precision() -> None:
+    parameters = {"scale": "0", "connect.decimal.precision": "20"}
+    expected = DataType(mysql_type=MySQLType.BIGINT, unsigned=True)
+    assert type_from_tidb("BIGINT UNSIGNED", "bytes", DECIMAL, parameters) == expected
+
+
+def test_columns_from_field_schemas() -> None:
+    micro = {"field": "c", "type": "int64", "name": "io.debezium.time.MicroTimestamp", "tidb_type": "DATETIME"}
+    assert reader_from_field(micro, None, MODES).column.data_type == DataType(  # type: ignore[union-attr]
+        mysql_type=MySQLType.DATETIME, decimal=6
+    )
+    enum = {
+        "field": "c",
+        "type": "string",
+        "name": "io.debezium.data.Enum",
+        "tidb_type": "ENUM",
+        "parameters": {"allowed": "a,b"},
+    }
+    assert reader_from_field(enum, None, MODES).column.data_type.elements == ("a", "b")  # type: ignore[union-attr]
+    plain = reader_from_field({"field": "price", "type": "int32"}, None, MODES).column
+    assert plain == Column(name="price", data_type=DataType(mysql_type=MySQLType.INT), nullable=True)
+    commented = {
+        "field": "c_1",
+        "type": "int32",
+        "optional": False,
+        "parameters": {f"{SOURCE}.name": "", f"{SOURCE}.comment": "the price"},
+    }
+    column = reader_from_field(commented, None, MODES).column
+    assert column is not None
+    assert (column.name, column.nullable, column.comment) == ("c_1", False, "the price")
+
+
+@pytest.mark.parametrize(
+    ("field", "reason"),
+    [
+        ({"field": "c", "type": 5}, r"^field schema has no string 'type'$"),
+        ({"field": "c", "type": "int32", "name": 5}, r"^field schema 'name' is not a string$"),
+        ({"field": "c", "type": "int32", "parameters": []}, r"^field schema 'parameters' is not an object$"),
+        ({"type": "int32"}, r"^field schema has no string 'field'$"),
+        ({"field": "c", "type": "int32", "tidb_type": 5}, r"^'tidb_type' is not a string$"),
+        ({"field": "c", "type": "array"}, r"^array field schema has no 'items' object$"),
+        ({"field": "c", "type": "weird", "name": "x.Y"}, r"^unsupported field schema type 'weird' \(x\.Y\)$"),
+        ({"field": "c", "type": "weird"}, r"^unsupported field schema type 'weird'$"),
+        (
+            {"field": "c", "type": "bytes", "name": DECIMAL},
+            r"^a precise DECIMAL needs its scale \(schema parameter or user TableSchema\)$",
+        ),
+        (
+            {"field": "c", "type": "bytes", "name": DECIMAL, "parameters": {"scale": "x"}},
+            r"^parameter scale is not an integer: 'x'$",
+        ),
+    ],
+)
+def test_malformed_field_schemas(field: dict[str, Any], reason: str) -> None:
+    with pytest.raises(Exception, match=reason):
+        reader_from_field(field, None, MODES)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ({"type": "int32", "name": "io.debezium.time.Date"}, 10**18, r"days from 1970-01-01 is outside"),
+        ({"type": "string", "name": "io.debezium.time.IsoDate"}, "2024-13-01Z", r"^not an ISO date: '2024-13-01Z'$"),
+        ({"type": "string", "name": "io.debezium.time.IsoTime"}, "25:00:00Z", r"^not an ISO time: '25:00:00Z'$"),
+        ({"type": "string", "name": "io.debezium.time.IsoTimestamp"}, "x", r"^not an ISO timestamp: 'x'$"),
+        ({"type": "string", "name": "io.debezium.time.ZonedTimestamp"}, "x", r"^not an ISO timestamp with zone: 'x'$"),
+        ({"type": "string", "name": "io.debezium.time.ZonedTime"}, "x", r"^not an ISO time with offset: 'x'$"),
+        ({"type": "string", "name": "io.debezium.time.ZonedTime"}, "10:00:00", r"^ZonedTime without a zone"),
+        (
+            {"type": "int64", "name": "io.debezium.time.MicroDuration"},
+            10**23,
+            r"^100000000000000000000000 us is beyond the largest duration \(999999999 days\)$",
+        ),
+        (
+            {"type": "struct", "name": "io.debezium.data.geometry.Geometry"},
+            {"wkb": b64(b"\x02\x01\x00\x00\x00")},
+            r"^wkb is not OGC Well-Known Binary$",
+        ),
+    ],
+)
+def test_malformed_values_name_the_reason(field: dict[str, Any], value: Any, reason: str) -> None:
+    rejects(field, value, reason)
