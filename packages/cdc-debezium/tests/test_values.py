@@ -480,6 +480,7 @@ def test_integers_at_zero_and_unbounded_bits() -> None:
 
 def test_untyped_values() -> None:
     assert [UNTYPED(v) for v in (True, False, "x", 7, 1.5)] == [1, 0, "x", 7, 1.5]
+    assert type(UNTYPED(True)) is int  # BIT-style, not a bool
     assert type(UNTYPED(Decimal("5"))) is int
     assert type(UNTYPED(Decimal("1E+2"))) is int
     assert UNTYPED(Decimal("1E+2")) == 100
@@ -595,6 +596,10 @@ def test_columns_from_field_schemas() -> None:
     column = reader_from_field(commented, None, MODES).column
     assert column is not None
     assert (column.name, column.nullable, column.comment) == ("c_1", False, "the price")
+    odd = {"field": "c", "type": "int32", "parameters": {f"{SOURCE}.comment": 5}}
+    assert reader_from_field(odd, None, MODES).column.comment is None  # type: ignore[union-attr]
+    as_json = user(DataType(mysql_type=MySQLType.JSON))
+    assert convert({"type": "array", "items": {"type": "int32"}}, [1, 2], column=as_json) == [1, 2]
 
 
 @pytest.mark.parametrize(
