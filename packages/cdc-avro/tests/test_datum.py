@@ -202,3 +202,17 @@ def test_readers(data_type: DataType, datum: Any, value: Any) -> None:
 def test_readers_refuse_what_tidb_never_writes(data_type: DataType, datum: Any) -> None:
     with pytest.raises(TextFormError):
         read(data_type, datum, "bytes" if isinstance(datum, float) else "string")
+
+
+def test_edges_of_the_integer_decimal_and_datetime_forms() -> None:
+    assert write(T(MySQLType.BIGINT, unsigned=True), 0) == 0
+    assert read(T(MySQLType.BIGINT, unsigned=True), 0, "long") == 0
+    assert write(T(MySQLType.BIGINT), -5) == -5  # signed: no two's-complement reinterpretation
+    assert read(T(MySQLType.BIGINT), -5, "long") == -5
+    wide = Decimal("1234567890123456789012345678901234567890.12")  # 42 digits: past the default 28-digit context
+    assert unscaled_decimal(wide, 2) == 123456789012345678901234567890123456789012
+    moment = dt.datetime(2024, 2, 29, 1, 2, 3)  # no microseconds: the fraction is still printed, fsp digits
+    assert write(T(MySQLType.DATETIME, decimal=3), moment) == "2024-02-29 01:02:03.000"
+    assert write(T(MySQLType.TIMESTAMP, decimal=2), moment.replace(tzinfo=UTC)) == "2024-02-29 09:02:03.00"
+    with pytest.raises(TextFormError, match=r"^expected a decimal, got float$"):
+        read(T(MySQLType.DECIMAL, length=10, decimal=4), 12.34, "bytes")
