@@ -216,3 +216,11 @@ def test_edges_of_the_integer_decimal_and_datetime_forms() -> None:
     assert write(T(MySQLType.TIMESTAMP, decimal=2), moment.replace(tzinfo=UTC)) == "2024-02-29 09:02:03.00"
     with pytest.raises(TextFormError, match=r"^expected a decimal, got float$"):
         read(T(MySQLType.DECIMAL, length=10, decimal=4), 12.34, "bytes")
+
+
+@pytest.mark.parametrize("data_type", [T(MySQLType.GEOMETRY), T(MySQLType.ARRAY, item=T(MySQLType.INT))])
+def test_types_without_a_text_form_are_refused_both_ways(data_type: DataType) -> None:
+    with pytest.raises(TextFormError, match="has no plain text form"):
+        write(data_type, b"\x01")
+    with pytest.raises(TextFormError, match="has no plain text form"):
+        read(data_type, "x", "string")
