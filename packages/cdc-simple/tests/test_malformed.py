@@ -101,6 +101,8 @@ def test_malformed_messages(value: Any, field: str | None, reason: str, make_dec
 ROW_CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("int column not digits", {"data": {"id": "one", "age": "1", "name": "x", "score": "1"}}, "data.id", "integer"),
     ("float column not a number", {"data": {"id": "1", "score": "fast"}}, "data.score", "not a float"),
+    ("float beyond FLOAT", {"data": {"id": "1", "score": 1e40}}, "data.score", "out of the FLOAT range"),
+    ("float text beyond FLOAT", {"data": {"id": "1", "score": "3.5e38"}}, "data.score", "out of the FLOAT range"),
     ("unknown column", {"data": {"id": "1", "ghost": "1"}}, "data", "column 'ghost'"),
     ("data not an object", {"data": ["1"]}, "data", "expected an object"),
     ("insert without data", {"data": None}, "data", "INSERT without data"),

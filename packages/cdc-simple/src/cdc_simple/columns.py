@@ -317,7 +317,10 @@ def _textual(
 
     def textual(raw: Any, path: str) -> Value:
         if float_datum and type(raw) is float:
-            return float32_value(raw)  # Avro float: a float32, as its shortest digits
+            try:
+                return float32_value(raw)  # Avro float: a float32, as its shortest digits
+            except TextFormError:
+                pass  # beyond FLOAT (a JSON number): the general path reports it with the field path
         if type(raw) is str:
             try:
                 return parser(raw, t)
