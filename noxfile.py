@@ -189,6 +189,7 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
     "cdc_simple.columns": (
         "cdc-simple",
         [
+            "tests/test_columns.py",
             "tests/test_values.py",
             "tests/test_decimal_scale.py",
             "tests/test_decode_spec.py",
