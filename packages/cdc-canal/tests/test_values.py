@@ -179,7 +179,8 @@ def test_the_type_cache_parses_each_type_once_and_is_bounded() -> None:
     cache = TypeCache(SHANGHAI)
     data_type, parser = cache.lookup("timestamp", 93)
     assert data_type == DataType(mysql_type=MySQLType.TIMESTAMP)
-    assert parser("2024-01-02 00:00:00").tzinfo is SHANGHAI  # type: ignore[attr-defined]
+    value = parser("2024-01-02 00:00:00")
+    assert isinstance(value, dt.datetime) and value.tzinfo is SHANGHAI
     assert cache.lookup("timestamp", 93)[1] is parser
     assert cache.lookup("timestamp", True)[1] is cache.lookup("timestamp", None)[1]  # a bool is no sqlType code
     assert cache.lookup("varchar(5)", [12])[0] == DataType(mysql_type=MySQLType.VARCHAR, length=5)  # nor a list

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from decimal import Decimal
+from typing import Any
 
 import fastavro
 import pytest
@@ -50,7 +51,8 @@ def test_simple_avro_decimal_string_is_padded(written: str, expected: str) -> No
                       commit_ts=1 << 20, schema=SCHEMA, table_id=9, schema_version=1)  # fmt: skip
     messages = get_codec("simple").encoder({"encoding-format": "avro"}).encode(event)
     dml = messages[-1]  # after the table's BOOTSTRAP
-    name, message = fastavro.schemaless_reader(io.BytesIO(dml.value or b""), avro.SCHEMA, None, return_record_name=True)
+    datum: Any = fastavro.schemaless_reader(io.BytesIO(dml.value or b""), avro.SCHEMA, None, return_record_name=True)
+    name, message = datum  # (record name, record): the union branch named
     payload_name, payload = message["payload"]
     assert payload["data"]["price"] == "1.5000"  # TiCDC pads; a string field may carry fewer digits
     payload["data"]["price"] = written
@@ -59,4 +61,5 @@ def test_simple_avro_decimal_string_is_padded(written: str, expected: str) -> No
     decoder = get_codec("simple").decoder({"encoding-format": "avro"})
     decoder.prime(SCHEMA)  # type: ignore[attr-defined]
     (decoded,) = decoder.decode(Message(value=out.getvalue(), topic="t", partition=0, offset=1))
+    assert isinstance(decoded, RowChange) and decoded.after is not None
     assert str(decoded.after["price"]) == expected
