@@ -209,10 +209,15 @@ class BatchWrite:
             if not target_done:
                 create = target_schema if new_target else None
                 self._write(target, target_source, rules.target, create=create, properties={}, batch=batch)
-            self._record_floor(state, summary, floor)
+            # A truncate's floor is a property of the state table: set on the one that exists, created with
+            # the one this batch makes (its first batch can hold a truncate).
+            recorded = _floor_properties(summary, floor)
+            if recorded and not new_state:
+                self.spark.sql(set_properties(state, recorded))
             if not state_done:
-                create, purged = state_schema if new_state else None, {PURGED_AT: now.isoformat()}
-                self._write(state, state_source, rules.state, create=create, properties=purged, batch=batch)
+                create = state_schema if new_state else None
+                properties = {PURGED_AT: now.isoformat(), **(recorded if new_state else {})}
+                self._write(state, state_source, rules.state, create=create, properties=properties, batch=batch)
 
         try:
             with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
@@ -264,10 +269,6 @@ class BatchWrite:
         finally:
             self.spark.catalog.dropTempView(view)
 
-    def _record_floor(self, state: str, summary: BatchSummary, stored: str | None) -> None:
-        if summary.floor is not None and summary.floor.text != stored:
-            self.spark.sql(set_properties(state, {TRUNCATED_BEFORE: summary.floor.text}))
-
     def _purge(self, spec: ApplySpec, state: str, info: TableInfo | None, now: dt.datetime) -> None:
         """Delete tombstones older than the retention, at most ten times per retention period."""
         retention = spec.tombstone_retention
@@ -279,6 +280,13 @@ class BatchWrite:
             return
         self.spark.sql(purge_tombstones(state, now - retention))
         self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
+
+
+def _floor_properties(summary: BatchSummary, stored: str | None) -> dict[str, str]:
+    """The state table property recording a truncate newer than the stored one; empty when there is none."""
+    if summary.floor is not None and summary.floor.text != stored:
+        return {TRUNCATED_BEFORE: summary.floor.text}
+    return {}
 
 
 def _done(info: TableInfo | None, batch: BatchInfo | None) -> bool:
