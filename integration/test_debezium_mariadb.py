@@ -323,7 +323,8 @@ def expected_value(variant: Variant, info: Mapping[str, Any], value: Any) -> Any
     - ``binary.handling.mode`` base64/hex without the source type: binary columns are text in that encoding.
     - ``bigint.unsigned.handling.mode=long`` (the default) without the source type: BIGINT UNSIGNED above 2^63-1
       arrives as its two's complement.
-    - ``time.precision.mode=connect``: DATETIME/TIME keep milliseconds only.
+    - ``time.precision.mode=connect``: DATETIME/TIME keep milliseconds only; a TIME outside 00:00-24:00
+      (negative, over 24 h) is written as null.
     - zero dates (``0000-00-00``, ``2024-00-15``): the connector writes null in a nullable column and the epoch
       in a NOT NULL one (the binlog reader cannot represent them).
     """
@@ -360,6 +361,8 @@ def expected_value(variant: Variant, info: Mapping[str, Any], value: Any) -> Any
         return value.replace(tzinfo=UTC)
     if kind == "time":
         if connect_time:
+            if not dt.timedelta(0) <= value < dt.timedelta(days=1):
+                return None  # Connect's Time is a time of day: the connector writes null for other durations
             return dt.timedelta(milliseconds=value // dt.timedelta(milliseconds=1))
         return value
     if kind == "set":
