@@ -184,6 +184,14 @@ class BatchWrite:
         target_schema, state_schema = _schemas(changes, spec)
         new_target = self._evolve(spec.table, target, target_schema, target_info)
         new_state = self._evolve(spec.table, state, state_schema, state_info)
+        if new_state and summary.floor is not None:
+            # A truncate's floor is a state table property, stored before the batch commits into the table (a
+            # replay of a committed batch is skipped). When a table's first batch holds a truncate, the state
+            # table is created empty first (Delta keeps no custom property given at creation).
+            self.format.prepare(state)
+            empty = self.spark.createDataFrame([], state_schema)
+            self.format.create_from(state, state_schema, empty, self.format.create_properties(), None)
+            new_state = False
         rules = merges(spec)
         # A missing state table means an empty one: nothing stored to join with.
         stored = self.spark.createDataFrame([], state_schema) if new_state else self.spark.table(state)
@@ -209,15 +217,10 @@ class BatchWrite:
             if not target_done:
                 create = target_schema if new_target else None
                 self._write(target, target_source, rules.target, create=create, properties={}, batch=batch)
-            # A truncate's floor is a property of the state table: set on the one that exists, created with
-            # the one this batch makes (its first batch can hold a truncate).
-            recorded = _floor_properties(summary, floor)
-            if recorded and not new_state:
-                self.spark.sql(set_properties(state, recorded))
+            self._record_floor(state, summary, floor)
             if not state_done:
-                create = state_schema if new_state else None
-                properties = {PURGED_AT: now.isoformat(), **(recorded if new_state else {})}
-                self._write(state, state_source, rules.state, create=create, properties=properties, batch=batch)
+                create, purged = state_schema if new_state else None, {PURGED_AT: now.isoformat()}
+                self._write(state, state_source, rules.state, create=create, properties=purged, batch=batch)
 
         try:
             with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
@@ -269,6 +272,10 @@ class BatchWrite:
         finally:
             self.spark.catalog.dropTempView(view)
 
+    def _record_floor(self, state: str, summary: BatchSummary, stored: str | None) -> None:
+        if summary.floor is not None and summary.floor.text != stored:
+            self.spark.sql(set_properties(state, {TRUNCATED_BEFORE: summary.floor.text}))
+
     def _purge(self, spec: ApplySpec, state: str, info: TableInfo | None, now: dt.datetime) -> None:
         """Delete tombstones older than the retention, at most ten times per retention period."""
         retention = spec.tombstone_retention
@@ -280,13 +287,6 @@ class BatchWrite:
             return
         self.spark.sql(purge_tombstones(state, now - retention))
         self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
-
-
-def _floor_properties(summary: BatchSummary, stored: str | None) -> dict[str, str]:
-    """The state table property recording a truncate newer than the stored one; empty when there is none."""
-    if summary.floor is not None and summary.floor.text != stored:
-        return {TRUNCATED_BEFORE: summary.floor.text}
-    return {}
 
 
 def _done(info: TableInfo | None, batch: BatchInfo | None) -> bool:
