@@ -25,6 +25,7 @@ from cdc_core.errors import CdcError
 from cdc_core.events import Event
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
+from cdc_core.values import Geometry
 from cdc_testing.canal import running_canal
 from cdc_testing.databases import PASSWORD, USER, MariaDB
 from cdc_testing.producers import TableState, read_all, same, states_in_order, wait_for_value, write_message_lines
@@ -124,7 +125,7 @@ def run(mariadb: MariaDB, kafka_bootstrap: str) -> Iterator[Run]:
                         pytest.fail(f"Canal exited:\n{canal.log_tail()}")
             else:
                 pytest.fail(f"Canal wrote nothing within a minute:\n{canal.log_tail()}")
-            result.states["types"].append(_select(cursor))
+            # the table is empty until the first step: a replay starts from there without an event to check
             for step in STEPS:
                 for statement in step:
                     cursor.execute(statement)
@@ -156,6 +157,20 @@ def decode_all(run: Run) -> tuple[list[Event], list[str]]:
     return events, errors
 
 
+SPATIAL_TYPES = frozenset(
+    {
+        "point",
+        "geometry",
+        "linestring",
+        "polygon",
+        "multipoint",
+        "multilinestring",
+        "multipolygon",
+        "geometrycollection",
+    }
+)
+
+
 def expected_value(info: Mapping[str, Any], value: Any) -> Any:
     """The database's value as a typed decoded value (Canal carries the binlog's text: nothing is lost)."""
     if value is None:
@@ -171,6 +186,9 @@ def expected_value(info: Mapping[str, Any], value: Any) -> Any:
         return tuple(m for m in members if m in chosen)
     if kind in ("float", "double"):
         return float(value)
+    if kind in SPATIAL_TYPES:
+        # SELECT returns MySQL's stored form, a 4-byte little-endian SRID then the WKB; SRID 0 means none given
+        return Geometry(wkb=value[4:], srid=int.from_bytes(value[:4], "little") or None)
     return value
 
 

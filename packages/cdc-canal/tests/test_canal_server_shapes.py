@@ -135,6 +135,7 @@ def test_spatial_values_encode_back_as_canal_prints_them() -> None:
         [{"id": "1", "g": _mysql_geometry(0, POINT_WKB)}], {"id": "int(11)", "g": "point"}, {"id": 4, "g": 2004}
     )
     (event,) = decode(doc)
+    assert event.after["g"] == Geometry(wkb=POINT_WKB, srid=None)  # SRID 0: none given, as Debezium has it
     (out,) = get_codec("canal-json").encoder({"content-compatible": True}).encode(event)
     written = orjson.loads(out.value or b"")
     assert written["data"][0]["g"] == _mysql_geometry(0, POINT_WKB)
@@ -199,3 +200,43 @@ def test_decimal_and_float_pass_through_canonical_json_unchanged() -> None:
     line = canonical.dumps(event)
     assert '"price":"3.10"' in line and '"f":9.9' in line
     assert canonical.loads(line).after == {"id": 1, "price": Decimal("3.10"), "f": 9.9}
+
+
+# ------------------------------------------------------------------------------------- captured messages
+
+
+def test_rows_query_messages_of_a_real_canal_server_carry_no_events() -> None:
+    """MariaDB's annotate-rows events reach Canal 1.1.4's flat messages as ``QUERY`` with ``isDdl`` false before
+    every row message (tests/captures/): the statement's text, not a DDL; the row messages carry the change."""
+    from pathlib import Path
+
+    from cdc_core.messagelines import read_lines
+
+    decoder = get_codec("canal-json").decoder()
+    queries, changes = 0, []
+    with (Path(__file__).parent / "captures" / "canal-1.1.4-mariadb.jsonl").open("rb") as stream:
+        for _, captured in read_lines(stream):
+            document = orjson.loads(captured.value or b"")
+            events = decoder.decode(captured)
+            if document["type"] == "QUERY":
+                assert document["isDdl"] is False and events == []
+                queries += 1
+            changes.extend(e for e in events if isinstance(e, RowChange) and e.table == "types")
+    assert queries == 7
+    assert [(e.op, e.image["id"]) for e in changes] == [
+        (Op.INSERT, 1), (Op.INSERT, 2), (Op.INSERT, 3), (Op.UPDATE, 1), (Op.UPDATE, 3),
+        (Op.UPDATE, 30), (Op.DELETE, 2), (Op.DELETE, 30), (Op.INSERT, 4),
+    ]  # fmt: skip
+
+
+def test_ddl_query_is_still_a_ddl() -> None:
+    ddl = {
+        "data": None,
+        "database": "shop",
+        "table": "",
+        "isDdl": True,
+        "type": "QUERY",
+        "sql": "CREATE VIEW v AS SELECT 1",
+    }
+    (event,) = decode(ddl)
+    assert event.sql == "CREATE VIEW v AS SELECT 1"

@@ -140,6 +140,17 @@ def test_truncate_removes_earlier_rows_and_keeps_later_ones(spark: Any, tmp_path
     assert live(tmp_path, fmt) == {4: ("d", Decimal("4.00")), 6: ("f", Decimal("6.00"))}
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_truncate_in_a_tables_first_batch_is_recorded(spark: Any, tmp_path: Path, fmt: str) -> None:
+    """The first batch creates the state table; the truncate's floor must be stored with it (a real producer's
+    first read often holds a TRUNCATE) so that a later, older change stays dropped."""
+    batch = [change("insert", 1, 1, "a", "1.00"), change("truncate", 2, 0), change("insert", 3, 2, "b", "2.00")]
+    apply(spark, batch, tmp_path, fmt)
+    assert live(tmp_path, fmt) == {2: ("b", Decimal("2.00"))}
+    apply(spark, [change("update", 1, 3, "late", "0.00")], tmp_path, fmt)  # before the truncate: ignored
+    assert live(tmp_path, fmt) == {2: ("b", Decimal("2.00"))}
+
+
 def _committed_batches(tmp_path: Path, fmt: str) -> list[str]:
     """The offsets recorded by each commit of the target, oldest first, read without Spark."""
     location = tmp_path / "shop" / "t"

@@ -10,7 +10,15 @@ import attrs
 import orjson
 
 from cdc_canal.inbound import Parser, TypeCache, TypeResolutionError
-from cdc_canal.names import DDL_TYPES, DML_TYPES, INIT_TYPE, PROTOCOL, ROWLESS_TYPES, WATERMARK_TYPE
+from cdc_canal.names import (
+    DDL_TYPES,
+    DML_TYPES,
+    INIT_TYPE,
+    PROTOCOL,
+    ROWLESS_TYPES,
+    ROWS_QUERY_TYPE,
+    WATERMARK_TYPE,
+)
 from cdc_core.claimcheck import ClaimCheckStorage
 from cdc_core.codec import Options
 from cdc_core.compression import decompress, parse_compression
@@ -139,7 +147,9 @@ class CanalDecoder:
             if isinstance(location, str) and self.claims is not None:
                 return self._claimed(location, source)
             return self._rows(doc, kind, tidb, source)
-        if kind in ROWLESS_TYPES:
+        if kind in ROWLESS_TYPES or kind == ROWS_QUERY_TYPE:
+            # QUERY with isDdl false is a rows-query event (MariaDB's annotate_rows, MySQL's
+            # binlog_rows_query_log_events): the text of the statement whose row messages follow, no change itself
             return []
         if kind in DDL_TYPES:
             raise _fail(f"type {kind} is a DDL type but isDdl is false", "isDdl")

@@ -16,6 +16,8 @@ DML_TYPES: Final = frozenset({"INSERT", "UPDATE", "DELETE"})
 INIT_TYPE: Final = "INIT"
 # Official Canal event types that carry no row and no schema change: transaction markers and heartbeats.
 ROWLESS_TYPES: Final = frozenset({"GTID", "XACOMMIT", "XAROLLBACK", "MHEARTBEAT", "BEGIN", "COMMIT"})
+# QUERY is also the type of a rows-query event (the statement text before its rows), then with isDdl false.
+ROWS_QUERY_TYPE: Final = "QUERY"
 
 DDL_TYPES: Final[Mapping[str, DDLType]] = {t.value: t for t in DDLType}
 

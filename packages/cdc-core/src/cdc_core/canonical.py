@@ -151,12 +151,21 @@ def _same(document: Any, _data_type: DataType) -> Any:
     return document
 
 
+# PostgreSQL numeric's special values (Debezium decodes them): written as str() of the Decimal, read back exactly.
+_SPECIAL_DECIMALS: Final = frozenset({"NaN", "Infinity", "-Infinity"})
+
+
+def _decimal_from(document: Any, _data_type: DataType) -> Decimal:
+    text = str(document)
+    return Decimal(text) if text in _SPECIAL_DECIMALS else parse_decimal(text)
+
+
 # How a canonical JSON value reads back per logical type (the rest are JSON-native already).
 _FROM_JSON: Final[Mapping[LogicalType, Callable[[Any, DataType], Value]]] = by_logical_type(
     int=_same,
     float=lambda document, t: float(document),
     double=lambda document, t: float(document),
-    decimal=lambda document, t: parse_decimal(str(document)),
+    decimal=_decimal_from,
     date=lambda document, t: parse_date(document),
     datetime=lambda document, t: parse_datetime(document),
     timestamp=lambda document, t: _parse_aware(document),

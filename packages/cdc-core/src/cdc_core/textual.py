@@ -401,12 +401,15 @@ def parse_vector(text: str) -> list[float]:
 
 
 def parse_mysql_geometry(raw: bytes) -> Geometry:
-    """MySQL's internal geometry bytes (4-byte little-endian SRID, then OGC WKB), as Canal prints them."""
+    """MySQL's internal geometry bytes (4-byte little-endian SRID, then OGC WKB), as Canal prints them.
+
+    SRID 0 is MySQL's "none given" and becomes None, as Debezium writes it, so both protocols agree.
+    """
     if len(raw) < 9:  # SRID + byte order + type at least
         raise TextFormError(f"a MySQL geometry value has at least 9 bytes, got {len(raw)}")
     if raw[4] not in (0, 1):
         raise TextFormError(f"not a WKB geometry: byte order marker {raw[4]} (expected 0 or 1)")
-    return Geometry(wkb=raw[4:], srid=int.from_bytes(raw[:4], "little"))
+    return Geometry(wkb=raw[4:], srid=int.from_bytes(raw[:4], "little") or None)
 
 
 def format_mysql_geometry(value: Geometry) -> bytes:

@@ -119,9 +119,25 @@ def _bool_int(v: Any) -> int:
     return _int(v)
 
 
+# JSON has no NaN or infinity: Kafka Connect's JsonConverter (Jackson) writes a non-finite double as these strings.
+_NONFINITE_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+# PostgreSQL NUMERIC's special values: Debezium's names for them (decimal.handling.mode=string) and, in double
+# mode, the JsonConverter's strings above.
+_SPECIAL_DECIMALS: Final = {
+    "NAN": Decimal("NaN"),
+    "POSITIVE_INFINITY": Decimal("Infinity"),
+    "NEGATIVE_INFINITY": Decimal("-Infinity"),
+    "NaN": Decimal("NaN"),
+    "Infinity": Decimal("Infinity"),
+    "-Infinity": Decimal("-Infinity"),
+}
+
+
 def _number(v: Any) -> float:
     if type(v) is float or type(v) is int or type(v) is Decimal:
         return float(v)
+    if type(v) is str and v in _NONFINITE_DOUBLES:
+        return _NONFINITE_DOUBLES[v]
     raise WireError(f"expected a number, got {json_kind(v)}")
 
 
@@ -319,6 +335,8 @@ def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
     number (JsonConverter ``decimal.format=NUMERIC``, read without float by `jsonreader`).
 
     ``double``: the wire value is a double (whatever digits the JSON text has), so it is rounded to the scale.
+    PostgreSQL NUMERIC's NaN and infinities arrive as strings in string and double mode and come back as the
+    Decimal special values; any other non-finite text is an error.
     """
     exact = _quantizer(scale, rounding=double)
     rounded = _quantizer(scale, rounding=True)
@@ -331,7 +349,8 @@ def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
         if type(v) is int or type(v) is Decimal:
             return exact(Decimal(v))
         if type(v) is str:
-            return exact(_parse_decimal(v))
+            special = _SPECIAL_DECIMALS.get(v)
+            return special if special is not None else exact(_parse_decimal(v))
         raise WireError(f"expected a number, got {json_kind(v)}")
 
     return convert
@@ -626,6 +645,12 @@ _REFINES: Final = frozenset(
         (LogicalType.BYTES, LogicalType.STRING),
     }
 )
+# PostgreSQL source types whose wire form (text in a string binary or decimal mode) hides what they are. Other
+# PostgreSQL names either parse as the MySQL type they are (INT4, NUMERIC...) or leave the wire type.
+_POSTGRES_SOURCE: Final[Mapping[str, DataType]] = {
+    "BYTEA": DataType(mysql_type=MySQLType.LONGBLOB),
+    "MONEY": DataType(mysql_type=MySQLType.DECIMAL),  # its scale (lc_monetary) is not in the parameters
+}
 _SIZED: Final = frozenset({MySQLType.CHAR, MySQLType.VARCHAR, MySQLType.BINARY, MySQLType.VARBINARY, *INTEGER_BITS})
 
 
@@ -640,6 +665,9 @@ def type_from_source(wire: DataType, parameters: Mapping[str, Any] | None) -> Da
     text = (parameters or {}).get(SOURCE_TYPE)
     if not isinstance(text, str):
         return wire
+    postgres = _POSTGRES_SOURCE.get(text)
+    if postgres is not None:
+        return postgres if (postgres.logical, wire.logical) in _REFINES else wire
     try:
         source = parse_type_text(text)
     except SchemaError:

@@ -26,6 +26,7 @@ import attrs
 
 from cdc_core.events import DDLEvent, DDLType, Event, Op, RowChange
 from cdc_core.message import Message
+from cdc_core.values import Geometry
 from cdc_testing.connect import JSON_CONVERTER, ConnectWorker
 from cdc_testing.databases import PASSWORD, USER, MariaDB, PostgreSQL
 
@@ -211,6 +212,17 @@ def replay(events: Iterable[Event], key: str = "id") -> Iterable[tuple[str, Mapp
 Compare = Callable[[str, str, Any, Any], str | None]
 
 
+def unchanged_since_added(states: Sequence[TableState], added: Iterable[str]) -> set[Any]:
+    """Keys of the final rows no change has touched since an ADD COLUMN (of ``added``) filled them with its
+    default: the database backfills the rows, but neither pgoutput nor the binlog sends an event for it."""
+    columns = set(added)
+    first = next((i for i, s in enumerate(states) if any(columns & set(r) for r in s.values())), None)
+    if first is None:
+        return set()
+    after = states[first]
+    return {k for k, row in states[-1].items() if k in after and row == after[k]}
+
+
 def states_in_order(
     events: Iterable[Event],
     expected: Mapping[str, Sequence[TableState]],
@@ -320,7 +332,8 @@ def same_stored(expected: Any, stored: Any, *, float32: bool = False) -> str | N
     """:func:`same` for a value read back from a target table, after the documented type mapping (docs/types.md).
 
     Spark holds FLOAT as float32, DECIMAL wider than 38 digits and JSON as text, BIGINT UNSIGNED and BIT(64) as
-    decimal(20,0), SET as an array: ``expected`` (the decoded value) is brought to that form first.
+    decimal(20,0), SET as an array, GEOMETRY as a ``{wkb, srid}`` struct, TIME as an interval (microseconds):
+    ``expected`` (the decoded value) is brought to that form first.
     """
     from cdc_core.textual import to_float32
 
@@ -337,6 +350,10 @@ def same_stored(expected: Any, stored: Any, *, float32: bool = False) -> str | N
         stored = json.loads(stored)
     if isinstance(expected, dict) and isinstance(stored, list):  # a Spark map read back as key/value pairs
         stored = dict(stored)
+    if isinstance(expected, dt.timedelta) and isinstance(stored, int) and not isinstance(stored, bool):
+        stored = dt.timedelta(microseconds=stored)  # interval day to second: Delta keeps its microseconds
+    if isinstance(expected, Geometry) and isinstance(stored, dict):  # struct<wkb:binary,srid:int>
+        stored = Geometry(wkb=bytes(stored["wkb"]), srid=stored["srid"])
     return same(expected, stored)
 
 
@@ -361,6 +378,7 @@ __all__ = [
     "same_stored",
     "states_in_order",
     "topics_with_prefix",
+    "unchanged_since_added",
     "wait_for_value",
     "write_message_lines",
 ]

@@ -184,6 +184,14 @@ class BatchWrite:
         target_schema, state_schema = _schemas(changes, spec)
         new_target = self._evolve(spec.table, target, target_schema, target_info)
         new_state = self._evolve(spec.table, state, state_schema, state_info)
+        if new_state and summary.floor is not None:
+            # A truncate's floor is a state table property, stored before the batch commits into the table (a
+            # replay of a committed batch is skipped). When a table's first batch holds a truncate, the state
+            # table is created empty first (Delta keeps no custom property given at creation).
+            self.format.prepare(state)
+            empty = self.spark.createDataFrame([], state_schema)
+            self.format.create_from(state, state_schema, empty, self.format.create_properties(), None)
+            new_state = False
         rules = merges(spec)
         # A missing state table means an empty one: nothing stored to join with.
         stored = self.spark.createDataFrame([], state_schema) if new_state else self.spark.table(state)
