@@ -1,4 +1,4 @@
-"""Canal-JSON through a real Kafka-protocol broker (tansu, the shared cdc-testing fixture): encode, produce to
+"""Canal-JSON through a real Apache Kafka broker (the shared cdc-testing fixture): encode, produce to
 TiCDC's partitions, consume, decode, replay into a table keyed by pkNames and compare with the source state."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Debezium through a real Kafka-protocol broker (tansu) with confluent-kafka's SerializingProducer and
+"""Debezium through a real Apache Kafka broker with confluent-kafka's SerializingProducer and
 DeserializingConsumer and this package's serializers: produce a changefeed (tombstones after deletes, as real
 Debezium does), consume, decode, replay into a table keyed by the primary key, compare with the source state."""
 

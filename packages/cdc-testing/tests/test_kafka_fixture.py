@@ -1,4 +1,4 @@
-"""The broker fixture starts a real tansu broker: produce, consume with a group, committed offsets, headers."""
+"""The broker fixture starts a real Apache Kafka broker: produce, consume with a group, committed offsets, headers."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_produce_consume_commit_through_the_real_broker(kafka_bootstrap: str, ka
     assert [m.value for m in received] == [m.value for m in sent]
     assert [m.offset for m in received] == [0, 1, 2, 3, 4]
     assert received[0].headers == (("h", b"1"),)
-    # One message per batch keeps tansu's high watermark exact.
+    # five messages, five offsets: the high watermark is exact
     probe = Consumer(kafka.consumer_config(kafka_bootstrap))
     try:
         low, high = probe.get_watermark_offsets(TopicPartition(kafka_topic, 0), timeout=10)
