@@ -449,7 +449,7 @@ def test_mysql_geometry_is_srid_then_wkb() -> None:
     assert format_mysql_geometry(Geometry(wkb=POINT, srid=4326)) == raw
     assert format_mysql_geometry(Geometry(wkb=POINT, srid=None)) == bytes(4) + POINT
     big_endian = bytes(4) + b"\x00" + POINT[1:]
-    assert parse_mysql_geometry(big_endian) == Geometry(wkb=big_endian[4:], srid=0)
+    assert parse_mysql_geometry(big_endian) == Geometry(wkb=big_endian[4:], srid=None)  # SRID 0: unset
     assert parse_mysql_geometry(raw[:9]).wkb == POINT[:5]  # the shortest accepted: SRID, byte order, type
     with pytest.raises(TextFormError, match="at least 9 bytes, got 8"):
         parse_mysql_geometry(raw[:8])

@@ -308,7 +308,7 @@ def test_decimal_numbers_keep_or_round_their_digits() -> None:
     assert str(convert(exact, "1.5")) == "1.50"
     assert str(convert(exact, "1.555")) == "1.555"  # an exact value past the scale is kept, never rounded
     rejects(exact, "abc", "not a decimal: 'abc'")
-    rejects(exact, "NaN", "not a finite decimal")
+    assert convert(exact, "NAN").is_nan()  # PostgreSQL NUMERIC's NaN, as Debezium's string mode writes it
     double = {"type": "double", "parameters": source("DECIMAL", 10, 2)}
     assert str(convert(double, 1.555)) == "1.56"  # a double only approximates: rounded half-even
     assert str(convert(double, 2)) == "2.00"

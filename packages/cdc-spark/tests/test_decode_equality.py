@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import struct
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,17 @@ def _frame(spark: Any, messages: list[Message]) -> Any:
     return spark.createDataFrame(rows, KAFKA_COLUMNS)
 
 
+def _nan_free(value: Any) -> Any:
+    """NaN as a marker: NaN != NaN would make equal rows differ."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, dict):
+        return {k: _nan_free(v) for k, v in value.items()}
+    return value
+
+
 def _comparable(row: Any, json_columns: set[str]) -> dict[str, Any]:
-    values = row.asDict(recursive=True)
+    values: dict[str, Any] = _nan_free(row.asDict(recursive=True))
     for name in json_columns:
         if values.get(name) is not None:
             values[name] = json.loads(values[name])
