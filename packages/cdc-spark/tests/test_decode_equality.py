@@ -411,3 +411,20 @@ def test_avro_values_the_jvm_cannot_read_go_to_the_codec(spark: Any, schema_regi
     decoded = assert_same_decode(spark, messages, "avro", options, jvm_share=0.3)
     # the codec rejects six (date, datetime, JSON, SET, DECIMAL text, UTF-8) and reads the others as the JVM does
     assert decoded.paths["codec"] >= 6, decoded.paths
+
+
+def test_json_scalar_documents_decode_alike(spark: Any) -> None:
+    """A JSON column holding a string, number or null document: Spark's JSON path would drop a string's quotes,
+    so scalars go to the codec; objects and arrays are typed in the JVM."""
+    values = ['"caf\\u00e9 \\"x\\""', "12.50", "null", '{"b": [1, {"a": "\\u2028"}], "a": null}', "[true]"]
+    messages = []
+    for number, value in enumerate(values):
+        document = {
+            "id": number, "database": "shop", "table": "docs", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+            "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)", "j": "json"}, "sqlType": {"id": 4, "j": 2005},
+            "data": [{"id": str(number), "j": value}],
+        }  # fmt: skip
+        messages.append(Message(value=json.dumps(document).encode(), partition=0))
+    decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.2)
+    assert decoded.paths["codec"] >= 3  # the three scalar documents

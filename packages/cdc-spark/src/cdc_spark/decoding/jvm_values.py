@@ -146,10 +146,15 @@ def time_text(text: Column) -> Typed:
 
 
 def json_text(text: Column) -> Typed:
-    """A JSON document as the contract's compact text (members in document order; Jackson re-prints it)."""
+    """A JSON object or array as the contract's compact text (members in document order; Jackson re-prints it).
+
+    A scalar document goes to the codec: ``get_json_object`` returns a string document without its quotes.
+    """
     from pyspark.sql import functions as F
 
-    return checked(text, F.get_json_object(text, "$"))
+    trimmed = F.ltrim(text)
+    container = trimmed.startswith("{") | trimmed.startswith("[")
+    return checked(text, F.when(container, F.get_json_object(text, "$")))
 
 
 def vector_text(text: Column) -> Typed:
