@@ -36,7 +36,7 @@ def test_stream_reads_new_files_once(spark: Any, tmp_path: Path) -> None:
     seen: list[bytes] = []
 
     def run() -> None:
-        stream = spark.readStream.format("cdc-messages").option("path", str(folder)).option("maxFilesPerTrigger", "1")
+        stream = spark.readStream.format("cdc-messages").option("path", str(folder))
         query = stream.load().writeStream.foreachBatch(lambda f, _: seen.extend(bytes(r["value"]) for r in f.collect()))
         query.trigger(availableNow=True).option("checkpointLocation", str(tmp_path / "cp")).start().awaitTermination(60)
 
@@ -44,6 +44,15 @@ def test_stream_reads_new_files_once(spark: Any, tmp_path: Path) -> None:
     _write(folder / "002.jsonl", [Message(value=b"3")])
     run()
     assert sorted(seen) == [b"1", b"2", b"3"]
+
+
+def test_max_files_per_trigger_is_a_clear_error(spark: Any, tmp_path: Path) -> None:
+    register(spark)
+    _write(tmp_path / "001.jsonl", [Message(value=b"1")])
+    stream = spark.readStream.format("cdc-messages").option("path", str(tmp_path)).option("maxFilesPerTrigger", "1")
+    query = stream.load().writeStream.foreachBatch(lambda f, _: f.count())
+    with pytest.raises(Exception, match="maxFilesPerTrigger needs read limits"):
+        query.trigger(availableNow=True).option("checkpointLocation", str(tmp_path / "cp")).start().awaitTermination(60)
 
 
 def test_a_bad_line_fails_the_read_naming_file_and_line(spark: Any, tmp_path: Path) -> None:
