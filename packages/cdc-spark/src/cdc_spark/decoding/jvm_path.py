@@ -484,6 +484,34 @@ def _typed_wide(
     )  # fmt: skip
 
 
+def _reclocked(
+    rows: DataFrame,
+    prepared: DataFrame,
+    dead: frozenset[tuple[str | None, int | None, int | None]],
+    partition_ts: Mapping[PartitionKey, int],
+) -> DataFrame:
+    """The order ts of changes without a commit ts taken again without the batch's dead letters: a message the
+    codec could not decode says nothing about time (the codec's clock never saw it)."""
+    from pyspark.sql import functions as F
+
+    def coordinates(topic: Any, partition: Any, offset: Any) -> Column:
+        return F.struct(F.lit(topic).alias("t"), F.lit(partition).alias("p"), F.lit(offset).alias("o"))
+
+    here = F.struct(F.col("topic").alias("t"), F.col("partition").alias("p"), F.col("offset").alias("o"))
+    living = prepared.where(~here.isin(*[coordinates(*c) for c in dead]))
+    clocks = _with_running_clock(living).select(*COORDINATES, F.col("clock_before").alias("__reclock"))
+    seed = F.create_map(*[x for (t, p), ts in partition_ts.items() for x in (F.lit(f"{t}\u0000{p}"), F.lit(ts))])
+    seeded = F.element_at(seed, F.concat_ws("\u0000", F.col("topic"), F.col("partition").cast("string")))
+    before = F.greatest(F.col("__reclock"), seeded.cast("long")) if partition_ts else F.col("__reclock")
+    sequence = F.col("_cdc_sequence")
+    reordered = F.struct(
+        F.coalesce(F.col("_cdc_commit_ts"), before).alias("commit_ts"), sequence["partition"].alias("partition"),
+        sequence["offset"].alias("offset"), sequence["position"].alias("position"),
+    )  # fmt: skip
+    joined: DataFrame = rows.join(clocks, on=list(COORDINATES), how="left")
+    return joined.withColumn("_cdc_sequence", reordered).drop("__reclock")
+
+
 def _jvm_part(wide: DataFrame, typing: _TableTyping) -> DataFrame:
     from pyspark.sql import functions as F
 
@@ -608,6 +636,9 @@ def decode(
             if bad_messages is None
             else wide.join(F.broadcast(bad_messages), on=list(COORDINATES), how="left_anti")
         )
+        dead_letters = python.first.dead_coordinates() if python is not None else frozenset()
+        if found.untimed_after_timed and dead_letters:
+            jvm_rows = _reclocked(jvm_rows, prepared, dead_letters, partition_ts)
         for name, typing in jvm_tables.items():
             if counts.get(typing.index):
                 parts.setdefault(name, []).append(_jvm_part(jvm_rows, typing))
