@@ -28,6 +28,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from cdc_core.jvm import bundle, java_executable, unpacked
 from cdc_testing.kafka import free_port
+from cdc_testing.processes import stop_process
 
 BUNDLE: Final = "schema-registry"
 CCOMPAT_PATH: Final = "/apis/ccompat/v7"
@@ -178,14 +179,7 @@ class ApicurioRegistry:
     def stop(self) -> None:
         """Stop the process by its pid (SIGTERM, then SIGKILL after STOP_TIMEOUT_S)."""
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process, STOP_TIMEOUT_S)
 
     def close(self) -> None:
         """Stop and remove the working directory with its log."""

@@ -25,6 +25,7 @@ from typing import Final
 
 from cdc_core.jvm import bundle, classpath, java_executable
 from cdc_testing.kafka import free_port
+from cdc_testing.processes import stop_process
 
 BUNDLE: Final = "canal-server"
 STOP_TIMEOUT_S: Final = 30.0
@@ -217,14 +218,7 @@ class CanalServer:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process, STOP_TIMEOUT_S)
 
     def close(self) -> None:
         self.stop()

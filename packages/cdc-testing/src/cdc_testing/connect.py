@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from cdc_core.jvm import bundle, classpath, java_executable
 from cdc_testing.kafka import free_port
+from cdc_testing.processes import stop_process
 
 BUNDLE: Final = "debezium-connect"
 START_TIMEOUT_S: Final = 120.0
@@ -170,14 +171,7 @@ class ConnectWorker:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process, STOP_TIMEOUT_S)
 
     def close(self) -> None:
         """Stop the worker and remove its directory."""

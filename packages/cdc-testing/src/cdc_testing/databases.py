@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cdc_testing.kafka import free_port
+from cdc_testing.processes import stop_process
 
 if TYPE_CHECKING:
     import psycopg
@@ -158,14 +159,7 @@ class _Server:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process, STOP_TIMEOUT_S)
 
     def close(self) -> None:
         """Stop the server and remove its directory."""

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from cdc_core.jvm import classpath, java_executable
 from cdc_core.message import Message
+from cdc_testing.processes import stop_process
 
 BOOTSTRAP_ENV: Final = "CDC_TEST_KAFKA_BOOTSTRAP"
 START_TIMEOUT_S: Final = 90.0
@@ -187,14 +188,7 @@ class KafkaBroker:
     def stop(self) -> None:
         """Stop the process (controlled shutdown, then a kill after STOP_TIMEOUT_S); the data stays."""
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process, STOP_TIMEOUT_S)
 
     def close(self) -> None:
         """Stop and remove the data directory."""

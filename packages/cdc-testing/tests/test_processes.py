@@ -1,0 +1,39 @@
+"""``stop_process``: a server that honours SIGTERM stops at once, one that ignores it is killed after the wait."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+from cdc_testing.processes import stop_process
+
+_IGNORES_TERM = (
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+)
+
+
+def test_terminated_process_stops_within_the_timeout() -> None:
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    stop_process(process, timeout=10)
+    assert process.returncode == -signal.SIGTERM
+
+
+def test_process_ignoring_sigterm_is_killed_after_the_timeout() -> None:
+    process = subprocess.Popen([sys.executable, "-c", _IGNORES_TERM], stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    assert process.stdout.readline() == b"ready\n"  # the handler is in place before we signal
+    started = time.monotonic()
+    stop_process(process, timeout=0.5)
+    assert process.returncode == -signal.SIGKILL
+    assert time.monotonic() - started >= 0.5
+    process.stdout.close()
+
+
+def test_no_process_or_an_exited_one_is_left_alone() -> None:
+    stop_process(None, timeout=1)
+    process = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    process.wait()
+    stop_process(process, timeout=1)
+    assert process.returncode == 3
