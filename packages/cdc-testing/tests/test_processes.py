@@ -6,8 +6,9 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-from cdc_testing.processes import stop_process
+from cdc_testing.processes import log_tail, stop_process
 
 _IGNORES_TERM = (
     "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
@@ -37,3 +38,10 @@ def test_no_process_or_an_exited_one_is_left_alone() -> None:
     process.wait()
     stop_process(process, timeout=1)
     assert process.returncode == 3
+
+
+def test_log_tail_reads_the_ends_of_existing_logs(tmp_path: Path) -> None:
+    first, missing, second = tmp_path / "a.log", tmp_path / "none.log", tmp_path / "b.log"
+    first.write_text("x" * 10 + "END-A")
+    second.write_text("END-B")
+    assert log_tail([first, missing, second], chars=5) == "END-A\nEND-B"

@@ -28,7 +28,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from cdc_core.jvm import bundle, java_executable, unpacked
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import stop_process
+from cdc_testing.processes import log_tail, stop_process
 
 BUNDLE: Final = "schema-registry"
 CCOMPAT_PATH: Final = "/apis/ccompat/v7"
@@ -117,7 +117,7 @@ class ApicurioRegistry:
         )
 
     def _log_tail(self) -> str:
-        return self.log_file.read_text(errors="replace")[-3000:] if self.log_file.exists() else ""
+        return log_tail((self.log_file,), 3000)
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         """One ccompat REST call (``path`` below ``/apis/ccompat/v7``); returns the decoded JSON answer.

@@ -25,7 +25,7 @@ from typing import Final
 
 from cdc_core.jvm import bundle, classpath, java_executable
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import stop_process
+from cdc_testing.processes import log_tail, stop_process
 
 BUNDLE: Final = "canal-server"
 STOP_TIMEOUT_S: Final = 30.0
@@ -211,10 +211,7 @@ class CanalServer:
         return self._process is not None and self._process.poll() is None
 
     def log_tail(self, chars: int = 4000) -> str:
-        texts = [
-            p.read_text(errors="replace")[-chars:] for p in (self.home / "stderr.log", self.log_file) if p.exists()
-        ]
-        return "\n".join(texts)
+        return log_tail((self.home / "stderr.log", self.log_file), chars)
 
     def stop(self) -> None:
         process, self._process = self._process, None

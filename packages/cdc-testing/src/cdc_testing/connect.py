@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from cdc_core.jvm import bundle, classpath, java_executable
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import stop_process
+from cdc_testing.processes import log_tail, stop_process
 
 BUNDLE: Final = "debezium-connect"
 START_TIMEOUT_S: Final = 120.0
@@ -124,10 +124,7 @@ class ConnectWorker:
             raise ConnectUnavailableError(f"Kafka Connect is not running (exit {code}); log:\n{self.log_tail()}")
 
     def log_tail(self, chars: int = 4000) -> str:
-        texts = [
-            p.read_text(errors="replace")[-chars:] for p in (self.home / "stderr.log", self.log_file) if p.exists()
-        ]
-        return "\n".join(texts)
+        return log_tail((self.home / "stderr.log", self.log_file), chars)
 
     def _request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
         data = None if body is None else json.dumps(body).encode()

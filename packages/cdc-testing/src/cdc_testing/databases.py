@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import stop_process
+from cdc_testing.processes import log_tail, stop_process
 
 if TYPE_CHECKING:
     import psycopg
@@ -135,8 +135,7 @@ class _Server:
         )
 
     def _log_tail(self) -> str:
-        logs = [self.home / "stderr.log", self.home / "server.log"]
-        return "\n".join(p.read_text(errors="replace")[-3000:] for p in logs if p.exists())
+        return log_tail((self.home / "stderr.log", self.home / "server.log"), 3000)
 
     def _wait(self, probe: Any) -> None:
         """Until ``probe()`` succeeds (the server accepts clients); the process dying is an error at once."""

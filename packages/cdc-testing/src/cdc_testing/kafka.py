@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from cdc_core.jvm import classpath, java_executable
 from cdc_core.message import Message
-from cdc_testing.processes import stop_process
+from cdc_testing.processes import log_tail, stop_process
 
 BOOTSTRAP_ENV: Final = "CDC_TEST_KAFKA_BOOTSTRAP"
 START_TIMEOUT_S: Final = 90.0
@@ -182,8 +182,7 @@ class KafkaBroker:
         raise BrokerUnavailableError(f"Kafka did not serve on {self.bootstrap} within {START_TIMEOUT_S:.0f} s")
 
     def _log_tail(self) -> str:
-        texts = [p.read_text(errors="replace")[-3000:] for p in (self.home / "stderr.log", self.log_file) if p.exists()]
-        return "\n".join(texts)
+        return log_tail((self.home / "stderr.log", self.log_file), 3000)
 
     def stop(self) -> None:
         """Stop the process (controlled shutdown, then a kill after STOP_TIMEOUT_S); the data stays."""

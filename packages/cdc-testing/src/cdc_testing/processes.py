@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterable
+from pathlib import Path
 
 KILL_WAIT_S = 10.0
 
@@ -20,4 +22,9 @@ def stop_process(process: subprocess.Popen[bytes] | None, timeout: float) -> Non
         process.wait(timeout=KILL_WAIT_S)
 
 
-__all__ = ["stop_process"]
+def log_tail(paths: Iterable[Path], chars: int) -> str:
+    """The last ``chars`` characters of each log in ``paths`` that exists, for an error message."""
+    return "\n".join(p.read_text(errors="replace")[-chars:] for p in paths if p.exists())
+
+
+__all__ = ["log_tail", "stop_process"]
