@@ -21,14 +21,23 @@ from typing import Any
 
 import pytest
 
-from cdc_core.errors import CdcError
 from cdc_core.events import Event
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
-from cdc_core.values import Geometry
 from cdc_testing.canal import running_canal
 from cdc_testing.databases import PASSWORD, USER, MariaDB
-from cdc_testing.producers import TableState, read_all, same, states_in_order, wait_for_value, write_message_lines
+from cdc_testing.producers import (
+    SPATIAL_TYPES,
+    TableState,
+    compare_with,
+    decode_failures,
+    decode_messages,
+    read_all,
+    states_in_order,
+    stored_geometry,
+    wait_for_value,
+    write_message_lines,
+)
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(600)]
 
@@ -146,29 +155,7 @@ def run(mariadb: MariaDB, kafka_bootstrap: str) -> Iterator[Run]:
 
 
 def decode_all(run: Run) -> tuple[list[Event], list[str]]:
-    decoder = get_codec("canal-json").decoder({})
-    events: list[Event] = []
-    errors: list[str] = []
-    for message in run.messages:
-        try:
-            events.extend(decoder.decode(message))
-        except CdcError as exc:
-            errors.append(f"{message.topic}@{message.offset}: {exc}")
-    return events, errors
-
-
-SPATIAL_TYPES = frozenset(
-    {
-        "point",
-        "geometry",
-        "linestring",
-        "polygon",
-        "multipoint",
-        "multilinestring",
-        "multipolygon",
-        "geometrycollection",
-    }
-)
+    return decode_messages(get_codec("canal-json").decoder({}), run.messages)
 
 
 def expected_value(info: Mapping[str, Any], value: Any) -> Any:
@@ -187,22 +174,18 @@ def expected_value(info: Mapping[str, Any], value: Any) -> Any:
     if kind in ("float", "double"):
         return float(value)
     if kind in SPATIAL_TYPES:
-        # SELECT returns MySQL's stored form, a 4-byte little-endian SRID then the WKB; SRID 0 means none given
-        return Geometry(wkb=value[4:], srid=int.from_bytes(value[:4], "little") or None)
+        return stored_geometry(value)
     return value
 
 
 def test_every_canal_message_decodes(run: Run) -> None:
     _, errors = decode_all(run)
     assert run.messages, "Canal wrote nothing"
-    assert not errors, f"{len(errors)} of {len(run.messages)} messages did not decode:\n" + "\n".join(errors[:10])
+    assert not errors, decode_failures(errors, len(run.messages))
 
 
 def test_canal_rows_equal_the_database(run: Run) -> None:
     events, _ = decode_all(run)
-
-    def compare(table: str, column: str, want: Any, have: Any) -> str | None:
-        return same(expected_value(run.columns[column], want), have)
-
+    compare = compare_with(lambda _table, column, value: expected_value(run.columns[column], value))
     missed = states_in_order(events, run.states, compare)
     assert not missed, "\n".join(f"{table}: {why}" for table, why in missed.items())

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,28 +23,25 @@ from typing import Any
 
 import pytest
 
-from cdc_core.errors import CdcError
 from cdc_core.events import DDLEvent, Event, RowChange
-from cdc_core.message import Message
 from cdc_core.registry import get_codec
-from cdc_core.values import Geometry
 from cdc_testing.connect import ConnectWorker
 from cdc_testing.databases import MariaDB
 from cdc_testing.producers import (
+    SPATIAL_TYPES,
+    Expected,
     TableState,
     Variant,
+    compare_with,
     converters,
-    dead_letter_lines,
+    decode_failures,
+    decode_messages,
     mariadb_connector,
-    read_all,
-    same,
-    same_stored,
     states_in_order,
-    topics_with_prefix,
-    unchanged_since_added,
-    wait_for_value,
-    write_message_lines,
+    stored_geometry,
 )
+from cdc_testing.targets import run_cdc_apply, target_differences
+from cdc_testing.variant_runs import WorkloadRun, stream_variants
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(900)]
 
@@ -210,60 +204,30 @@ def _columns(cursor: Any) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r[0], r[1]): dict(zip(names, r, strict=True)) for r in cursor.fetchall()}
 
 
-class Run:
-    """What the module's producers wrote and what the database said along the way."""
-
-    def __init__(self) -> None:
-        self.states: dict[str, list[TableState]] = {t: [] for t in TABLES}
-        self.columns: dict[tuple[str, str], dict[str, Any]] = {}
-        self.messages: dict[str, list[Message]] = {}
-        self.bootstrap = ""
-
-    def record(self, cursor: Any) -> None:
-        for table in TABLES:
-            state = _select(cursor, table)
-            if not self.states[table] or self.states[table][-1] != state:
-                self.states[table].append(state)
-
-
 @pytest.fixture(scope="module")
-def run(mariadb: MariaDB, connect_worker: ConnectWorker, kafka_bootstrap: str) -> Iterator[Run]:
-    result = Run()
-    result.bootstrap = kafka_bootstrap
+def run(mariadb: MariaDB, connect_worker: ConnectWorker, kafka_bootstrap: str) -> Iterator[WorkloadRun]:
+    result = WorkloadRun(TABLES, kafka_bootstrap)
+    connectors = {v.name: mariadb_connector(mariadb, connect_worker, v, 5400 + i) for i, v in enumerate(VARIANTS)}
     with mariadb.connect() as connection, connection.cursor() as cursor:
         for statement in CREATE + SNAPSHOT_ROWS:
             cursor.execute(statement)
-        cursor.execute("INSERT INTO marks VALUES (0, 'created')")
-        result.record(cursor)
-        for i, variant in enumerate(VARIANTS):
-            connect_worker.add(variant.name, mariadb_connector(mariadb, connect_worker, variant, 5400 + i))
-        # streaming starts after the snapshot: a mark streamed by every connector means its snapshot is done
-        cursor.execute("INSERT INTO marks VALUES (1, 'snapshot-done')")
-        for variant in VARIANTS:
-            wait_for_value(kafka_bootstrap, f"{variant.name}.inventory.marks", b"snapshot-done")
-        for step in STEPS:
-            for statement in step:
-                cursor.execute(statement)
-            result.record(cursor)
+        stream_variants(
+            result,
+            connect_worker,
+            connectors,
+            STEPS,
+            execute=cursor.execute,
+            record=lambda: result.record(lambda table: _select(cursor, table)),
+            schema="inventory",
+        )
         result.columns = _columns(cursor)
-        cursor.execute("INSERT INTO marks VALUES (2, 'workload-done')")
-    for variant in VARIANTS:
-        wait_for_value(kafka_bootstrap, f"{variant.name}.inventory.marks", b"workload-done")
-        result.messages[variant.name] = read_all(kafka_bootstrap, topics_with_prefix(kafka_bootstrap, variant.name))
-    for variant in VARIANTS:
-        connect_worker.remove(variant.name)
-    captures = os.environ.get("CDC_WRITE_CAPTURES")
-    if captures:
-        for name, messages in result.messages.items():
-            kept = [m for m in messages if not (m.topic or "").endswith(".marks")]  # the test's own progress marks
-            write_message_lines(Path(captures) / f"{name}.jsonl", kept)
     yield result
 
 
 # --------------------------------------------------------------------------------------- decoding and values
 
 
-def _table_schema_file(run: Run, folder: Path) -> str:
+def _table_schema_file(run: WorkloadRun, folder: Path) -> str:
     """The canonical table schemas a schemaless stream is decoded with (the tables as they are at the end)."""
     tables: dict[str, list[dict[str, Any]]] = {}
     for (table, column), info in run.columns.items():
@@ -293,25 +257,17 @@ def _type_document(info: Mapping[str, Any]) -> dict[str, Any]:
     return document
 
 
-def decoder_for(variant: Variant, run: Run, folder: Path) -> Any:
+def decoder_for(variant: Variant, run: WorkloadRun, folder: Path) -> Any:
     options = dict(variant.decoder_options)
     if not variant.schemas:
         options["table-schema"] = _table_schema_file(run, folder)
     return get_codec("debezium").decoder(options)
 
 
-def decode_all(variant: Variant, run: Run) -> tuple[list[Event], list[str]]:
+def decode_all(variant: Variant, run: WorkloadRun) -> tuple[list[Event], list[str]]:
     """Every message of the variant decoded: (events, errors)."""
     with tempfile.TemporaryDirectory() as folder:
-        decoder = decoder_for(variant, run, Path(folder))
-        events: list[Event] = []
-        errors: list[str] = []
-        for message in run.messages[variant.name]:
-            try:
-                events.extend(decoder.decode(message))
-            except CdcError as exc:
-                errors.append(f"{message.topic}@{message.offset}: {exc}")
-        return events, errors
+        return decode_messages(decoder_for(variant, run, Path(folder)), run.messages[variant.name])
 
 
 def expected_value(variant: Variant, info: Mapping[str, Any], value: Any) -> Any:
@@ -379,70 +335,43 @@ def expected_value(variant: Variant, info: Mapping[str, Any], value: Any) -> Any
 
         return base64.b64encode(bytes(value)).decode()
     if kind in SPATIAL_TYPES:
-        return _geometry(bytes(value))
+        return stored_geometry(bytes(value))
     if isinstance(value, bytes):
         return value.decode()
     return value
 
 
-SPATIAL_TYPES = frozenset(
-    {
-        "point",
-        "geometry",
-        "linestring",
-        "polygon",
-        "multipoint",
-        "multilinestring",
-        "multipolygon",
-        "geometrycollection",
-    }
-)
-
-
-def _geometry(stored: bytes) -> Geometry:
-    """The Geometry of MariaDB's stored form (what SELECT returns): a 4-byte little-endian SRID, then the WKB.
-    Debezium writes SRID 0 (none given) as a null ``srid`` (BinlogGeometry: "null for an unset/unknown SRID")."""
-    srid = int.from_bytes(stored[:4], "little")
-    return Geometry(wkb=stored[4:], srid=srid or None)
-
-
-def compare_for(variant: Variant, run: Run) -> Any:
-    def compare(table: str, column: str, want: Any, have: Any) -> str | None:
-        info = run.columns[(table, column)]
-        return same(expected_value(variant, info, want), have)
-
-    return compare
+def expected_for(variant: Variant, run: WorkloadRun) -> Expected:
+    return lambda table, column, value: expected_value(variant, run.columns[(table, column)], value)
 
 
 # ------------------------------------------------------------------------------------------------- tests
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
-def test_every_message_decodes(run: Run, variant: Variant) -> None:
+def test_every_message_decodes(run: WorkloadRun, variant: Variant) -> None:
     events, errors = decode_all(variant, run)
     assert run.messages[variant.name], "the connector wrote nothing"
-    assert not errors, f"{len(errors)} of {len(run.messages[variant.name])} messages did not decode:\n" + "\n".join(
-        errors[:10]
-    )
+    assert not errors, decode_failures(errors, len(run.messages[variant.name]))
     assert any(isinstance(e, DDLEvent) and e.ddl_type.value == "TRUNCATE" for e in events)
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
-def test_decoded_rows_equal_the_database(run: Run, variant: Variant) -> None:
+def test_decoded_rows_equal_the_database(run: WorkloadRun, variant: Variant) -> None:
     """Replaying the decoded events goes through every state the database SELECTed, value for value."""
     events, _ = decode_all(variant, run)
-    missed = states_in_order(events, run.states, compare_for(variant, run))
+    missed = states_in_order(events, run.states, compare_with(expected_for(variant, run)))
     assert not missed, "\n".join(f"{table}: {why}" for table, why in missed.items())
 
 
-def test_schema_changes_are_ddl_events(run: Run) -> None:
+def test_schema_changes_are_ddl_events(run: WorkloadRun) -> None:
     events, _ = decode_all(VARIANTS[0], run)  # undecodable messages fail test_every_message_decodes
     sql = [e.sql or "" for e in events if isinstance(e, DDLEvent)]
     assert any("ADD COLUMN t_added" in s for s in sql), sql
     assert any("MODIFY COLUMN t_int BIGINT" in s for s in sql), sql
 
 
-def test_primary_key_update_is_delete_then_insert(run: Run) -> None:
+def test_primary_key_update_is_delete_then_insert(run: WorkloadRun) -> None:
     events, _ = decode_all(VARIANTS[0], run)
     rows = [e for e in events if isinstance(e, RowChange) and e.table == "types"]
     moved = [
@@ -454,75 +383,17 @@ def test_primary_key_update_is_delete_then_insert(run: Run) -> None:
 # ------------------------------------------------------------------------------------------------ cdc apply
 
 
-def read_target_table(path: Path) -> list[dict[str, Any]]:
-    """Live rows of a target table: bookkeeping columns (``__cdc_*``) dropped, tombstoned rows left out."""
-    from deltalake import DeltaTable
-
-    rows = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
-    live = [r for r in rows if not r.get("__cdc_deleted")]
-    return [{k: v for k, v in r.items() if not k.startswith("__cdc_")} for r in live]
-
-
-def _cdc_executable() -> str:
-    candidate = Path(sys.executable).parent / "cdc"
-    if not candidate.exists():
-        pytest.fail(f"no cdc executable beside {sys.executable}")
-    return str(candidate)
-
-
-def test_cdc_apply_builds_the_database_tables(run: Run, tmp_path: Path) -> None:
+def test_cdc_apply_builds_the_database_tables(run: WorkloadRun, tmp_path: Path) -> None:
     variant = VARIANTS[0]
-    topics = [f"{variant.name}.inventory.{t}" for t in TABLES]
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": os.environ.get("HOME", str(tmp_path)),
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-    }
-    for name in ("JAVA_HOME", "CDC_JVM_CACHE"):
-        if name in os.environ:
-            env[name] = os.environ[name]
     target = tmp_path / "tables"
-    done = subprocess.run(
-        [
-            _cdc_executable(),
-            "apply",
-            "--protocol",
-            "debezium",
-            "--source",
-            f"kafka://{run.bootstrap}/{','.join(topics)}",
-            "--target",
-            str(target),
-            "--once",
-            "--master",
-            "local[1]",
-            "--quiet",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = run_cdc_apply("debezium", run.bootstrap, [f"{variant.name}.inventory.{t}" for t in TABLES], target)
     assert done.returncode == 0, done.stderr[-4000:]
-    dead = target / "_dead_letters"
-    dead_rows = read_target_table(dead) if dead.exists() else []
-    mismatches = []
-    for table in TABLES:
-        want = run.states[table][-1]
-        path = target / "inventory" / table
-        have = {r["id"]: r for r in read_target_table(path)} if path.exists() else {}
-        if set(have) != set(want):
-            mismatches.append(f"{table}: keys {sorted(want)} in the database, {sorted(have)} in the target")
-            continue
-        untouched = unchanged_since_added(run.states[table], ADDED_COLUMNS)
-        for key, row in want.items():
-            for column, value in row.items():
-                info = run.columns[(table, column)]
-                expected = expected_value(variant, info, value)
-                if column in ADDED_COLUMNS and key in untouched:
-                    expected = None  # no event carried the default ADD COLUMN gave the row
-                why = same_stored(expected, have[key].get(column), float32=info["data_type"] in ("float",))
-                if why is not None:
-                    mismatches.append(f"{table} row {key} column {column}: {why}")
-    assert not dead_rows and not mismatches, dead_letter_lines(dead_rows) + "\n" + "\n".join(mismatches[:20])
+    differences = target_differences(
+        target,
+        "inventory",
+        run.states,
+        expected_for(variant, run),
+        float32=lambda table, column: run.columns[(table, column)]["data_type"] == "float",
+        added=ADDED_COLUMNS,
+    )
+    assert differences is None, differences

@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import os
 import struct
-import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -29,28 +26,24 @@ from typing import Any
 
 import pytest
 
-from cdc_core.errors import CdcError
 from cdc_core.events import DDLEvent, Event, Op, RowChange
-from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.values import Geometry
 from cdc_testing.connect import ConnectWorker
 from cdc_testing.databases import PostgreSQL
 from cdc_testing.producers import (
+    Expected,
     TableState,
     Variant,
+    compare_with,
     converters,
-    dead_letter_lines,
+    decode_failures,
+    decode_messages,
     postgres_connector,
-    read_all,
-    same,
-    same_stored,
     states_in_order,
-    topics_with_prefix,
-    unchanged_since_added,
-    wait_for_value,
-    write_message_lines,
 )
+from cdc_testing.targets import run_cdc_apply, target_differences
+from cdc_testing.variant_runs import WorkloadRun, stream_variants
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(900)]
 
@@ -211,69 +204,37 @@ def _select(connection: Any, table: str, columns: Mapping[tuple[str, str], Mappi
     return {row[0]: dict(zip(names, row, strict=True)) for row in rows}
 
 
-class Run:
-    def __init__(self) -> None:
-        self.states: dict[str, list[TableState]] = {t: [] for t in TABLES}
-        self.columns: dict[tuple[str, str], dict[str, Any]] = {}
-        self.messages: dict[str, list[Message]] = {}
-        self.bootstrap = ""
-
-    def record(self, connection: Any) -> None:
-        self.columns = _columns(connection)
-        for table in TABLES:
-            state = _select(connection, table, self.columns)
-            if not self.states[table] or self.states[table][-1] != state:
-                self.states[table].append(state)
-
-
 @pytest.fixture(scope="module")
-def run(postgres: PostgreSQL, connect_worker: ConnectWorker, kafka_bootstrap: str) -> Iterator[Run]:
+def run(postgres: PostgreSQL, connect_worker: ConnectWorker, kafka_bootstrap: str) -> Iterator[WorkloadRun]:
     from psycopg.types import TypeInfo
     from psycopg.types.hstore import register_hstore
 
-    result = Run()
-    result.bootstrap = kafka_bootstrap
+    result = WorkloadRun(TABLES, kafka_bootstrap)
     with postgres.connect() as connection:
+
+        def record() -> None:
+            result.columns = _columns(connection)
+            result.record(lambda table: _select(connection, table, result.columns))
+
         for statement in CREATE:
             connection.execute(statement)
         register_hstore(TypeInfo.fetch(connection, "hstore"), connection)
         for statement in SNAPSHOT_ROWS:
             connection.execute(statement)
-        connection.execute("INSERT INTO marks VALUES (0, 'created')")
-        result.record(connection)
-        for variant in VARIANTS:
-            connect_worker.add(variant.name, postgres_connector(postgres, variant))
-        connection.execute("INSERT INTO marks VALUES (1, 'snapshot-done')")
-        for variant in VARIANTS:
-            wait_for_value(kafka_bootstrap, f"{variant.name}.public.marks", b"snapshot-done")
-        for step in STEPS:
-            for statement in step:
-                connection.execute(statement)
-            result.record(connection)
-        connection.execute("INSERT INTO marks VALUES (2, 'workload-done')")
-    for variant in VARIANTS:
-        wait_for_value(kafka_bootstrap, f"{variant.name}.public.marks", b"workload-done")
-        result.messages[variant.name] = read_all(kafka_bootstrap, topics_with_prefix(kafka_bootstrap, variant.name))
-    for variant in VARIANTS:
-        connect_worker.remove(variant.name)  # drops its replication slot (slot.drop.on.stop)
-    captures = os.environ.get("CDC_WRITE_CAPTURES")
-    if captures:
-        for name, messages in result.messages.items():
-            kept = [m for m in messages if not (m.topic or "").endswith(".marks")]  # the test's own progress marks
-            write_message_lines(Path(captures) / f"{name}.jsonl", kept)
+        stream_variants(
+            result,
+            connect_worker,
+            {v.name: postgres_connector(postgres, v) for v in VARIANTS},
+            STEPS,
+            execute=connection.execute,
+            record=record,
+            schema="public",
+        )
     yield result
 
 
-def decode_all(variant: Variant, run: Run) -> tuple[list[Event], list[str]]:
-    decoder = get_codec("debezium").decoder(dict(variant.decoder_options))
-    events: list[Event] = []
-    errors: list[str] = []
-    for message in run.messages[variant.name]:
-        try:
-            events.extend(decoder.decode(message))
-        except CdcError as exc:
-            errors.append(f"{message.topic}@{message.offset}: {exc}")
-    return events, errors
+def decode_all(variant: Variant, run: WorkloadRun) -> tuple[list[Event], list[str]]:
+    return decode_messages(get_codec("debezium").decoder(dict(variant.decoder_options)), run.messages[variant.name])
 
 
 def _as_timedelta(value: dt.time) -> dt.timedelta:
@@ -368,24 +329,18 @@ def _iso_interval(months: int, days: int, micros: int) -> str:
     return f"P{sign * years}Y{sign * months}M{days}DT{time_sign * hours}H{time_sign * minutes}M{seconds}S"
 
 
-def compare_for(variant: Variant, run: Run) -> Any:
-    def compare(table: str, column: str, want: Any, have: Any) -> str | None:
-        info = run.columns[(table, column)]
-        return same(expected_value(variant, info, want), have)
-
-    return compare
+def expected_for(variant: Variant, run: WorkloadRun) -> Expected:
+    return lambda table, column, value: expected_value(variant, run.columns[(table, column)], value)
 
 
 # ------------------------------------------------------------------------------------------------- tests
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
-def test_every_message_decodes(run: Run, variant: Variant) -> None:
+def test_every_message_decodes(run: WorkloadRun, variant: Variant) -> None:
     events, errors = decode_all(variant, run)
     assert run.messages[variant.name], "the connector wrote nothing"
-    assert not errors, f"{len(errors)} of {len(run.messages[variant.name])} messages did not decode:\n" + "\n".join(
-        errors[:10]
-    )
+    assert not errors, decode_failures(errors, len(run.messages[variant.name]))
     assert any(isinstance(e, DDLEvent) and e.ddl_type.value == "TRUNCATE" for e in events)
 
 
@@ -393,13 +348,13 @@ def test_every_message_decodes(run: Run, variant: Variant) -> None:
 # has no uuid, interval, hstore, array... types to write one with: value equality is checked where the field
 # schemas type the values.
 @pytest.mark.parametrize("variant", [v for v in VARIANTS if v.schemas], ids=lambda v: v.name)
-def test_decoded_rows_equal_the_database(run: Run, variant: Variant) -> None:
+def test_decoded_rows_equal_the_database(run: WorkloadRun, variant: Variant) -> None:
     events, _ = decode_all(variant, run)
-    missed = states_in_order(events, run.states, compare_for(variant, run))
+    missed = states_in_order(events, run.states, compare_with(expected_for(variant, run)))
     assert not missed, "\n".join(f"{table}: {why}" for table, why in missed.items())
 
 
-def test_default_replica_identity_delete_is_keyed(run: Run) -> None:
+def test_default_replica_identity_delete_is_keyed(run: WorkloadRun) -> None:
     """``plain`` keeps PostgreSQL's default replica identity: the delete's row is the key alone."""
     events, _ = decode_all(VARIANTS[0], run)  # undecodable messages fail test_every_message_decodes
     deletes = [e for e in events if isinstance(e, RowChange) and e.table == "plain" and e.op is Op.DELETE]
@@ -408,7 +363,7 @@ def test_default_replica_identity_delete_is_keyed(run: Run) -> None:
     assert updates and all(u.before is None for u in updates)
 
 
-def test_logical_messages_do_not_stop_the_stream(run: Run) -> None:
+def test_logical_messages_do_not_stop_the_stream(run: WorkloadRun) -> None:
     """``pg_logical_emit_message`` writes op "m" to <prefix>.message: decoded without error, and no row change."""
     variant = VARIANTS[0]
     messages = [m for m in run.messages[variant.name] if m.topic == f"{variant.name}.message"]
@@ -421,15 +376,6 @@ def test_logical_messages_do_not_stop_the_stream(run: Run) -> None:
 # ------------------------------------------------------------------------------------------------ cdc apply
 
 
-def read_target_table(path: Path) -> list[dict[str, Any]]:
-    """Live rows of a target table: bookkeeping columns (``__cdc_*``) dropped, tombstoned rows left out."""
-    from deltalake import DeltaTable
-
-    rows = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
-    live = [r for r in rows if not r.get("__cdc_deleted")]
-    return [{k: v for k, v in r.items() if not k.startswith("__cdc_")} for r in live]
-
-
 def stored_form(info: Mapping[str, Any], value: Any) -> Any:
     """A NUMERIC without declared scale and MONEY (no precision) are ``decimal(38,10)`` on Spark (docs/types.md)."""
     if isinstance(value, Decimal) and value.is_finite() and (info["typname"] == "money" or info["scale"] is None):
@@ -437,44 +383,19 @@ def stored_form(info: Mapping[str, Any], value: Any) -> Any:
     return value
 
 
-def test_cdc_apply_builds_the_database_tables(run: Run, tmp_path: Path) -> None:
+def test_cdc_apply_builds_the_database_tables(run: WorkloadRun, tmp_path: Path) -> None:
     variant = VARIANTS[0]
     topics = [f"{variant.name}.public.{t}" for t in TABLES] + [f"{variant.name}.message"]
-    cdc = Path(sys.executable).parent / "cdc"
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": os.environ.get("HOME", str(tmp_path)),
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-    }
-    for name in ("JAVA_HOME", "CDC_JVM_CACHE"):
-        if name in os.environ:
-            env[name] = os.environ[name]
     target = tmp_path / "tables"
-    done = subprocess.run(
-        [str(cdc), "apply", "--protocol", "debezium", "--source", f"kafka://{run.bootstrap}/{','.join(topics)}",
-         "--target", str(target), "--once", "--master", "local[1]", "--quiet"],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+    done = run_cdc_apply("debezium", run.bootstrap, topics, target)
     assert done.returncode == 0, done.stderr[-4000:]
-    dead = target / "_dead_letters"
-    dead_rows = read_target_table(dead) if dead.exists() else []
-    mismatches = []
-    for table in TABLES:
-        want = run.states[table][-1]
-        path = target / "inventory" / table
-        have = {r["id"]: r for r in read_target_table(path)} if path.exists() else {}
-        if set(have) != set(want):
-            mismatches.append(f"{table}: keys {sorted(want)} in the database, {sorted(have)} in the target")
-            continue
-        untouched = unchanged_since_added(run.states[table], ADDED)
-        for key, row in want.items():
-            for column, value in row.items():
-                info = run.columns[(table, column)]
-                expected = stored_form(info, expected_value(variant, info, value))
-                if column in ADDED and key in untouched:
-                    expected = None  # no event carried the default ADD COLUMN gave the row
-                why = same_stored(expected, have[key].get(column), float32=info["typname"] in ("float4",))
-                if why is not None:
-                    mismatches.append(f"{table} row {key} column {column}: {why}")
-    assert not dead_rows and not mismatches, dead_letter_lines(dead_rows) + "\n" + "\n".join(mismatches[:20])
+    expected = expected_for(variant, run)
+    differences = target_differences(
+        target,
+        "inventory",
+        run.states,
+        lambda table, column, value: stored_form(run.columns[(table, column)], expected(table, column, value)),
+        float32=lambda table, column: run.columns[(table, column)]["typname"] == "float4",
+        added=ADDED,
+    )
+    assert differences is None, differences

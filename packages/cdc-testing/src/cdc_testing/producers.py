@@ -24,6 +24,8 @@ from typing import Any
 
 import attrs
 
+from cdc_core.codec import Decoder
+from cdc_core.errors import CdcError
 from cdc_core.events import DDLEvent, DDLType, Event, Op, RowChange
 from cdc_core.message import Message
 from cdc_core.values import Geometry
@@ -186,6 +188,27 @@ def write_message_lines(path: Path, messages: Iterable[Message]) -> int:
     return len(lines)
 
 
+# ------------------------------------------------------------------------------------------------ decoding
+
+
+def decode_messages(decoder: Decoder, messages: Iterable[Message]) -> tuple[list[Event], list[str]]:
+    """Every message through ``decoder``: the events, and one line (``topic@offset: error``) per message that
+    did not decode (the rest go on, so a test reports every failure at once)."""
+    events: list[Event] = []
+    errors: list[str] = []
+    for message in messages:
+        try:
+            events.extend(decoder.decode(message))
+        except CdcError as exc:
+            errors.append(f"{message.topic}@{message.offset}: {exc}")
+    return events, errors
+
+
+def decode_failures(errors: Sequence[str], total: int, limit: int = 10) -> str:
+    """The errors of :func:`decode_messages` as an assertion message: how many of ``total``, the first ``limit``."""
+    return f"{len(errors)} of {total} messages did not decode:\n" + "\n".join(errors[:limit])
+
+
 # ------------------------------------------------------------------------------------------------ replay
 
 
@@ -210,6 +233,18 @@ def replay(events: Iterable[Event], key: str = "id") -> Iterable[tuple[str, Mapp
 
 
 Compare = Callable[[str, str, Any, Any], str | None]
+# What a correct decoder returns for the database's value of a column: (table, column, value) -> decoded value.
+Expected = Callable[[str, str, Any], Any]
+
+
+def compare_with(expected: Expected) -> Compare:
+    """The :data:`Compare` of :func:`states_in_order` that checks a decoded value against ``expected`` of the
+    database's, with :func:`same`."""
+
+    def compare(table: str, column: str, want: Any, have: Any) -> str | None:
+        return same(expected(table, column, want), have)
+
+    return compare
 
 
 def unchanged_since_added(states: Sequence[TableState], added: Iterable[str]) -> set[Any]:
@@ -357,6 +392,28 @@ def same_stored(expected: Any, stored: Any, *, float32: bool = False) -> str | N
     return same(expected, stored)
 
 
+# MySQL/MariaDB spatial column types (information_schema DATA_TYPE).
+SPATIAL_TYPES = frozenset(
+    {
+        "point",
+        "geometry",
+        "linestring",
+        "polygon",
+        "multipoint",
+        "multilinestring",
+        "multipolygon",
+        "geometrycollection",
+    }
+)
+
+
+def stored_geometry(stored: bytes) -> Geometry:
+    """The Geometry of a MySQL/MariaDB spatial value in its stored form (what SELECT returns): a 4-byte
+    little-endian SRID, then the WKB. SRID 0 (none given) is None, as Debezium (BinlogGeometry) and Canal have it."""
+    srid = int.from_bytes(stored[:4], "little")
+    return Geometry(wkb=bytes(stored[4:]), srid=srid or None)
+
+
 def dead_letter_lines(rows: Iterable[Mapping[str, Any]], limit: int = 10) -> str:
     """Dead-letter rows of a target (``topic, offset, error``) as one line each, for an assertion message."""
     lines = [f"{r.get('topic')}@{r.get('offset')}: {r.get('error')}" for r in rows]
@@ -364,11 +421,17 @@ def dead_letter_lines(rows: Iterable[Mapping[str, Any]], limit: int = 10) -> str
 
 
 __all__ = [
+    "SPATIAL_TYPES",
+    "Compare",
+    "Expected",
     "Row",
     "TableState",
     "Variant",
+    "compare_with",
     "converters",
     "dead_letter_lines",
+    "decode_failures",
+    "decode_messages",
     "mariadb_connector",
     "message_line",
     "postgres_connector",
@@ -377,6 +440,7 @@ __all__ = [
     "same",
     "same_stored",
     "states_in_order",
+    "stored_geometry",
     "topics_with_prefix",
     "unchanged_since_added",
     "wait_for_value",
