@@ -138,17 +138,7 @@ def read_all(bootstrap: str, topics: Sequence[str], idle_s: float = 1.5, timeout
             if error is not None:
                 raise RuntimeError(f"reading {record.topic()}: {error}")
             last = time.monotonic()
-            received.append(
-                Message(
-                    value=record.value(),
-                    key=record.key(),
-                    topic=record.topic(),
-                    partition=record.partition(),
-                    offset=record.offset(),
-                    timestamp=record.timestamp()[1],
-                    headers=tuple(record.headers() or ()),
-                )
-            )
+            received.append(Message.from_kafka(record))
     finally:
         consumer.close()
     received.sort(key=lambda m: (m.topic or "", m.offset or 0))
