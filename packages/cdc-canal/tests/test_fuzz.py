@@ -6,41 +6,20 @@ value of another JSON type (recursively, inside rows and type maps too).
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-from decimal import Decimal
 
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cdc_core.errors import CdcError
-from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
+from cdc_core.events import DDLEvent, DDLType, Watermark
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.tso import compose
 from cdc_testing.contract import assert_out_of_range_only_cdc_errors, json_paths, replace_at
 from cdc_testing.corpus import corpus_files
-from cdc_testing.strategies import kitchen_sink_schema
-
-SCHEMA = kitchen_sink_schema()
-ROW = {
-    "id": 7,
-    "c_int_u": 4294967295,
-    "c_bigint_u": 18446744073709551615,
-    "c_float": 1.5,
-    "c_decimal": Decimal("12.3400"),
-    "c_date": dt.date(2024, 2, 29),
-    "c_timestamp_6": dt.datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=dt.UTC),
-    "c_time_3": dt.timedelta(hours=-838, seconds=-1),
-    "c_varchar": "héllo <b>",
-    "c_blob": bytes(range(20)),
-    "c_enum": "green",
-    "c_set": ("x", "z"),
-    "c_bit_64": (1 << 64) - 1,
-    "c_json": {"k": [1, "two", None]},
-}
-FULL_ROW = {c.name: ROW.get(c.name) for c in SCHEMA.columns}
+from cdc_testing.seeds import edge_changes
 
 
 def _seeds() -> list[bytes]:
@@ -50,18 +29,7 @@ def _seeds() -> list[bytes]:
         encoder = codec.encoder(options)
         ts = compose(1_700_000_000_000)
         for event in (
-            RowChange(
-                op=Op.UPDATE,
-                database="test",
-                table="kitchen_sink",
-                before=FULL_ROW,
-                after={**FULL_ROW, "c_int_u": 1},
-                commit_ts=ts,
-                schema=SCHEMA,
-            ),
-            RowChange(
-                op=Op.DELETE, database="test", table="kitchen_sink", before=FULL_ROW, commit_ts=ts, schema=SCHEMA
-            ),
+            *edge_changes(ts),
             DDLEvent(ddl_type=DDLType.ALTER, sql="alter table t add c int", database="test", table="t", commit_ts=ts),
             Watermark(ts=ts),
         ):

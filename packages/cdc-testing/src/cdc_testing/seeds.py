@@ -5,6 +5,8 @@ coverage-guided atheris harness (``nox -s fuzz``).
 
 from __future__ import annotations
 
+import datetime as dt
+from decimal import Decimal
 from typing import Any, Final
 
 from hypothesis import HealthCheck, given, settings
@@ -40,6 +42,44 @@ def kitchen_sink_row() -> dict[str, Any]:
 
     draw()
     return rows[0]
+
+
+# Hand-picked values at the edges of their types (the largest unsigned integers and BIT(64), TIME at -838 h, a
+# leap day, text with markup and non-ASCII, a scaled DECIMAL), every other kitchen-sink column null: the row the
+# protocol fuzz tests seed their encoders with, next to the drawn one of :func:`kitchen_sink_row`.
+EDGE_VALUES: Final[dict[str, Any]] = {
+    "id": 7,
+    "c_int_u": 4294967295,
+    "c_bigint_u": 18446744073709551615,
+    "c_float": 1.5,
+    "c_decimal": Decimal("12.3400"),
+    "c_date": dt.date(2024, 2, 29),
+    "c_datetime_6": dt.datetime(2024, 2, 29, 1, 2, 3, 456789),
+    "c_timestamp_6": dt.datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=dt.UTC),
+    "c_time_3": dt.timedelta(hours=-838, seconds=-1),
+    "c_varchar": "héllo <b>",
+    "c_blob": bytes(range(20)),
+    "c_enum": "green",
+    "c_set": ("x", "z"),
+    "c_bit_12": 4095,
+    "c_bit_64": (1 << 64) - 1,
+    "c_json": {"k": [1, "two", None]},
+}
+
+
+def edge_row() -> dict[str, Any]:
+    """:data:`EDGE_VALUES` as a full row of the kitchen-sink schema (:data:`SCHEMA`)."""
+    return {c.name: EDGE_VALUES.get(c.name) for c in SCHEMA.columns}
+
+
+def edge_changes(commit_ts: int) -> list[RowChange]:
+    """An UPDATE of :func:`edge_row` (``c_int_u`` changed) and its DELETE, at ``commit_ts``."""
+    row = edge_row()
+    common: dict[str, Any] = {"database": SCHEMA.database, "table": SCHEMA.table, "commit_ts": commit_ts}
+    return [
+        RowChange(op=Op.UPDATE, before=row, after={**row, "c_int_u": 1}, schema=SCHEMA, **common),
+        RowChange(op=Op.DELETE, before=row, schema=SCHEMA, **common),
+    ]
 
 
 def _events(row: dict[str, Any]) -> list[Event]:
