@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from cdc_testing.processes import log_tail, stop_process
+from cdc_testing.processes import ServerProcess, log_tail, stop_process
 
 _IGNORES_TERM = (
     "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
@@ -45,3 +45,23 @@ def test_log_tail_reads_the_ends_of_existing_logs(tmp_path: Path) -> None:
     first.write_text("x" * 10 + "END-A")
     second.write_text("END-B")
     assert log_tail([first, missing, second], chars=5) == "END-A\nEND-B"
+
+
+class _Sleeper(ServerProcess):
+    stop_timeout_s = 10.0
+
+    def start(self) -> None:
+        self._process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], cwd=self.home)
+
+
+def test_server_process_stop_keeps_its_directory_and_close_removes_it() -> None:
+    server = _Sleeper("cdc-test-sleeper-")
+    server.start()
+    assert server.running and server.home.is_dir()
+    (server.home / "server.log").write_text("kept")
+    server.stop()
+    assert not server.running and (server.home / "server.log").read_text() == "kept"
+    server.start()  # again, on the same directory
+    assert server.running
+    server.close()
+    assert not server.running and not server.home.exists()

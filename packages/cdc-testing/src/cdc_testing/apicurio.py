@@ -15,9 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 import urllib.request
 import uuid
@@ -28,7 +26,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from cdc_core.jvm import bundle, java_executable, unpacked
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import log_tail, stop_process
+from cdc_testing.processes import ServerProcess, log_tail
 
 BUNDLE: Final = "schema-registry"
 CCOMPAT_PATH: Final = "/apis/ccompat/v7"
@@ -52,14 +50,18 @@ class ApicurioUnavailableError(RuntimeError):
     """The registry could not be started (Java, Maven or the archive missing, or it did not come up)."""
 
 
-class ApicurioRegistry:
-    """One Apicurio Registry process; ``url`` is the Confluent-compatible endpoint codecs are given."""
+class ApicurioRegistry(ServerProcess):
+    """One Apicurio Registry process; ``url`` is the Confluent-compatible endpoint codecs are given.
+
+    :meth:`close` stops it and removes its working directory with the log.
+    """
+
+    stop_timeout_s = STOP_TIMEOUT_S
 
     def __init__(self, port: int | None = None) -> None:
+        super().__init__("cdc-apicurio-")
         self.port = port or free_port()
-        self.home = Path(tempfile.mkdtemp(prefix="cdc-apicurio-"))
         self.started_s: float | None = None  # seconds from launch until it served
-        self._process: subprocess.Popen[bytes] | None = None
         self._log_offset = 0
 
     @property
@@ -73,10 +75,6 @@ class ApicurioRegistry:
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
 
     def start(self) -> str:
         """Start the registry; returns its ccompat URL once it answers and enforces BACKWARD compatibility."""
@@ -175,16 +173,6 @@ class ApicurioRegistry:
             path = unquote(parts.path)
             found.append((method, path.removeprefix(CCOMPAT_PATH)))
         return found
-
-    def stop(self) -> None:
-        """Stop the process by its pid (SIGTERM, then SIGKILL after STOP_TIMEOUT_S)."""
-        process, self._process = self._process, None
-        stop_process(process, STOP_TIMEOUT_S)
-
-    def close(self) -> None:
-        """Stop and remove the working directory with its log."""
-        self.stop()
-        shutil.rmtree(self.home, ignore_errors=True)
 
 
 @contextlib.contextmanager

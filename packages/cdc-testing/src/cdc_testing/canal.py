@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
 from cdc_core.jvm import bundle, classpath, java_executable
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import log_tail, stop_process
+from cdc_testing.processes import ServerProcess, log_tail
 
 BUNDLE: Final = "canal-server"
 STOP_TIMEOUT_S: Final = 30.0
@@ -118,18 +116,19 @@ class CanalUnavailableError(RuntimeError):
     """Canal's server could not be started (Java, Maven or the jars missing)."""
 
 
-class CanalServer:
+class CanalServer(ServerProcess):
     """One Canal server reading ``host:port`` as ``user`` and writing flat messages of ``tables`` to ``topic``."""
 
+    stop_timeout_s = STOP_TIMEOUT_S
+
     def __init__(self, bootstrap: str, *, master: str, user: str, password: str, tables: str, topic: str) -> None:
+        super().__init__("cdc-canal-")
         self.bootstrap = bootstrap
         self.master = master
         self.user = user
         self.password = password
         self.tables = tables  # Canal's filter regex, e.g. "shop\\..*"
         self.topic = topic
-        self.home = Path(tempfile.mkdtemp(prefix="cdc-canal-"))
-        self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def log_file(self) -> Path:
@@ -206,20 +205,8 @@ class CanalServer:
         )
         return self
 
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
-
     def log_tail(self, chars: int = 4000) -> str:
         return log_tail((self.home / "stderr.log", self.log_file), chars)
-
-    def stop(self) -> None:
-        process, self._process = self._process, None
-        stop_process(process, STOP_TIMEOUT_S)
-
-    def close(self) -> None:
-        self.stop()
-        shutil.rmtree(self.home, ignore_errors=True)
 
 
 @contextlib.contextmanager

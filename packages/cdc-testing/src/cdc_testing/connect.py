@@ -12,9 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -24,7 +22,7 @@ from typing import Any, Final
 
 from cdc_core.jvm import bundle, classpath, java_executable
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import log_tail, stop_process
+from cdc_testing.processes import ServerProcess, log_tail
 
 BUNDLE: Final = "debezium-connect"
 START_TIMEOUT_S: Final = 120.0
@@ -54,14 +52,15 @@ class ConnectUnavailableError(RuntimeError):
     """The Connect worker could not be started, or a connector failed or did not become ready."""
 
 
-class ConnectWorker:
+class ConnectWorker(ServerProcess):
     """One ``ConnectStandalone`` process; :meth:`add` creates connectors through its REST API."""
 
+    stop_timeout_s = STOP_TIMEOUT_S
+
     def __init__(self, bootstrap: str) -> None:
+        super().__init__("cdc-connect-")
         self.bootstrap = bootstrap
         self.rest_port = free_port()
-        self.home = Path(tempfile.mkdtemp(prefix="cdc-connect-"))
-        self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -165,15 +164,6 @@ class ConnectWorker:
 
     def remove(self, name: str) -> None:
         self._request("DELETE", f"/connectors/{name}")
-
-    def stop(self) -> None:
-        process, self._process = self._process, None
-        stop_process(process, STOP_TIMEOUT_S)
-
-    def close(self) -> None:
-        """Stop the worker and remove its directory."""
-        self.stop()
-        shutil.rmtree(self.home, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -20,14 +20,13 @@ import os
 import pwd
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import log_tail, stop_process
+from cdc_testing.processes import ServerProcess, log_tail
 
 if TYPE_CHECKING:
     import psycopg
@@ -88,16 +87,16 @@ def missing_postgres() -> str | None:
     return None
 
 
-class _Server:
+class _Server(ServerProcess):
     """A server process in a temporary home, run as ``system_user`` when we are root."""
 
     name = "server"
     system_user = "nobody"
+    stop_timeout_s = STOP_TIMEOUT_S
 
     def __init__(self) -> None:
+        super().__init__(f"cdc-{self.name}-")
         self.port = free_port()
-        self.home = Path(tempfile.mkdtemp(prefix=f"cdc-{self.name}-"))
-        self._process: subprocess.Popen[bytes] | None = None
         self._run_as: pwd.struct_passwd | None = None
         if os.geteuid() == 0:
             try:
@@ -155,15 +154,6 @@ class _Server:
                 time.sleep(0.2)
         self.close()
         raise DatabaseUnavailableError(f"{self.name} did not accept clients within {START_TIMEOUT_S:.0f} s: {last}")
-
-    def stop(self) -> None:
-        process, self._process = self._process, None
-        stop_process(process, STOP_TIMEOUT_S)
-
-    def close(self) -> None:
-        """Stop the server and remove its directory."""
-        self.stop()
-        shutil.rmtree(self.home, ignore_errors=True)
 
 
 class MariaDB(_Server):

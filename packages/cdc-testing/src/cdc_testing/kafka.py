@@ -13,12 +13,10 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -28,7 +26,7 @@ from typing import Any, Final
 
 from cdc_core.jvm import classpath, java_executable
 from cdc_core.message import Message
-from cdc_testing.processes import log_tail, stop_process
+from cdc_testing.processes import ServerProcess, log_tail
 
 BOOTSTRAP_ENV: Final = "CDC_TEST_KAFKA_BOOTSTRAP"
 START_TIMEOUT_S: Final = 90.0
@@ -87,25 +85,22 @@ def _cluster_id() -> str:
             return text
 
 
-class KafkaBroker:
+class KafkaBroker(ServerProcess):
     """One Apache Kafka process with its data directory; :meth:`stop` and :meth:`start` again keep the log."""
 
+    stop_timeout_s = STOP_TIMEOUT_S
+
     def __init__(self, port: int | None = None, advertised_port: int | None = None) -> None:
+        super().__init__("cdc-kafka-")
         self.port = port or free_port()
         self.advertised_port = advertised_port or self.port
         self.controller_port = free_port()
-        self.home = Path(tempfile.mkdtemp(prefix="cdc-kafka-"))
-        self._process: subprocess.Popen[bytes] | None = None
         self._jars: list[Path] | None = None
         self._formatted = False
 
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
 
     @property
     def log_file(self) -> Path:
@@ -183,16 +178,6 @@ class KafkaBroker:
 
     def _log_tail(self) -> str:
         return log_tail((self.home / "stderr.log", self.log_file), 3000)
-
-    def stop(self) -> None:
-        """Stop the process (controlled shutdown, then a kill after STOP_TIMEOUT_S); the data stays."""
-        process, self._process = self._process, None
-        stop_process(process, STOP_TIMEOUT_S)
-
-    def close(self) -> None:
-        """Stop and remove the data directory."""
-        self.stop()
-        shutil.rmtree(self.home, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -27,4 +29,32 @@ def log_tail(paths: Iterable[Path], chars: int) -> str:
     return "\n".join(p.read_text(errors="replace")[-chars:] for p in paths if p.exists())
 
 
-__all__ = ["log_tail", "stop_process"]
+class ServerProcess:
+    """One server process with a temporary directory of its own (configuration, data, logs).
+
+    :meth:`stop` ends the process and keeps the directory (a server can start again on its data, a failed test
+    can read its log); :meth:`close` also removes the directory.
+    """
+
+    stop_timeout_s = 30.0  # how long a controlled shutdown may take before the kill
+
+    def __init__(self, prefix: str) -> None:
+        self.home = Path(tempfile.mkdtemp(prefix=prefix))
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def stop(self) -> None:
+        """Stop the process (SIGTERM, then a kill after ``stop_timeout_s``); the directory stays."""
+        process, self._process = self._process, None
+        stop_process(process, self.stop_timeout_s)
+
+    def close(self) -> None:
+        """Stop the process and remove its directory."""
+        self.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+__all__ = ["ServerProcess", "log_tail", "stop_process"]
