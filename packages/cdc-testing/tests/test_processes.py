@@ -51,7 +51,8 @@ class _Sleeper(ServerProcess):
     stop_timeout_s = 10.0
 
     def start(self) -> None:
-        self._process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], cwd=self.home)
+        script = "import os, sys, time; print('in', os.getcwd(), file=sys.stderr, flush=True); time.sleep(60)"
+        self._spawn([sys.executable, "-c", script])
 
 
 def test_server_process_stop_keeps_its_directory_and_close_removes_it() -> None:
@@ -59,6 +60,10 @@ def test_server_process_stop_keeps_its_directory_and_close_removes_it() -> None:
     server.start()
     assert server.running and server.home.is_dir()
     (server.home / "server.log").write_text("kept")
+    deadline = time.monotonic() + 30
+    while not server.stderr_log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.stderr_log.read_text() == f"in {server.home}\n"  # run in its home, stderr to its log
     server.stop()
     assert not server.running and (server.home / "server.log").read_text() == "kept"
     server.start()  # again, on the same directory

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -200,13 +199,11 @@ class CanalServer(ServerProcess):
             os.pathsep.join([str(config.parent), *(str(j) for j in jars)]),
             main,
         ]
-        self._process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=(self.home / "stderr.log").open("ab"), cwd=self.home
-        )
+        self._spawn(command)
         return self
 
     def log_tail(self, chars: int = 4000) -> str:
-        return log_tail((self.home / "stderr.log", self.log_file), chars)
+        return log_tail((self.stderr_log, self.log_file), chars)
 
 
 @contextlib.contextmanager

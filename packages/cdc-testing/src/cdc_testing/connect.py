@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -104,9 +103,7 @@ class ConnectWorker(ServerProcess):
             main,
             str(self._worker_config()),
         ]
-        self._process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=(self.home / "stderr.log").open("ab"), cwd=self.home
-        )
+        self._spawn(command)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             self._check_alive()
@@ -123,7 +120,7 @@ class ConnectWorker(ServerProcess):
             raise ConnectUnavailableError(f"Kafka Connect is not running (exit {code}); log:\n{self.log_tail()}")
 
     def log_tail(self, chars: int = 4000) -> str:
-        return log_tail((self.home / "stderr.log", self.log_file), chars)
+        return log_tail((self.stderr_log, self.log_file), chars)
 
     def _request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
         data = None if body is None else json.dumps(body).encode()

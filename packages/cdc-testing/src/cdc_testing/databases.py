@@ -124,17 +124,8 @@ class _Server(ServerProcess):
             output = (done.stdout + done.stderr).decode(errors="replace")[-3000:]
             raise DatabaseUnavailableError(f"{what} failed (exit {done.returncode}):\n{output}")
 
-    def _spawn(self, command: list[str]) -> None:
-        self._process = subprocess.Popen(
-            command,
-            stdout=subprocess.DEVNULL,
-            stderr=(self.home / "stderr.log").open("ab"),
-            cwd=self.home,
-            **self._user_args(),
-        )
-
     def _log_tail(self) -> str:
-        return log_tail((self.home / "stderr.log", self.home / "server.log"), 3000)
+        return log_tail((self.stderr_log, self.home / "server.log"), 3000)
 
     def _wait(self, probe: Any) -> None:
         """Until ``probe()`` succeeds (the server accepts clients); the process dying is an error at once."""
@@ -209,7 +200,8 @@ class MariaDB(_Server):
                 "--innodb-flush-log-at-trx-commit=0",
                 "--sync-binlog=0",
                 "--performance-schema=OFF",
-            ]
+            ],
+            **self._user_args(),
         )
         self._wait(self._bootstrap)
         return self
@@ -279,7 +271,8 @@ class PostgreSQL(_Server):
                 "shared_buffers=32MB",
                 "-c",
                 "logging_collector=off",
-            ]
+            ],
+            **self._user_args(),
         )
         self._wait(self._bootstrap)
         return self

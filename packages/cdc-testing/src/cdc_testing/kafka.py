@@ -149,11 +149,7 @@ class KafkaBroker(ServerProcess):
             if done.returncode != 0:
                 raise BrokerUnavailableError(f"formatting the KRaft storage failed: {done.stderr.decode()[-2000:]}")
             self._formatted = True
-        self._process = subprocess.Popen(
-            self._java("kafka.Kafka", str(config)),
-            stdout=subprocess.DEVNULL,
-            stderr=(self.home / "stderr.log").open("ab"),
-        )
+        self._spawn(self._java("kafka.Kafka", str(config)))
         self._wait_until_serving()
         return self.bootstrap
 
@@ -177,7 +173,7 @@ class KafkaBroker(ServerProcess):
         raise BrokerUnavailableError(f"Kafka did not serve on {self.bootstrap} within {START_TIMEOUT_S:.0f} s")
 
     def _log_tail(self) -> str:
-        return log_tail((self.home / "stderr.log", self.log_file), 3000)
+        return log_tail((self.stderr_log, self.log_file), 3000)
 
 
 @contextlib.contextmanager

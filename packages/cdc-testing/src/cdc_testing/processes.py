@@ -5,8 +5,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 KILL_WAIT_S = 10.0
 
@@ -45,6 +46,18 @@ class ServerProcess:
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
+
+    @property
+    def stderr_log(self) -> Path:
+        return self.home / "stderr.log"
+
+    def _spawn(self, command: Sequence[str], **options: Any) -> None:
+        """Start ``command`` in the home directory, stdout discarded, stderr appended to :attr:`stderr_log`
+        (``options``: more of :class:`subprocess.Popen`'s, such as the user to run as)."""
+        with self.stderr_log.open("ab") as stderr:  # the child keeps its own descriptor
+            self._process = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL, stderr=stderr, cwd=self.home, **options
+            )
 
     def stop(self) -> None:
         """Stop the process (SIGTERM, then a kill after ``stop_timeout_s``); the directory stays."""
