@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from spark_timing import bench_session
 
 ROWS = int(os.environ.get("CDC_BENCH_APPLY_ROWS", "1000000"))
 ROUNDS = 3
@@ -33,15 +34,8 @@ TABLE = "bench.accounts"
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    from cdc_spark.session import build_session
-
-    owned = SparkSession.getActiveSession() is None
-    session = build_session("local[2]", app_name="bench-apply", conf={"spark.driver.memory": "3g"}, log_level="ERROR")
-    yield session
-    if owned:
-        session.stop()
+    with bench_session("bench-apply", driver_memory="3g") as session:
+        yield session
 
 
 def changes(spark: Any, generation: int) -> Any:

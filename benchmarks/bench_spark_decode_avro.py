@@ -15,13 +15,12 @@ measured in the same run.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from spark_timing import bench_session, kafka_frames, noop, time_decode_against
 
 from cdc_core.registry import installed_codecs
 
@@ -33,28 +32,8 @@ pytestmark = pytest.mark.skipif("avro" not in installed_codecs(), reason="needs 
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    from cdc_spark.session import build_session
-
-    owned = SparkSession.getActiveSession() is None
-    session = build_session("local[2]", app_name="bench-avro", conf={"spark.driver.memory": "2g"}, log_level="ERROR")
-    yield session
-    if owned:
-        session.stop()
-
-
-def _best_of(runs: int, action: Callable[[], None]) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return min(times)
-
-
-def _noop(frame: Any) -> None:
-    frame.write.format("noop").mode("overwrite").save()
+    with bench_session("bench-avro", driver_memory="2g") as session:
+        yield session
 
 
 def test_avro_decode_against_from_avro(benchmark: Any, spark: Any, schema_registry: Any) -> None:
@@ -62,20 +41,13 @@ def test_avro_decode_against_from_avro(benchmark: Any, spark: Any, schema_regist
     from pyspark.sql.avro.functions import from_avro
 
     from cdc_avro.registry import Registry, RegistrySettings
-    from cdc_spark.decoding import decode
-    from cdc_spark.source.columns import KAFKA_COLUMNS
     from cdc_testing.changefeed import encode, generate
 
     options = {"schema-registry": schema_registry.url}
     changefeed = generate(seed=11, transactions=TRANSACTIONS)
-    messages = list(encode(changefeed, "avro", {**options, "enable-tidb-extension": True}))
-    stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
-    rows = [(m.key, m.value, "bench", i % 3, i, stamp, 0, None) for i, m in enumerate(messages)]
-    one = spark.createDataFrame(rows, KAFKA_COLUMNS).repartition(2).cache()
-    copies = spark.range(COPIES).withColumnRenamed("id", "copy")
-    offset = F.col("copy") * len(rows) + F.col("offset")
-    many = one.crossJoin(copies).withColumn("offset", offset).drop("copy").repartition(2).cache()
-    small, large = one.count(), many.count()
+    messages = encode(changefeed, "avro", {**options, "enable-tidb-extension": True})
+    one, many = kafka_frames(spark, messages, COPIES, partition=lambda position, _message: position % 3)
+    large = many.count()
 
     registry = Registry(RegistrySettings(url=schema_registry.url))
     header = F.substring("value", 1, 5)
@@ -88,35 +60,11 @@ def test_avro_decode_against_from_avro(benchmark: Any, spark: Any, schema_regist
         for prefix, schema in readers:
             body = F.substring("value", 6, 1 << 30)
             records = many.where(header == F.lit(prefix)).select(from_avro(body, schema).alias("r"))
-            _noop(records.select("r.*"))
+            noop(records.select("r.*"))
 
-    def run(frame: Any, plan: str, paths: dict[str, int]) -> Callable[[], None]:
-        def action() -> None:
-            decoded = decode(frame, "avro", options, plan=plan)
-            try:
-                for database, table in decoded.tables():
-                    _noop(decoded.table(database, table))
-                _noop(decoded.control())
-                _noop(decoded.dead_letters())
-                paths.update(decoded.paths)
-            finally:
-                decoded.release()
-
-        return action
-
-    baseline()  # warm the JVM paths once before timing anything
-    raw = large / _best_of(3, baseline)
-    python_paths: dict[str, int] = {}
-    python = small / _best_of(1, run(one, "python", python_paths))
-    jvm_paths: dict[str, int] = {}
-    benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=2, iterations=1)
-    jvm = large / benchmark.stats.stats.min
-    assert jvm_paths.get("jvm", 0) > 0.9 * large, jvm_paths  # the JVM typed (nearly) every change
-    print(
-        f"\navro: from_avro {raw:,.0f} rows/s ({large} messages);"
-        f" jvm {jvm:,.0f} rows/s ({jvm / raw:.2f}x; typed in the JVM {jvm_paths.get('jvm', 0)},"
-        f" through the codec {jvm_paths.get('codec', 0)});"
-        f" python {python:,.0f} rows/s ({python / raw:.2f}x, {small} messages)"
+    jvm_paths = time_decode_against(
+        benchmark, baseline, "from_avro", one=one, many=many, protocol="avro", options=options
     )
+    assert jvm_paths.get("jvm", 0) > 0.9 * large, jvm_paths  # the JVM typed (nearly) every change
     many.unpersist()
     one.unpersist()

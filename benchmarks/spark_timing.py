@@ -1,0 +1,122 @@
+"""What the Spark benchmarks share: their session, the Kafka-shaped input replicated in the JVM, and how
+``decode`` is timed against a bare Spark baseline on the same input in the same run.
+
+Every output is forced through Spark's ``noop`` sink, so a run computes every column without collecting
+anything to the driver.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from cdc_core.message import Message
+
+# The one ingest time of every benchmark row (the timestamp column of Spark's Kafka source).
+STAMP = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+
+
+@contextlib.contextmanager
+def bench_session(app_name: str, driver_memory: str) -> Iterator[Any]:
+    """A ``local[2]`` session for one benchmark module; stopped at the end unless one was already active."""
+    from pyspark.sql import SparkSession
+
+    from cdc_spark.session import build_session
+
+    owned = SparkSession.getActiveSession() is None
+    conf = {"spark.driver.memory": driver_memory}
+    session = build_session("local[2]", app_name=app_name, conf=conf, log_level="ERROR")
+    try:
+        yield session
+    finally:
+        if owned:
+            session.stop()
+
+
+def own_partition(_position: int, message: Message) -> int:
+    """The partition the encoder chose (0 when it chose none), of three."""
+    return (message.partition or 0) % 3
+
+
+def kafka_frames(
+    spark: Any, messages: Iterable[Message], copies: int, partition: Callable[[int, Message], int] = own_partition
+) -> tuple[Any, Any]:
+    """``messages`` as the rows of Spark's Kafka source (topic ``bench``, ``partition(position, message)``,
+    offset the position), and ``copies`` copies of them with distinct offsets; both cached."""
+    from pyspark.sql import functions as F
+
+    from cdc_spark.source.columns import KAFKA_COLUMNS
+
+    rows = [(m.key, m.value, "bench", partition(i, m), i, STAMP, 0, None) for i, m in enumerate(messages)]
+    one = spark.createDataFrame(rows, KAFKA_COLUMNS).repartition(2).cache()
+    copy = spark.range(copies).withColumnRenamed("id", "copy")
+    offset = F.col("copy") * len(rows) + F.col("offset")
+    many = one.crossJoin(copy).withColumn("offset", offset).drop("copy").repartition(2).cache()
+    return one, many
+
+
+def noop(frame: Any) -> None:
+    frame.write.format("noop").mode("overwrite").save()
+
+
+def best_of(runs: int, action: Callable[[], None]) -> float:
+    """The shortest of ``runs`` timed calls, in seconds."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def decode_everything(frame: Any, protocol: str, options: dict[str, Any], plan: str, paths: dict[str, int]) -> None:
+    """``decode`` with ``plan``, every table, the control frame and the dead letters through the noop sink;
+    ``paths`` gets the decode's count of changes per path (typed in the JVM, through the codec)."""
+    from cdc_spark.decoding import decode
+
+    decoded = decode(frame, protocol, options, plan=plan)
+    try:
+        for database, table in decoded.tables():
+            noop(decoded.table(database, table))
+        noop(decoded.control())
+        noop(decoded.dead_letters())
+        paths.update(decoded.paths)
+    finally:
+        decoded.release()
+
+
+def time_decode_against(
+    benchmark: Any,
+    baseline: Callable[[], None],
+    baseline_name: str,
+    *,
+    one: Any,
+    many: Any,
+    protocol: str,
+    options: dict[str, Any] | None = None,
+) -> dict[str, int]:
+    """Rows/s of ``baseline`` on ``many`` (best of 3), of ``decode`` plan ``python`` on ``one`` (it is several
+    times slower) and plan ``jvm`` on ``many`` (pytest-benchmark's figure, best of 2); prints them and the
+    ratios, returns the jvm run's changes per path."""
+    small, large = one.count(), many.count()
+
+    def run(frame: Any, plan: str, paths: dict[str, int]) -> Callable[[], None]:
+        return lambda: decode_everything(frame, protocol, options or {}, plan, paths)
+
+    baseline()  # warm the JVM paths once before timing anything
+    raw = large / best_of(3, baseline)
+    python_paths: dict[str, int] = {}
+    python = small / best_of(1, run(one, "python", python_paths))
+    jvm_paths: dict[str, int] = {}
+    benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=2, iterations=1)
+    jvm = large / benchmark.stats.stats.min
+    print(
+        f"\n{protocol}: {baseline_name} {raw:,.0f} rows/s ({large} messages);"
+        f" jvm {jvm:,.0f} rows/s ({jvm / raw:.2f}x; typed in the JVM {jvm_paths.get('jvm', 0)},"
+        f" through the codec {jvm_paths.get('codec', 0)});"
+        f" python {python:,.0f} rows/s ({python / raw:.2f}x, {small} messages)"
+    )
+    return jvm_paths
