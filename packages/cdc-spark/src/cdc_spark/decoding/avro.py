@@ -44,16 +44,18 @@ from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone, zone_name
-from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import (
     Typed,
     checked,
+    date_text,
+    datetime_text,
     fraction_digits,
     json_text,
-    temporal_text,
     time_text,
+    timestamp_text,
     vector_text,
 )
 from cdc_spark.decoding.spark_types import MAX_SPARK_PRECISION, UNDECLARED_SCALE, spark_type
@@ -235,56 +237,95 @@ def _zero_fraction_dropped(typed: Typed) -> Typed:
     return Typed(value=typed.value, bad=typed.bad, zero=F.regexp_replace(typed.zero, r"\.0*$", ""))
 
 
-def value_reader(data_type: DataType, primitive: str, zone: str, session_zone: str) -> A.Reader | None:
-    """How the JVM reads a field of Avro type ``primitive`` into ``data_type``'s contract type, as the codec's
-    ``reader_for`` and ``spark_value`` do; None where the JVM does not (the codec reads that shape)."""
+def _same(value: Column) -> Typed:
     from pyspark.sql import functions as F
 
-    logical = data_type.logical
-    target = spark_type(data_type)
+    return Typed(value=value, bad=F.lit(False))
 
-    def same(value: Column) -> Typed:
-        return Typed(value=value, bad=F.lit(False))
 
-    if logical in (LogicalType.INT, LogicalType.YEAR):
-        if primitive == "string":  # BIGINT UNSIGNED, avro-bigint-unsigned-handling-mode=string
+class _ValueReader(LogicalTypeVisitor[A.Reader | None]):
+    """How the JVM reads a field of Avro type ``primitive``; None where it does not (the codec reads that shape)."""
+
+    def __init__(self, primitive: str, zone: str, session_zone: str) -> None:
+        self.primitive, self.zone, self.session_zone = primitive, zone, session_zone
+
+    def visit_int(self, data_type: DataType) -> A.Reader | None:
+        target = spark_type(data_type)
+        if self.primitive == "string":  # BIGINT UNSIGNED, avro-bigint-unsigned-handling-mode=string
             return lambda text: checked(text, _integer_text(text, target))
-        if primitive not in ("int", "long"):
+        if self.primitive not in ("int", "long"):
             return None
         if data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned:
             return lambda number: checked(number, _unsigned_long(number))
         return lambda number: checked(number, number.try_cast(target))
-    if logical is LogicalType.FLOAT:
-        return same if primitive == "float" else None
-    if logical is LogicalType.DOUBLE:
-        return same if primitive == "double" else None
-    if logical is LogicalType.DECIMAL:
-        if primitive == "string":
+
+    def visit_year(self, data_type: DataType) -> A.Reader | None:
+        return self.visit_int(data_type)
+
+    def visit_float(self, data_type: DataType) -> A.Reader | None:
+        return _same if self.primitive == "float" else None
+
+    def visit_double(self, data_type: DataType) -> A.Reader | None:
+        return _same if self.primitive == "double" else None
+
+    def visit_decimal(self, data_type: DataType) -> A.Reader | None:
+        if self.primitive == "string":
             return lambda text: checked(text, _decimal_text(text))
-        if primitive == "bytes" and data_type.length is not None and data_type.precision <= MAX_SPARK_PRECISION:
+        if self.primitive == "bytes" and data_type.length is not None and data_type.precision <= MAX_SPARK_PRECISION:
+            target = spark_type(data_type)
             return lambda number: checked(number, number.try_cast(target))
         return None  # wider than Spark's decimals, or bytes without the decimal logical type
-    if logical is LogicalType.BIT:
-        return (lambda data: checked(data, _bits(data, target))) if primitive == "bytes" else None
-    if logical is LogicalType.BYTES:
-        return same if primitive == "bytes" else None
-    if primitive != "string":
-        return None
-    if logical in (LogicalType.STRING, LogicalType.ENUM):
-        return same
-    if logical is LogicalType.SET:
-        return lambda text: checked(text, _set_names(text, data_type))
-    if logical is LogicalType.DATE:
-        return lambda text: temporal_text(text, data_type, zone, session_zone)
-    if logical in (LogicalType.DATETIME, LogicalType.TIMESTAMP):
-        return lambda text: _zero_fraction_dropped(temporal_text(text, data_type, zone, session_zone))
-    if logical is LogicalType.TIME:
-        return time_text
-    if logical is LogicalType.JSON:
-        return json_text
-    if logical is LogicalType.VECTOR:
-        return vector_text
-    return None  # spatial and array columns: TiDB has none, the codec reports them
+
+    def visit_bit(self, data_type: DataType) -> A.Reader | None:
+        target = spark_type(data_type)
+        return (lambda data: checked(data, _bits(data, target))) if self.primitive == "bytes" else None
+
+    def visit_bytes(self, data_type: DataType) -> A.Reader | None:
+        return _same if self.primitive == "bytes" else None
+
+    def _text(self, reader: A.Reader) -> A.Reader | None:
+        """``reader`` for a type TiCDC writes as an Avro string."""
+        return reader if self.primitive == "string" else None
+
+    def visit_string(self, data_type: DataType) -> A.Reader | None:
+        return self._text(_same)
+
+    def visit_enum(self, data_type: DataType) -> A.Reader | None:
+        return self._text(_same)
+
+    def visit_set(self, data_type: DataType) -> A.Reader | None:
+        return self._text(lambda text: checked(text, _set_names(text, data_type)))
+
+    def visit_date(self, data_type: DataType) -> A.Reader | None:
+        return self._text(date_text)
+
+    def visit_datetime(self, data_type: DataType) -> A.Reader | None:
+        return self._text(lambda text: _zero_fraction_dropped(datetime_text(text)))
+
+    def visit_timestamp(self, data_type: DataType) -> A.Reader | None:
+        zone, session_zone = self.zone, self.session_zone
+        return self._text(lambda text: _zero_fraction_dropped(timestamp_text(text, zone, session_zone)))
+
+    def visit_time(self, data_type: DataType) -> A.Reader | None:
+        return self._text(time_text)
+
+    def visit_json(self, data_type: DataType) -> A.Reader | None:
+        return self._text(json_text)
+
+    def visit_vector(self, data_type: DataType) -> A.Reader | None:
+        return self._text(vector_text)
+
+    def visit_geometry(self, data_type: DataType) -> A.Reader | None:
+        return None  # TiDB has no spatial columns: the codec reports them
+
+    def visit_array(self, data_type: DataType) -> A.Reader | None:
+        return None  # nor array columns
+
+
+def value_reader(data_type: DataType, primitive: str, zone: str, session_zone: str) -> A.Reader | None:
+    """How the JVM reads a field of Avro type ``primitive`` into ``data_type``'s contract type, as the codec's
+    ``reader_for`` and ``spark_value`` do; None where the JVM does not (the codec reads that shape)."""
+    return _ValueReader(primitive, zone, session_zone).visit(data_type)
 
 
 # --------------------------------------------------------------------------------------------------- adapter

@@ -23,10 +23,10 @@ from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone, zone_name
-from cdc_core.types import DataType, LogicalType
+from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
-from cdc_spark.decoding.jvm_values import TEXT_TYPES, Typed, checked, text_value
+from cdc_spark.decoding.jvm_values import TextReader, Typed, checked, every_reader
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -44,7 +44,6 @@ _ROW_TYPES: Final = ("INSERT", "UPDATE", "DELETE", "INIT")
 _OPS: Final = {"INSERT": "insert", "INIT": "insert", "UPDATE": "update", "DELETE": "delete"}
 # Options under which the codec drops rows the envelope alone cannot judge.
 _CODEC_ONLY_OPTIONS: Final = ("database.include", "table.include")
-READABLE: Final = TEXT_TYPES | {LogicalType.BYTES}
 
 
 def _binary(text: Column) -> Typed:
@@ -52,6 +51,13 @@ def _binary(text: Column) -> Typed:
     from pyspark.sql import functions as F
 
     return checked(text, F.when(~text.rlike("[^\\x00-\\xFF]"), F.encode(text, "ISO-8859-1")))
+
+
+class _CanalReader(TextReader):
+    """TiDB's text forms, and binary columns as ISO-8859-1 text."""
+
+    def visit_bytes(self, data_type: DataType) -> A.Reader | None:
+        return _binary
 
 
 def _within(row: Column, keys: Column) -> Column:
@@ -194,19 +200,14 @@ class CanalAdapter:
             if schema is None:
                 described[key] = None
                 continue
-            if any(c.data_type.logical not in READABLE for c in schema.stored_columns):
+            read = _CanalReader(self._zone, self.session_zone)
+            readers = every_reader((c.name, read.visit(c.data_type)) for c in schema.stored_columns)
+            if readers is None:
                 described[key] = None  # spatial or array columns: the codec
                 continue
-            readers = {c.name: self._reader(c.data_type) for c in schema.stored_columns}
             signatures = {c.name: c.data_type for c in schema.stored_columns}
             described[key] = ShapeReaders(schema=schema, readers=readers, signatures=signatures)
         return described
-
-    def _reader(self, data_type: DataType) -> A.Reader:
-        if data_type.logical is LogicalType.BYTES:
-            return _binary
-        zone, session_zone = self._zone, self.session_zone
-        return lambda text: text_value(text, data_type, zone, session_zone)
 
 
 __all__ = ["CanalAdapter"]

@@ -30,7 +30,7 @@ from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone
-from cdc_core.types import DataType, LogicalType, MySQLType
+from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import (
@@ -39,7 +39,7 @@ from cdc_spark.decoding.jvm_values import (
     integral,
     interval_from_micros,
     json_text,
-    member_names,
+    set_names,
     vector_text,
 )
 from cdc_spark.decoding.spark_types import spark_type
@@ -136,41 +136,162 @@ def _integral(data_type: DataType) -> Form:
     return Form.UINT64 if unsigned64 else Form.INT
 
 
+class _SchemalessForm(LogicalTypeVisitor[Form | None]):
+    """The form of a column without a field schema: what the connector settings produce."""
+
+    def __init__(self, modes: Modes) -> None:
+        self.modes = modes
+        self.adaptive = modes.time_precision != "connect"
+
+    def visit_int(self, data_type: DataType) -> Form | None:
+        return _integral(data_type)
+
+    def visit_year(self, data_type: DataType) -> Form | None:
+        return _integral(data_type)
+
+    def visit_bit(self, data_type: DataType) -> Form | None:
+        return Form.BOOL_INT if data_type.bit_width == 1 else Form.BITS
+
+    def visit_float(self, data_type: DataType) -> Form | None:
+        return Form.FLOAT32
+
+    def visit_double(self, data_type: DataType) -> Form | None:
+        return Form.FLOAT64
+
+    def visit_decimal(self, data_type: DataType) -> Form | None:
+        return {"precise": Form.DECIMAL_BYTES, "string": Form.DECIMAL_TEXT}.get(self.modes.decimal, Form.DECIMAL_NUMBER)
+
+    def visit_date(self, data_type: DataType) -> Form | None:
+        return Form.DAYS
+
+    def visit_datetime(self, data_type: DataType) -> Form | None:
+        return Form.DATETIME_US if self.adaptive and data_type.fsp > 3 else Form.DATETIME_MS
+
+    def visit_timestamp(self, data_type: DataType) -> Form | None:
+        return Form.ZONED
+
+    def visit_time(self, data_type: DataType) -> Form | None:
+        if self.modes.time_precision == "adaptive_time_microseconds":
+            return Form.TIME_US
+        return Form.TIME_US if self.adaptive and data_type.fsp > 3 else Form.TIME_MS
+
+    def visit_string(self, data_type: DataType) -> Form | None:
+        return Form.STRING
+
+    def visit_bytes(self, data_type: DataType) -> Form | None:
+        return _binary_form(self.modes, "string")
+
+    def visit_enum(self, data_type: DataType) -> Form | None:
+        return Form.STRING
+
+    def visit_set(self, data_type: DataType) -> Form | None:
+        return Form.SET
+
+    def visit_json(self, data_type: DataType) -> Form | None:
+        return Form.JSON
+
+    def visit_vector(self, data_type: DataType) -> Form | None:
+        return Form.VECTOR
+
+    def visit_geometry(self, data_type: DataType) -> Form | None:
+        return None
+
+    def visit_array(self, data_type: DataType) -> Form | None:
+        return None
+
+
 def schemaless_form(data_type: DataType, modes: Modes) -> Form | None:
     """The form of a column without a field schema: what the connector settings produce."""
-    logical = data_type.logical
-    adaptive = modes.time_precision != "connect"
-    forms: dict[LogicalType, Form] = {
-        LogicalType.FLOAT: Form.FLOAT32,
-        LogicalType.DOUBLE: Form.FLOAT64,
-        LogicalType.DATE: Form.DAYS,
-        LogicalType.TIMESTAMP: Form.ZONED,
-        LogicalType.STRING: Form.STRING,
-        LogicalType.ENUM: Form.STRING,
-        LogicalType.SET: Form.SET,
-        LogicalType.JSON: Form.JSON,
-        LogicalType.VECTOR: Form.VECTOR,
-    }
-    if logical in (LogicalType.INT, LogicalType.YEAR):
-        return _integral(data_type)
-    if logical is LogicalType.BIT:
-        return Form.BOOL_INT if data_type.bit_width == 1 else Form.BITS
-    if logical is LogicalType.DECIMAL:
-        return {"precise": Form.DECIMAL_BYTES, "string": Form.DECIMAL_TEXT}.get(modes.decimal, Form.DECIMAL_NUMBER)
-    if logical is LogicalType.DATETIME:
-        return Form.DATETIME_US if adaptive and data_type.fsp > 3 else Form.DATETIME_MS
-    if logical is LogicalType.TIME:
-        if modes.time_precision == "adaptive_time_microseconds":
-            return Form.TIME_US
-        return Form.TIME_US if adaptive and data_type.fsp > 3 else Form.TIME_MS
-    if logical is LogicalType.BYTES:
-        return _binary_form(modes, "string")
-    return forms.get(logical)
+    return _SchemalessForm(modes).visit(data_type)
+
+
+class _PlainForm(LogicalTypeVisitor[Form | None]):
+    """The form of a field schema of plain Connect type ``kind`` (no logical name the JVM reads by its name)."""
+
+    def __init__(self, kind: str, modes: Modes) -> None:
+        self.kind, self.modes = kind, modes
+
+    def _by_kind(
+        self,
+        data_type: DataType,
+        *,
+        integer: bool = False,
+        floating: Form = Form.FLOAT64,
+        binary: Form = Form.BASE64,
+        string: Form | None = None,
+    ) -> Form | None:
+        """What each kind holds for this column type (``integer``: Connect integers are its number; ``string``
+        None: a string is what the connector settings make of it)."""
+        kind = self.kind
+        if kind == "boolean":
+            return Form.BOOL_INT
+        if kind in _CONNECT_INTS:
+            return _integral(data_type) if integer else schemaless_form(data_type, self.modes)
+        if kind in ("float", "double"):
+            return floating
+        if kind == "bytes":
+            return binary
+        if kind == "string":
+            return string if string is not None else schemaless_form(data_type, self.modes)
+        return None
+
+    def visit_int(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type, integer=True)
+
+    def visit_year(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type, integer=True)
+
+    def visit_bit(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type, integer=True, binary=Form.BITS)
+
+    def visit_float(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type, floating=Form.FLOAT32)
+
+    def visit_double(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
+
+    def visit_decimal(self, data_type: DataType) -> Form | None:
+        return {"bytes": Form.DECIMAL_BYTES, "string": Form.DECIMAL_TEXT}.get(self.kind, Form.DECIMAL_NUMBER)
+
+    def visit_date(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
+
+    def visit_datetime(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
+
+    def visit_timestamp(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
+
+    def visit_time(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
+
+    def visit_string(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type, string=Form.STRING)
+
+    def visit_bytes(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type, string=_binary_form(self.modes, self.kind))
+
+    def visit_enum(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
+
+    def visit_set(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
+
+    def visit_json(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
+
+    def visit_vector(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
+
+    def visit_geometry(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
+
+    def visit_array(self, data_type: DataType) -> Form | None:
+        return self._by_kind(data_type)
 
 
 def wire_form(kind: str | None, name: str | None, data_type: DataType, modes: Modes) -> Form | None:
     """How the codec reads values of field schema ``(kind, name)`` into ``data_type``; None: not in the JVM."""
-    logical = data_type.logical
     if kind is None:
         return schemaless_form(data_type, modes)
     if name is not None:
@@ -180,25 +301,7 @@ def wire_form(kind: str | None, name: str | None, data_type: DataType, modes: Mo
             return _NAMED[name]
         if name.startswith(("io.debezium.", "org.apache.kafka.connect.")):
             return None  # a logical type the JVM path does not read (VariableScaleDecimal, geometry, ...)
-    if logical is LogicalType.DECIMAL:
-        return {"bytes": Form.DECIMAL_BYTES, "string": Form.DECIMAL_TEXT}.get(kind, Form.DECIMAL_NUMBER)
-    if kind == "boolean":
-        return Form.BOOL_INT
-    if kind in _CONNECT_INTS:
-        if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
-            return _integral(data_type)
-        return schemaless_form(data_type, modes)
-    if kind in ("float", "double"):
-        return Form.FLOAT32 if logical is LogicalType.FLOAT else Form.FLOAT64
-    if kind == "bytes":
-        return Form.BITS if logical is LogicalType.BIT else Form.BASE64
-    if kind == "string":
-        if logical is LogicalType.BYTES:
-            return _binary_form(modes, kind)
-        if logical is LogicalType.STRING:
-            return Form.STRING
-        return schemaless_form(data_type, modes)
-    return None
+    return _PlainForm(kind, modes).visit(data_type)
 
 
 def _decimal_from_bytes(binary: Column, scale: int) -> Column:
@@ -291,7 +394,7 @@ def read(text: Column, form: Form, data_type: DataType, zone: str) -> Typed:
         zoned = text.rlike(r"(Z|[+-][0-9]{2}:?[0-9]{2})$")
         return checked(text, F.when(zoned, text.try_cast("timestamp")))
     if form is Form.SET:
-        return checked(text, member_names(text, data_type) if data_type.elements else _set_names(text))
+        return checked(text, set_names(text, data_type) if data_type.elements else _set_names(text))
     if form is Form.JSON:
         return json_text(text)
     return vector_text(text)

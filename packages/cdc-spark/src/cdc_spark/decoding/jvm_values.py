@@ -12,11 +12,12 @@ reads exactly as the codecs read it (a test holds the two paths equal).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from cdc_core.types import DataType, LogicalType
+from cdc_core.types import DataType, LogicalTypeVisitor
 from cdc_spark.decoding.spark_types import decimal_shape, spark_type
 
 if TYPE_CHECKING:
@@ -100,20 +101,37 @@ def zero_date(text: Column) -> Column:
     return dashes & zeros
 
 
-def temporal_text(text: Column, data_type: DataType, zone: str, session_zone: str) -> Typed:
-    """DATE, DATETIME and TIMESTAMP text (TIMESTAMP as local time in ``zone``, the changefeed's). Spark keeps six
-    fractional digits, as the codecs do (TiDB never sends more)."""
+def _temporal(text: Column, value: Column) -> Typed:
     from pyspark.sql import functions as F
 
-    logical = data_type.logical
     zero = zero_date(text)
-    if logical is LogicalType.DATE:
-        value = F.when(F.length(text) == 10, text.try_cast("date"))
-    else:
-        value = F.when(F.length(text) >= 19, text.try_cast("timestamp_ntz"))
-        if logical is LogicalType.TIMESTAMP:  # local time in the changefeed's zone -> an instant
-            value = F.convert_timezone(F.lit(zone), F.lit(session_zone), value).cast("timestamp")
     return Typed(value=value, bad=text.isNotNull() & ~zero & value.isNull(), zero=F.when(zero, text))
+
+
+def date_text(text: Column) -> Typed:
+    """DATE text."""
+    from pyspark.sql import functions as F
+
+    return _temporal(text, F.when(F.length(text) == 10, text.try_cast("date")))
+
+
+def _local_date_time(text: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.when(F.length(text) >= 19, text.try_cast("timestamp_ntz"))
+
+
+def datetime_text(text: Column) -> Typed:
+    """DATETIME text. Spark keeps six fractional digits, as the codecs do (TiDB never sends more)."""
+    return _temporal(text, _local_date_time(text))
+
+
+def timestamp_text(text: Column, zone: str, session_zone: str) -> Typed:
+    """TIMESTAMP text: local time in ``zone`` (the changefeed's), made an instant."""
+    from pyspark.sql import functions as F
+
+    instant = F.convert_timezone(F.lit(zone), F.lit(session_zone), _local_date_time(text)).cast("timestamp")
+    return _temporal(text, instant)
 
 
 def interval_from_micros(micros: Column) -> Column:
@@ -171,25 +189,32 @@ def vector_text(text: Column) -> Typed:
     return checked(text, value)
 
 
-def member_names(text: Column, data_type: DataType) -> Column:
-    """ENUM: a 1-based index (0 is MySQL's invalid ``""``) or the name; SET: a bitmask or comma-joined names.
-
-    Without member names, the index or bitmask itself, as text (``EnumIndex``/``SetBits`` in the codecs).
-    """
+def enum_name(text: Column, data_type: DataType) -> Column:
+    """ENUM: a 1-based index (0 is MySQL's invalid ``""``) or the name; without member names, the index itself as
+    text (``EnumIndex`` in the codecs)."""
     from pyspark.sql import functions as F
 
     elements = list(data_type.elements or ())
     digits = text.rlike(DIGITS)
     number = text.try_cast("long")
-    if data_type.logical is LogicalType.ENUM:
-        if not elements:
-            return F.when(digits & (number == 0), F.lit("")).when(digits, number.cast("string")).when(text == "", text)
-        names = F.array(*[F.lit(e) for e in elements])
-        return (
-            F.when(digits & (number == 0), F.lit(""))
-            .when(digits & (number >= 1) & (number <= len(elements)), F.element_at(names, number.cast("int")))
-            .when(~digits & (text.isin(*elements) | (text == "")), text)
-        )
+    if not elements:
+        return F.when(digits & (number == 0), F.lit("")).when(digits, number.cast("string")).when(text == "", text)
+    names = F.array(*[F.lit(e) for e in elements])
+    return (
+        F.when(digits & (number == 0), F.lit(""))
+        .when(digits & (number >= 1) & (number <= len(elements)), F.element_at(names, number.cast("int")))
+        .when(~digits & (text.isin(*elements) | (text == "")), text)
+    )
+
+
+def set_names(text: Column, data_type: DataType) -> Column:
+    """SET: a bitmask or comma-joined names; without member names, the bitmask itself as text (``SetBits`` in the
+    codecs)."""
+    from pyspark.sql import functions as F
+
+    elements = list(data_type.elements or ())
+    digits = text.rlike(DIGITS)
+    number = text.try_cast("long")
     if not elements:
         return F.when(digits & number.isNotNull(), F.array(number.cast("string")))
     return F.when(digits, set_from_bits(number, elements)).when(~digits, _set_from_names(text, elements))
@@ -213,31 +238,80 @@ def _set_from_names(text: Column, elements: list[str]) -> Column:
     return F.when(known, ordered)
 
 
-TEXT_TYPES: Final = frozenset(LogicalType) - {LogicalType.BYTES, LogicalType.GEOMETRY, LogicalType.ARRAY}
+Reader = Callable[["Column"], Typed]
 
 
-def text_value(text: Column, data_type: DataType, zone: str, session_zone: str) -> Typed:
-    """A value in TiDB's text form (Canal-JSON, Simple JSON), binary columns excluded (protocol-specific)."""
-    logical = data_type.logical
-    if logical in (LogicalType.INT, LogicalType.YEAR, LogicalType.BIT):
-        return integer_text(text, data_type)
-    if logical in (LogicalType.FLOAT, LogicalType.DOUBLE):
-        return float_text(text, data_type)
-    if logical is LogicalType.DECIMAL:
-        return decimal_text(text, data_type)
-    if logical in (LogicalType.DATE, LogicalType.DATETIME, LogicalType.TIMESTAMP):
-        return temporal_text(text, data_type, zone, session_zone)
-    if logical is LogicalType.TIME:
-        return time_text(text)
-    if logical in (LogicalType.ENUM, LogicalType.SET):
-        return checked(text, member_names(text, data_type))
-    if logical is LogicalType.JSON:
-        return json_text(text)
-    if logical is LogicalType.VECTOR:
-        return vector_text(text)
-    if logical is LogicalType.STRING:
-        return Typed(value=text, bad=_false())
-    raise ValueError(f"{data_type.type_text()} has no text form here (see TEXT_TYPES)")
+class TextReader(LogicalTypeVisitor[Reader | None]):
+    """How a value in TiDB's text form (Canal-JSON, Simple JSON) is typed; None for a type without one here (binary
+    columns are protocol-specific, spatial and array columns are not TiDB's). Protocols override what differs."""
+
+    def __init__(self, zone: str, session_zone: str) -> None:
+        self.zone, self.session_zone = zone, session_zone
+
+    def visit_int(self, data_type: DataType) -> Reader | None:
+        return lambda text: integer_text(text, data_type)
+
+    def visit_year(self, data_type: DataType) -> Reader | None:
+        return lambda text: integer_text(text, data_type)
+
+    def visit_bit(self, data_type: DataType) -> Reader | None:
+        return lambda text: integer_text(text, data_type)
+
+    def visit_float(self, data_type: DataType) -> Reader | None:
+        return lambda text: float_text(text, data_type)
+
+    def visit_double(self, data_type: DataType) -> Reader | None:
+        return lambda text: float_text(text, data_type)
+
+    def visit_decimal(self, data_type: DataType) -> Reader | None:
+        return lambda text: decimal_text(text, data_type)
+
+    def visit_date(self, data_type: DataType) -> Reader | None:
+        return date_text
+
+    def visit_datetime(self, data_type: DataType) -> Reader | None:
+        return datetime_text
+
+    def visit_timestamp(self, data_type: DataType) -> Reader | None:
+        zone, session_zone = self.zone, self.session_zone
+        return lambda text: timestamp_text(text, zone, session_zone)
+
+    def visit_time(self, data_type: DataType) -> Reader | None:
+        return time_text
+
+    def visit_enum(self, data_type: DataType) -> Reader | None:
+        return lambda text: checked(text, enum_name(text, data_type))
+
+    def visit_set(self, data_type: DataType) -> Reader | None:
+        return lambda text: checked(text, set_names(text, data_type))
+
+    def visit_json(self, data_type: DataType) -> Reader | None:
+        return json_text
+
+    def visit_vector(self, data_type: DataType) -> Reader | None:
+        return vector_text
+
+    def visit_string(self, data_type: DataType) -> Reader | None:
+        return lambda text: Typed(value=text, bad=_false())
+
+    def visit_bytes(self, data_type: DataType) -> Reader | None:
+        return None
+
+    def visit_geometry(self, data_type: DataType) -> Reader | None:
+        return None
+
+    def visit_array(self, data_type: DataType) -> Reader | None:
+        return None
+
+
+def every_reader(readers: Iterable[tuple[str, Reader | None]]) -> dict[str, Reader] | None:
+    """The columns' readers, or None when one has none (its shape then goes to the codec)."""
+    found: dict[str, Reader] = {}
+    for name, reader in readers:
+        if reader is None:
+            return None
+        found[name] = reader
+    return found
 
 
 def _false() -> Column:
@@ -246,4 +320,14 @@ def _false() -> Column:
     return F.lit(False)
 
 
-__all__ = ["Typed", "checked", "interval_from_micros", "member_names", "text_value", "time_text"]
+__all__ = [
+    "Reader",
+    "TextReader",
+    "Typed",
+    "checked",
+    "enum_name",
+    "every_reader",
+    "interval_from_micros",
+    "set_names",
+    "time_text",
+]

@@ -20,19 +20,19 @@ from cdc_core.codec import Options
 from cdc_core.errors import CdcError
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
-from cdc_core.types import DataType, LogicalType
+from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import (
     DIGITS,
-    TEXT_TYPES,
+    TextReader,
     Typed,
     checked,
+    enum_name,
+    every_reader,
     integral,
-    member_names,
     set_from_bits,
-    temporal_text,
-    text_value,
+    timestamp_text,
 )
 from cdc_spark.decoding.spark_types import spark_type
 
@@ -50,7 +50,6 @@ _LONG_MAX: Final = 2**63 - 1
 _OPS: Final = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
 _SCHEMA_TYPES: Final = ("BOOTSTRAP", "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "RECOVER", "ERASE", "QUERY")
 _TIMESTAMP_TEXT: Final = "struct<location:string, value:string>"
-READABLE: Final = TEXT_TYPES | {LogicalType.BYTES}
 
 
 def _unsigned(number: Column) -> Column:
@@ -61,32 +60,43 @@ def _unsigned(number: Column) -> Column:
     return F.when(number < 0, number + span).otherwise(number)
 
 
-def _integral(text: Column, data_type: DataType) -> Typed:
-    """INT, YEAR, BIT, ENUM and SET values: digits (BIT and negative unsigned integers wrap to 64 bits)."""
+def _wide(text: Column) -> Column:
+    return integral(text).try_cast("decimal(20,0)")
+
+
+def _unsigned_integer(text: Column, data_type: DataType) -> Typed:
+    """Unsigned integers and BIT: digits, negative ones wrapped to 64 bits."""
     from pyspark.sql import functions as F
 
-    wide = integral(text).try_cast("decimal(20,0)")
-    logical = data_type.logical
-    if logical is LogicalType.ENUM:
-        return checked(text, F.when(text.rlike(DIGITS), member_names(text, data_type)))
-    if logical is LogicalType.SET:
-        if not data_type.elements:
-            return checked(text, F.when(wide >= 0, F.array(_unsigned(wide).cast("string"))))
-        return checked(text, set_from_bits(F.when(wide >= 0, wide.try_cast("long")), list(data_type.elements)))
-    if logical is LogicalType.BIT or data_type.unsigned:
-        value = _unsigned(wide)
-        below = value < F.lit(str(2**64)).cast("decimal(21,0)")
-        return checked(text, F.when(below, value.try_cast(spark_type(data_type))))
-    return checked(text, wide.try_cast(spark_type(data_type)))
+    value = _unsigned(_wide(text))
+    below = value < F.lit(str(2**64)).cast("decimal(21,0)")
+    return checked(text, F.when(below, value.try_cast(spark_type(data_type))))
 
 
-def _timestamp(text: Column, data_type: DataType, zone: str, session_zone: str) -> Typed:
+def _enum_index(text: Column, data_type: DataType) -> Typed:
+    """ENUM: the 1-based index."""
+    from pyspark.sql import functions as F
+
+    return checked(text, F.when(text.rlike(DIGITS), enum_name(text, data_type)))
+
+
+def _set_bits(text: Column, data_type: DataType) -> Typed:
+    """SET: the bitmask (wrapped to 64 bits when the member names are unknown)."""
+    from pyspark.sql import functions as F
+
+    wide = _wide(text)
+    if not data_type.elements:
+        return checked(text, F.when(wide >= 0, F.array(_unsigned(wide).cast("string"))))
+    return checked(text, set_from_bits(F.when(wide >= 0, wide.try_cast("long")), list(data_type.elements)))
+
+
+def _timestamp(text: Column, zone: str, session_zone: str) -> Typed:
     """``{"location": ZONE, "value": LOCAL}``; a location other than the sample's goes to the codec."""
     from pyspark.sql import functions as F
 
     parts = F.from_json(text, _TIMESTAMP_TEXT)
     local = parts["value"]
-    typed = temporal_text(local, data_type, zone, session_zone)
+    typed = timestamp_text(local, zone, session_zone)
     same_zone = parts["location"] == zone
     return Typed(
         value=F.when(same_zone, typed.value),
@@ -99,6 +109,32 @@ def _binary(text: Column) -> Typed:
     from pyspark.sql import functions as F
 
     return checked(text, F.try_to_binary(text, F.lit("base64")))
+
+
+class _SimpleReader(TextReader):
+    """TiDB's text forms, except: TIMESTAMP as ``{location, value}``, binary as base64, and BIT, ENUM, SET and
+    unsigned integers as (unsigned) digits."""
+
+    def visit_int(self, data_type: DataType) -> A.Reader | None:
+        if data_type.unsigned:
+            return lambda text: _unsigned_integer(text, data_type)
+        return super().visit_int(data_type)
+
+    def visit_bit(self, data_type: DataType) -> A.Reader | None:
+        return lambda text: _unsigned_integer(text, data_type)
+
+    def visit_enum(self, data_type: DataType) -> A.Reader | None:
+        return lambda text: _enum_index(text, data_type)
+
+    def visit_set(self, data_type: DataType) -> A.Reader | None:
+        return lambda text: _set_bits(text, data_type)
+
+    def visit_timestamp(self, data_type: DataType) -> A.Reader | None:
+        zone, session_zone = self.zone, self.session_zone
+        return lambda text: _timestamp(text, zone, session_zone)
+
+    def visit_bytes(self, data_type: DataType) -> A.Reader | None:
+        return _binary
 
 
 @attrs.define
@@ -208,31 +244,20 @@ class SimpleAdapter:
                 continue
             key = (sample.database, sample.table, sample.shape)
             schema = decoder.schema(sample.database, sample.table, int(sample.shape))
-            readable = schema is not None and all(c.data_type.logical in READABLE for c in schema.stored_columns)
-            described[key] = self._readers(schema, sample) if schema is not None and readable else None
+            described[key] = None if schema is None else self._readers(schema, sample)
         return described
 
-    def _readers(self, schema: TableSchema, sample: Sample) -> ShapeReaders:
+    def _readers(self, schema: TableSchema, sample: Sample) -> ShapeReaders | None:
+        """None when a column has no reader here (spatial or array columns: the codec)."""
         zones = _timestamp_zones(sample)
-        readers: dict[str, A.Reader] = {}
-        signatures: dict[str, Any] = {}
-        for column in schema.stored_columns:
-            zone = zones.get(column.name, "UTC")
-            readers[column.name] = self._reader(column.data_type, zone)
-            signatures[column.name] = (column.data_type, zone)
+        readers = every_reader(
+            (c.name, _SimpleReader(zones.get(c.name, "UTC"), self.session_zone).visit(c.data_type))
+            for c in schema.stored_columns
+        )
+        if readers is None:
+            return None
+        signatures = {c.name: (c.data_type, zones.get(c.name, "UTC")) for c in schema.stored_columns}
         return ShapeReaders(schema=schema, readers=readers, signatures=signatures)
-
-    def _reader(self, data_type: DataType, zone: str) -> A.Reader:
-        logical, session_zone = data_type.logical, self.session_zone
-        if logical is LogicalType.BYTES:
-            return _binary
-        if logical is LogicalType.TIMESTAMP:
-            return lambda text: _timestamp(text, data_type, zone, session_zone)
-        if logical in (LogicalType.BIT, LogicalType.ENUM, LogicalType.SET) or (
-            logical is LogicalType.INT and data_type.unsigned
-        ):
-            return lambda text: _integral(text, data_type)
-        return lambda text: text_value(text, data_type, zone, session_zone)
 
 
 def _timestamp_zones(sample: Sample) -> dict[str, str]:
