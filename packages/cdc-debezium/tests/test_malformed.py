@@ -16,6 +16,8 @@ TINY = {"type": "int16", "optional": True, "field": "tiny"}
 BITS = {"type": "bytes", "optional": True, "name": "io.debezium.data.Bits", "parameters": {"length": "9"}, "field": "b"}
 ZONED = {"type": "string", "optional": True, "name": "io.debezium.time.ZonedTimestamp", "field": "ts"}
 ENUM_SET = {"type": "string", "name": "io.debezium.data.EnumSet", "parameters": {"allowed": "a,b"}, "field": "s"}
+# Debezium and TiCDC always list a SET's members in "allowed": without it the members are unknown
+MEMBERLESS_SET = {"type": "string", "name": "io.debezium.data.EnumSet", "field": "s"}
 DATE = {"type": "int32", "optional": True, "name": "io.debezium.time.Date", "field": "d"}
 MICRO_TS = {"type": "int64", "optional": True, "name": "io.debezium.time.MicroTimestamp", "field": "t"}
 TIMESTAMP_MS = {"type": "int64", "optional": True, "name": "io.debezium.time.Timestamp", "field": "t"}
@@ -64,6 +66,14 @@ CASES: list[tuple[str, bytes | dict[str, Any], str, str]] = [
     ("zone missing", _row({"ts": "2023-11-30T12:34:56"}, ZONED), "payload.after.ts", "without a zone"),
     ("not a timestamp", _row({"ts": "yesterday"}, ZONED), "payload.after.ts", ""),
     ("unknown set member", _row({"s": "a,z"}, ENUM_SET), "payload.after.s", "'z'"),
+    ("set without members", _row({"s": "a,b"}, MEMBERLESS_SET), "schema.fields.after.fields[0]", "'allowed'"),
+    ("empty set without members", _row({"s": ""}, MEMBERLESS_SET), "schema.fields.after.fields[0]", "'allowed'"),
+    (
+        "set members not text",
+        _row({"s": None}, {**MEMBERLESS_SET, "parameters": {"allowed": ["a"]}}),
+        "schema.fields.after.fields[0]",
+        "'allowed'",
+    ),
     # out of range: every one a DecodeError naming the column, never a bare OverflowError/ValueError
     ("date of 10**18 days", _row({"d": 10**18}, DATE), "payload.after.d", "outside the years"),
     ("date before year 1", _row({"d": -800_000}, DATE), "payload.after.d", "outside the years"),

@@ -512,6 +512,17 @@ def _allowed(parameters: Mapping[str, Any] | None, *, escaped: bool) -> tuple[st
     return split_members(text) if escaped else tuple(text.split(","))
 
 
+def _set_members(parameters: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """An EnumSet's members. Debezium (``EnumSet.builder``) and TiCDC always list them in ``allowed``; without
+    them no value can be checked or put in declaration order, so the field schema is refused."""
+    if not isinstance((parameters or {}).get("allowed"), str):
+        raise SchemaError(
+            f"{Logical.ENUM_SET} field schema without an 'allowed' parameter (the SET's members, which Debezium"
+            " always writes)"
+        )
+    return _allowed(parameters, escaped=False)
+
+
 def _int_param(parameters: Mapping[str, Any] | None, key: str) -> int | None:
     raw = (parameters or {}).get(key)
     if raw is None:
@@ -568,7 +579,7 @@ def type_from_wire(kind: str, name: str | None, parameters: Mapping[str, Any] | 
         if name == Logical.ENUM:
             return d(mysql_type=MySQLType.ENUM, elements=_allowed(parameters, escaped=True))
         if name == Logical.ENUM_SET:
-            return d(mysql_type=MySQLType.SET, elements=_allowed(parameters, escaped=False))
+            return d(mysql_type=MySQLType.SET, elements=_set_members(parameters))
         if name == Logical.CONNECT_DECIMAL:
             precision = _int_param(parameters, "connect.decimal.precision")
             return d(mysql_type=MySQLType.DECIMAL, length=precision, decimal=_int_param(parameters, "scale"))
@@ -679,7 +690,7 @@ def type_from_source(wire: DataType, parameters: Mapping[str, Any] | None) -> Da
     t = source.mysql_type
     if t in (MySQLType.ENUM, MySQLType.SET):
         return attrs.evolve(source, elements=wire.elements)
-    if source.logical in (LogicalType.DATETIME, LogicalType.TIMESTAMP, LogicalType.TIME):
+    if source.has_fsp:  # DATETIME, TIMESTAMP, TIME
         fsp = scale if scale is not None else length
         return attrs.evolve(source, decimal=fsp if fsp is not None and 0 <= fsp <= 6 else wire.decimal)
     if t is MySQLType.BIT:
@@ -712,7 +723,6 @@ def converter_for(kind: str | None, name: str | None, data_type: DataType, modes
 
     ``kind`` None means schemaless: the wire form is what the Debezium settings in ``modes`` produce.
     """
-    logical = data_type.logical
     if kind is None:
         return _schemaless_converter(data_type, modes)
     if name is not None:
@@ -723,30 +733,99 @@ def converter_for(kind: str | None, name: str | None, data_type: DataType, modes
         return _struct_document
     if kind == "map":
         return _map_document
-    if logical is LogicalType.DECIMAL:
+    return _PlainConverter(kind, modes).visit(data_type)
+
+
+def _connect_integer(data_type: DataType) -> Converter:
+    unsigned64 = data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned
+    return _integer(data_type, _uint64 if unsigned64 else _int)
+
+
+class _PlainConverter(LogicalTypeVisitor[Converter]):
+    """Values of a field schema of plain Connect type ``kind`` (no logical name that decides by itself)."""
+
+    def __init__(self, kind: str, modes: Modes) -> None:
+        self.kind, self.modes = kind, modes
+
+    def _by_kind(
+        self,
+        data_type: DataType,
+        *,
+        integer: Converter | None = None,
+        floating: Converter = _number,
+        binary: Converter = _b64,
+        string: Converter | None = None,
+    ) -> Converter:
+        """What each kind holds for this column type (``integer`` or ``string`` None: what the connector settings
+        make of the column's values in that kind)."""
+        kind = self.kind
+        if kind == "boolean":
+            return _bool_int
+        if kind in _CONNECT_INT:
+            return integer if integer is not None else _schemaless_converter(data_type, self.modes)
+        if kind in ("float", "double"):
+            return floating
         if kind == "bytes":
+            return binary
+        if kind == "string":
+            return string if string is not None else _schemaless_converter(data_type, self.modes)
+        raise SchemaError(f"unsupported field schema type {kind!r}")
+
+    def visit_int(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type, integer=_connect_integer(data_type))
+
+    def visit_year(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type, integer=_int)
+
+    def visit_bit(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type, integer=_connect_integer(data_type), binary=_bits)
+
+    def visit_float(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type, floating=_float32)
+
+    def visit_double(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
+
+    def visit_decimal(self, data_type: DataType) -> Converter:
+        if self.kind == "bytes":
             return _decimal_bytes(data_type.decimal)
-        return _decimal_number(data_type.decimal, double=kind in ("double", "float"))
-    if kind == "boolean":
-        return _bool_int
-    if kind in _CONNECT_INT:
-        if logical in (LogicalType.INT, LogicalType.BIT):
-            unsigned64 = data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned
-            return _integer(data_type, _uint64 if unsigned64 else _int)
-        if logical is LogicalType.YEAR:
-            return _int
-        return _schemaless_converter(data_type, modes)
-    if kind in ("float", "double"):
-        return _float32 if logical is LogicalType.FLOAT else _number
-    if kind == "bytes":
-        return _bits if logical is LogicalType.BIT else _b64
-    if kind == "string":
-        if logical is LogicalType.BYTES:
-            return _binary(modes, kind)
-        if logical is LogicalType.STRING:
-            return _string
-        return _schemaless_converter(data_type, modes)
-    raise SchemaError(f"unsupported field schema type {kind!r}")
+        return _decimal_number(data_type.decimal, double=self.kind in ("double", "float"))
+
+    def visit_date(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
+
+    def visit_datetime(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
+
+    def visit_timestamp(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
+
+    def visit_time(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
+
+    def visit_string(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type, string=_string)
+
+    def visit_bytes(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type, string=_binary(self.modes, self.kind))
+
+    def visit_enum(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
+
+    def visit_set(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
+
+    def visit_json(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
+
+    def visit_vector(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
+
+    def visit_geometry(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
+
+    def visit_array(self, data_type: DataType) -> Converter:
+        return self._by_kind(data_type)
 
 
 def converter_for_schema(field: Mapping[str, Any], data_type: DataType, modes: Modes) -> Converter:
@@ -816,8 +895,7 @@ class _Schemaless(LogicalTypeVisitor[Converter]):
         self.adaptive = modes.time_precision is not TimePrecisionMode.CONNECT
 
     def visit_int(self, data_type: DataType) -> Converter:
-        unsigned64 = data_type.mysql_type is MySQLType.BIGINT and data_type.unsigned
-        return _integer(data_type, _uint64 if unsigned64 else _int)
+        return _connect_integer(data_type)
 
     def visit_year(self, data_type: DataType) -> Converter:
         return _int
