@@ -33,3 +33,11 @@ _Names.__abstractmethods__ = frozenset()
 def test_visit_calls_the_method_of_the_types_logical_type(mysql_type: MySQLType) -> None:
     data_type = DataType(mysql_type=mysql_type)
     assert _Names().visit(data_type) == data_type.logical.name.lower()
+
+
+@pytest.mark.parametrize("missing", MEMBERS)
+def test_a_visitor_lacking_one_method_cannot_be_made(missing: str) -> None:
+    methods = {f"visit_{m}": (lambda self, data_type, _m=m: _m) for m in MEMBERS if m != missing}
+    partial = type("Partial", (LogicalTypeVisitor,), methods)
+    with pytest.raises(TypeError, match=f"visit_{missing}"):
+        partial()
