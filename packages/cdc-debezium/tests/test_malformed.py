@@ -7,9 +7,14 @@ from typing import Any
 import orjson
 import pytest
 
+from cdc_core.codec import Options
 from cdc_core.errors import DecodeError
+from cdc_core.events import RowChange
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
+from cdc_core.schema import Column, TableSchema
+from cdc_core.types import DataType, MySQLType
+from cdc_debezium import OPTIONS, DebeziumDecoder
 
 SOURCE = {"db": "d", "table": "t", "commit_ts": 5}
 TINY = {"type": "int16", "optional": True, "field": "tiny"}
@@ -112,6 +117,17 @@ def test_malformed_values(value: bytes | dict[str, Any], field: str, reason: str
     assert reason in error.reason
     assert (error.topic, error.partition, error.offset) == ("orders", 3, 77)
     assert str(error).startswith(f"debezium: message orders[3]@77 field {field}: ")
+
+
+def test_a_user_schema_gives_the_members_an_enum_set_field_schema_lacks() -> None:
+    user = TableSchema(
+        database="d",
+        table="t",
+        columns=[Column(name="s", data_type=DataType(mysql_type=MySQLType.SET, elements=("a", "b")))],
+    )
+    decoder = DebeziumDecoder(Options([o for o in OPTIONS if o.for_decoder], protocol="debezium"), schemas=[user])
+    (event,) = decoder.decode(Message(value=orjson.dumps(_row({"s": "b,a"}, MEMBERLESS_SET))))
+    assert isinstance(event, RowChange) and event.after == {"s": ("a", "b")}
 
 
 def test_malformed_key() -> None:
