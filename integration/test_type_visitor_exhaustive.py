@@ -74,7 +74,17 @@ def test_a_new_member_fails_the_type_check_until_every_switch_handles_it(tmp_pat
 
     # 2. the core completed as the comment says: every adapter's visitor and table now fails
     _core_copy(tmp_path / "two", complete_core=True)
-    adapters = ("cdc_canal.outbound", "cdc_debezium.outbound", "cdc_simple.columns", "cdc_spark.decoding.spark_types")
+    adapters = (
+        "cdc_canal.outbound",
+        "cdc_debezium.outbound",
+        "cdc_debezium.inbound",
+        "cdc_simple.columns",
+        "cdc_spark.decoding.spark_types",
+        "cdc_spark.decoding.canal",
+        "cdc_spark.decoding.simple",
+        "cdc_spark.decoding.debezium",
+        "cdc_spark.decoding.avro",
+    )
     out = _mypy(tmp_path / "two", "cdc_core.types", *adapters)
     assert "cdc_core/types.py" not in out, out
     assert re.search(r"cdc_canal/outbound\.py:\d+: error: Missing named argument \"uuid\"", out), out
@@ -85,3 +95,15 @@ def test_a_new_member_fails_the_type_check_until_every_switch_handles_it(tmp_pat
     assert re.search(r"cdc_debezium/outbound\.py:\d+: " + abstract.format("_ConnectType"), out), out
     assert re.search(r"cdc_spark/decoding/spark_types\.py:\d+: " + abstract.format("_SparkValue"), out), out
     assert re.search(r"cdc_simple/columns\.py:\d+: error: Missing named argument \"uuid\"", out), out
+    # the JVM path's readers (a protocol's reader subclasses jvm_values.TextReader: both lack the new method) and the
+    # Debezium codec's converter choice
+    for module, visitor in (
+        ("cdc_debezium/inbound", "_PlainConverter"),
+        ("cdc_debezium/inbound", "_Schemaless"),
+        ("cdc_spark/decoding/canal", "_CanalReader"),
+        ("cdc_spark/decoding/simple", "_SimpleReader"),
+        ("cdc_spark/decoding/debezium", "_SchemalessForm"),
+        ("cdc_spark/decoding/debezium", "_PlainForm"),
+        ("cdc_spark/decoding/avro", "_ValueReader"),
+    ):
+        assert re.search(module + r"\.py:\d+: " + abstract.format(visitor), out), (visitor, out)

@@ -238,7 +238,7 @@ def _set_from_names(text: Column, elements: list[str]) -> Column:
     return F.when(known, ordered)
 
 
-Reader = Callable[["Column"], Typed]
+Reader = Callable[["Column"], Typed]  # adapter.Reader (adapter imports this module)
 
 
 class TextReader(LogicalTypeVisitor[Reader | None]):

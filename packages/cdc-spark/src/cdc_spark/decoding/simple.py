@@ -81,7 +81,7 @@ def _enum_index(text: Column, data_type: DataType) -> Typed:
 
 
 def _set_bits(text: Column, data_type: DataType) -> Typed:
-    """SET: the bitmask (wrapped to 64 bits when the member names are unknown)."""
+    """SET: the bitmask (a negative one is refused); without member names, the bitmask itself as text."""
     from pyspark.sql import functions as F
 
     wide = _wide(text)
