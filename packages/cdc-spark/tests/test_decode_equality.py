@@ -428,3 +428,21 @@ def test_json_scalar_documents_decode_alike(spark: Any) -> None:
         messages.append(Message(value=json.dumps(document).encode(), partition=0))
     decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.2)
     assert decoded.paths["codec"] >= 3  # the three scalar documents
+
+
+def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any) -> None:
+    """The newest message of partition 0 has a value neither path can read: it becomes a dead letter, and that
+    partition's clock stays at the newest change that decoded (the codec's clock never sees a dead letter). The
+    table's newest message is in partition 1, so its sample decodes and the JVM types the rest."""
+    messages = []
+    changes = [(0, 100, "2024-02-28"), (0, 300, "2024-02-30"), (0, 200, "2024-02-29"), (1, 400, "2024-03-01")]
+    for number, (partition, commit_ts, day) in enumerate(changes):
+        document = {
+            "id": number, "database": "shop", "table": "days", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+            "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)", "d": "date"}, "sqlType": {"id": 4, "d": 91},
+            "data": [{"id": str(number), "d": day}], "_tidb": {"commitTs": commit_ts},
+        }  # fmt: skip
+        messages.append(Message(value=json.dumps(document).encode(), partition=partition))
+    decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.7)
+    assert decoded.partition_commit_ts() == {("shop", 0): 200, ("shop", 1): 400}

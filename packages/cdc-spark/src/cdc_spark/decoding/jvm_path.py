@@ -55,6 +55,8 @@ class _Shapes:
     samples: list[Sample]
     python_messages: int
     clock: dict[PartitionKey, int]
+    # the clock of the messages not routed to the JVM's typing (theirs comes from rows that converted)
+    other_clock: dict[PartitionKey, int] = attrs.field(factory=dict)
     # some change without a commit ts follows a timed message in its partition (it is ordered by that one's ts)
     untimed_after_timed: bool = False
 
@@ -76,6 +78,7 @@ def _find_shapes(prepared: DataFrame) -> _Shapes:
         .collect()
     )
     clock: dict[PartitionKey, int] = {}
+    other_clock: dict[PartitionKey, int] = {}
     untimed: set[PartitionKey] = set()
     python_messages = 0
     newest: dict[tuple[str, str, str, bool], tuple[tuple[int, int, int, int], str]] = {}
@@ -83,6 +86,8 @@ def _find_shapes(prepared: DataFrame) -> _Shapes:
         where = (row["topic"], row["partition"])
         if row["ts"] is not None and row["ts"] > clock.get(where, -1):
             clock[where] = row["ts"]
+        if row[A.ROUTE] != Route.JVM and row["ts"] is not None and row["ts"] > other_clock.get(where, -1):
+            other_clock[where] = row["ts"]
         if row[A.ROUTE] == Route.PYTHON:
             python_messages += row["messages"]
         if row[A.ROUTE] == Route.JVM and row["untimed"]:
@@ -96,7 +101,7 @@ def _find_shapes(prepared: DataFrame) -> _Shapes:
             newest[key] = (rank, row["topic"])
     untimed_after_timed = bool(untimed & clock.keys())
     if not newest:
-        return _Shapes([], python_messages, clock, untimed_after_timed)
+        return _Shapes([], python_messages, clock, other_clock, untimed_after_timed)
     wanted = [F.struct(F.lit(topic).alias("t"), F.lit(rank[1]).alias("p"), F.lit(rank[2]).alias("o"))
               for rank, topic in newest.values()]  # fmt: skip
     coordinates = F.struct(F.col("topic").alias("t"), F.col("partition").alias("p"), F.col("offset").alias("o"))
@@ -115,7 +120,7 @@ def _find_shapes(prepared: DataFrame) -> _Shapes:
             offset=found["offset"], timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
         )  # fmt: skip
         samples.append(Sample(database=database, table=table, shape=shape, message=message, rank=rank, jvm=jvm))
-    return _Shapes(samples, python_messages, clock, untimed_after_timed)
+    return _Shapes(samples, python_messages, clock, other_clock, untimed_after_timed)
 
 
 def _with_running_clock(prepared: DataFrame) -> DataFrame:
@@ -586,6 +591,9 @@ def decode(
     ]
     wide = None
     counts: dict[int, int] = {}
+    # Only the changes that converted move the clock: a message the codec then rejects is a dead letter, and the
+    # codec's clock never sees one. Messages routed elsewhere bring theirs (and the residue's comes from the codec).
+    typed_clock: dict[PartitionKey, int] = {}
     bad_messages: DataFrame | None = None
     if typings:
         source = _with_running_clock(prepared) if found.untimed_after_timed else prepared
@@ -594,12 +602,19 @@ def decode(
         cached.append(wide)
         bad_rows = 0
         with _without_whole_stage_codegen(spark):  # the typing projections run faster as split methods
-            counted = wide.groupBy("__tidx", "__bad").count().collect()
+            counted = (
+                wide.groupBy("__tidx", "__bad", "topic", "partition")
+                .agg(F.count(F.lit(1)).alias("count"), F.max("_cdc_commit_ts").alias("ts"))
+                .collect()
+            )
         for row in counted:
             if row["__bad"]:
                 bad_rows += row["count"]
-            else:
-                counts[row["__tidx"]] = counts.get(row["__tidx"], 0) + row["count"]
+                continue
+            counts[row["__tidx"]] = counts.get(row["__tidx"], 0) + row["count"]
+            where = (row["topic"], row["partition"])
+            if row["ts"] is not None and row["ts"] > typed_clock.get(where, -1):
+                typed_clock[where] = row["ts"]
         if bad_rows:
             bad_messages = wide.where(F.col("__bad")).select(*COORDINATES).distinct()
 
@@ -629,7 +644,7 @@ def decode(
     parts: dict[tuple[str, str], list[DataFrame]] = {}
     control: list[DataFrame] = [_watermarks(prepared)]
     dead: list[DataFrame] = []
-    clock = merge_clocks(partition_ts, found.clock)
+    clock = merge_clocks(partition_ts, found.other_clock, typed_clock)
     if wide is not None:
         jvm_rows = (
             wide
