@@ -66,12 +66,14 @@ def zone(name: str) -> dt.tzinfo:
 def _int(raw: Any, path: str) -> int:
     if isinstance(raw, int) and not isinstance(raw, bool):
         return raw
-    if isinstance(raw, str):
-        try:
-            return int(raw)
-        except ValueError:
-            pass
+    if isinstance(raw, str) and _is_integer_text(raw):
+        return int(raw)
     raise fail(f"expected an integer (digits), got {raw!r:.60}", path)
+
+
+def _is_integer_text(text: str) -> bool:
+    """``[-]digits`` in ASCII: int() also reads "1_000", blanks and non-ASCII digits, which TiDB never writes."""
+    return text.isascii() and (text.isdigit() or (text[:1] == "-" and text[1:].isdigit()))
 
 
 def _timestamp_parts(raw: Any, path: str) -> tuple[str, str]:
@@ -364,7 +366,7 @@ class _ColumnReader(LogicalTypeVisitor[Reader]):
         unsigned = data_type.unsigned
 
         def integer(raw: Any, path: str) -> Value:
-            if type(raw) is str and raw.isdigit():
+            if type(raw) is str and raw.isascii() and raw.isdigit():
                 return int(raw)
             if type(raw) is int and (raw >= 0 or not unsigned):
                 return raw  # Avro long
@@ -440,11 +442,11 @@ def _float32_text(text: str, _t: DataType) -> float:
 
 
 def _enum_text(text: str, t: DataType) -> Value:
-    return enum_name(int(text), t) if text.isdigit() else _typed(text, t, "")
+    return enum_name(int(text), t) if text.isascii() and text.isdigit() else _typed(text, t, "")
 
 
 def _set_text(text: str, t: DataType) -> Value:
-    return set_names(int(text), t) if text.isdigit() else _typed(text, t, "")
+    return set_names(int(text), t) if text.isascii() and text.isdigit() else _typed(text, t, "")
 
 
 def _json_document(text: str) -> Value:
