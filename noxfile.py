@@ -190,6 +190,7 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
         "cdc-simple",
         [
             "tests/test_columns.py",
+            "tests/test_column_values.py",
             "tests/test_values.py",
             "tests/test_decimal_scale.py",
             "tests/test_decode_spec.py",

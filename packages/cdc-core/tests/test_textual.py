@@ -308,6 +308,9 @@ def test_timestamps_are_local_time_in_the_server_zone() -> None:
         ("12:34:56", dt.timedelta(hours=12, minutes=34, seconds=56)),
         ("-838:59:59.000000", -dt.timedelta(hours=838, minutes=59, seconds=59)),
         ("838:59:59", dt.timedelta(hours=838, minutes=59, seconds=59)),
+        ("-838:00:00", -dt.timedelta(hours=838)),
+        ("00:59:00", dt.timedelta(minutes=59)),
+        ("00:00:59", dt.timedelta(seconds=59)),
         ("-00:00:01", dt.timedelta(seconds=-1)),
         (" 01:00:00.5 ", dt.timedelta(hours=1, microseconds=500000)),
         ("00:00:00.123456789", dt.timedelta(microseconds=123456)),
@@ -321,6 +324,13 @@ def test_parse_time(text: str, value: dt.timedelta) -> None:
 def test_parse_time_rejects(text: str) -> None:
     with pytest.raises(TextFormError, match="not a TIME"):
         parse_time(text)
+
+
+@pytest.mark.parametrize("text", ["12:60:00", "12:00:60", "839:00:00", "-839:00:00", "999:59:59", "00:99:00"])
+def test_parse_time_refuses_fields_out_of_range(text: str) -> None:
+    with pytest.raises(TextFormError) as caught:
+        parse_time(text)
+    assert str(caught.value) == f"not a valid TIME: {text!r}"
 
 
 @pytest.mark.parametrize(

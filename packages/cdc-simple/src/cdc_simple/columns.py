@@ -18,6 +18,7 @@ import base64
 import binascii
 import datetime as dt
 import math
+import re
 import struct
 import zlib
 from collections.abc import Callable, Mapping
@@ -449,12 +450,18 @@ def _set_text(text: str, t: DataType) -> Value:
     return set_names(int(text), t) if text.isascii() and text.isdigit() else _typed(text, t, "")
 
 
+_LONG_NUMBER: Final = re.compile(r"\d{19}")
+
+
 def _json_document(text: str) -> Value:
-    """TiDB's JSON text; orjson when it can (it refuses integers past 64 bits, which the stdlib parser keeps)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return parse_json(text)
+    """TiDB's JSON text; orjson when it can (it turns integers past 64 bits into floats, so text with numbers
+    that long goes to the exact stdlib parser, as do documents orjson refuses: it words the error)."""
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return parse_json(text)
 
 
 _READERS: dict[int, tuple[TableSchema, dict[str, Reader]]] = {}
