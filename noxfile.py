@@ -202,6 +202,9 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
         "cdc-simple",
         ["tests/test_cache.py", "tests/test_schema_lifecycle.py", "tests/test_decode_spec.py"],
     ),
+    # apply's SQL text and metadata-column names; the rest of the apply plan and the watermark gate need Spark
+    "cdc_spark.merge.statements": ("cdc-spark", ["tests/test_statements.py"]),
+    "cdc_spark.merge.columns": ("cdc-spark", ["tests/test_statements.py"]),
     "cdc_avro.datum": (
         "cdc-avro",
         [
