@@ -286,5 +286,7 @@ def test_temporal_writers_of_zero_values_and_datetime_subclasses() -> None:
     assert write(T(MySQLType.DATETIME, decimal=6), _Moment(2024, 2, 29, 1, 2, 3, 7)) == "2024-02-29 01:02:03.000007"
     aware = _Moment(2024, 1, 1, 16, 0, 0, 250000, tzinfo=UTC)
     assert write(T(MySQLType.TIMESTAMP, decimal=1), aware) == "2024-01-02 00:00:00.2"  # at the writer's zone
-    assert write(T(MySQLType.TIME, decimal=2), -dt.timedelta(hours=838, seconds=1, microseconds=5000)) == "-838:00:01.00"
+    assert (
+        write(T(MySQLType.TIME, decimal=2), -dt.timedelta(hours=838, seconds=1, microseconds=5000)) == "-838:00:01.00"
+    )
     assert write(T(MySQLType.JSON), {"b": 1, "a": [True, None]}) == '{"b": 1, "a": [true, null]}'

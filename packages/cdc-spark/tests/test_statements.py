@@ -137,7 +137,8 @@ def test_scd2_merge_rules() -> None:
         "VALUES (s.`id`, s.`qty`, s.`__start_at`, s.`__end_at`)"
     )
     assert rules.state.sql("st", "versions") == (
-        "MERGE INTO st t USING versions s ON t.`id` <=> s.`id` AND t.`__cdc_start_sequence` <=> s.`__cdc_start_sequence`\n"
+        "MERGE INTO st t USING versions s "
+        "ON t.`id` <=> s.`id` AND t.`__cdc_start_sequence` <=> s.`__cdc_start_sequence`\n"
         "WHEN MATCHED AND s.`__cdc_drop` THEN DELETE\n"
         "WHEN MATCHED THEN UPDATE SET t.`qty` = s.`qty`, t.`__start_at` = s.`__start_at`, "
         "t.`__end_at` = s.`__end_at`, t.`__cdc_end_sequence` = s.`__cdc_end_sequence`\n"
