@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
+import time
 import zlib
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -22,6 +24,7 @@ from cdc_core.schema import Column, TableSchema
 from cdc_core.textual import UTC
 from cdc_core.types import parse_type_text
 from cdc_core.values import EnumIndex, SetBits, ZeroTemporal
+from cdc_simple import columns
 from cdc_simple.columns import ImageWriter, checksum_bytes, crc32, read_image
 from cdc_simple.names import AVRO_TIMESTAMP, AVRO_UNSIGNED_BIGINT
 from cdc_testing.strategies import kitchen_sink_schema
@@ -31,6 +34,14 @@ TYPES = {c.name: c.data_type for c in SCHEMA.columns}
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 NEW_YEAR = "2024-01-02 00:00:00"
 NAIVE = dt.datetime(2024, 1, 1)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_readers() -> None:
+    """Readers and writer types are memoized per schema object: each test builds its own, so that a test sees
+    the code as it is now (mutation testing forks the test process after a first run filled the memo)."""
+    columns._READERS.clear()
+    columns._TYPES.clear()
 
 
 def _read(column: str, raw: Any) -> Any:
@@ -505,11 +516,62 @@ def test_the_writer_refuses_a_value_its_column_cannot_hold(encoding: str, column
         ImageWriter(encoding, "UTC").write(SCHEMA, {column: value})
     assert caught.value.field == column
     assert caught.value.table == "shop.sink"
+    assert caught.value.protocol == "simple"
     assert str(caught.value.reason) == reason
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "datum"),
+    [
+        ("c_bigint_u", 9223372036854775807, (AVRO_UNSIGNED_BIGINT, {"value": 9223372036854775807})),
+        ("c_bigint_u", 9223372036854775808, (AVRO_UNSIGNED_BIGINT, {"value": -9223372036854775808})),
+        ("c_bit_64", 9223372036854775808, ("long", -9223372036854775808)),
+        ("c_bit_64", 9223372036854775807, ("long", 9223372036854775807)),
+        ("c_bit_64", 0, ("long", 0)),
+    ],
+)
+def test_avro_longs_hold_unsigned_64_bit_values_in_twos_complement(column: str, value: int, datum: Any) -> None:
+    assert ImageWriter("avro", "UTC").write(SCHEMA, {column: value}) == {column: datum}
+    assert _read(column, datum[1] if datum[0] == "long" else datum) == value  # a long is read back as the int
+
+
+def test_avro_timestamps_are_local_time_at_the_writers_zone() -> None:
+    moment = dt.datetime(2024, 1, 1, 16, 0, 0, 123456, tzinfo=UTC)
+    wire = ImageWriter("avro", "Asia/Shanghai").write(SCHEMA, {"c_timestamp_6": moment, "c_timestamp": moment})
+    assert wire == {
+        "c_timestamp_6": (AVRO_TIMESTAMP, {"location": "Asia/Shanghai", "value": "2024-01-02 00:00:00.123456"}),
+        "c_timestamp": (AVRO_TIMESTAMP, {"location": "Asia/Shanghai", "value": "2024-01-02 00:00:00"}),
+    }
+
+
+@pytest.fixture
+def host_in_tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The consumer's host clock in another zone than UTC (the values must not depend on it)."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("host_in_tokyo")
+def test_values_do_not_depend_on_the_hosts_zone() -> None:
+    at = {"location": "Asia/Shanghai", "value": "2024-01-02 00:00:00"}
+    assert checksum_bytes(at, TYPES["c_timestamp"], "data.c_timestamp") == _length_prefixed(b"2024-01-01 16:00:00")
+    assert _read("c_timestamp", at) == dt.datetime(2024, 1, 1, 16, tzinfo=UTC)
+    moment = dt.datetime(2024, 1, 1, 16, tzinfo=UTC)
+    assert ImageWriter("avro", "UTC").write(SCHEMA, {"c_timestamp": moment}) == {
+        "c_timestamp": (AVRO_TIMESTAMP, {"location": "UTC", "value": "2024-01-01 16:00:00"})
+    }
+    assert ImageWriter("json", "UTC").write(SCHEMA, {"c_timestamp": moment}) == {
+        "c_timestamp": {"location": "UTC", "value": "2024-01-01 16:00:00"}
+    }
 
 
 def test_the_writer_refuses_a_column_not_in_the_schema() -> None:
     with pytest.raises(EncodeError) as caught:
         ImageWriter("avro", "UTC").write(SCHEMA, {"id": 1, "nope": 2})
     assert caught.value.field == "nope"
+    assert caught.value.table == "shop.sink"
+    assert caught.value.protocol == "simple"
     assert caught.value.reason == "column is not in the table schema"

@@ -507,16 +507,19 @@ def _bytes_of(value: Value) -> bytes:
     return bytes(value)
 
 
+# format_text without the zone: it only matters for TIMESTAMP, which has writers of its own
+
+
 def _json_text(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    return format_text(value, t, where)
+    return format_text(value, t)
 
 
 def _json_string(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    return value if type(value) is str else format_text(value, t, where)
+    return value if type(value) is str else format_text(value, t)
 
 
 def _json_int(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    return str(value) if type(value) is int else format_text(value, t, where)
+    return str(value) if type(value) is int else format_text(value, t)
 
 
 def _json_timestamp(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
@@ -557,7 +560,7 @@ def _avro_int(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any
 
 
 def _avro_string(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    return ("string", format_text(value, t, where))
+    return ("string", format_text(value, t))
 
 
 _AVRO_VALUE: Final[Mapping[LogicalType, ValueWriter]] = by_logical_type(
