@@ -22,7 +22,7 @@ import pytest
 from cdc_core.errors import DecodeError, EncodeError
 from cdc_core.schema import Column, TableSchema
 from cdc_core.textual import UTC
-from cdc_core.types import parse_type_text
+from cdc_core.types import DataType, MySQLType, parse_type_text
 from cdc_core.values import EnumIndex, SetBits, ZeroTemporal
 from cdc_simple import columns
 from cdc_simple.columns import ImageWriter, checksum_bytes, crc32, read_image
@@ -34,6 +34,7 @@ TYPES = {c.name: c.data_type for c in SCHEMA.columns}
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 NEW_YEAR = "2024-01-02 00:00:00"
 NAIVE = dt.datetime(2024, 1, 1)
+INT = DataType(mysql_type=MySQLType.INT)
 
 
 @pytest.fixture(autouse=True)
@@ -304,13 +305,20 @@ def _schema(*types: str) -> TableSchema:
     )
 
 
-def test_vector_and_geometry_columns() -> None:
+def test_vector_geometry_and_array_columns() -> None:
     schema = _schema("vector(3)", "geometry")
     assert read_image(schema, {"c0": "[1,2.5,-3]"}, "data") == {"c0": [1.0, 2.5, -3.0]}
     with pytest.raises(DecodeError) as caught:
         read_image(schema, {"c0": "[1,x]"}, "data")
     assert caught.value.field == "data.c0"
     assert caught.value.reason.startswith("'[1,x]' is not a vector(3) value: ")
+    array = TableSchema(
+        database="d", table="t", columns=[Column(name="a", data_type=DataType(mysql_type=MySQLType.ARRAY, item=INT))]
+    )
+    with pytest.raises(DecodeError) as caught:
+        read_image(array, {"a": "[1,2]"}, "data")
+    assert caught.value.field == "data.a"
+    assert caught.value.reason == "'[1,2]' is not a array<int> value: array<int> has no plain text form (array)"
     with pytest.raises(DecodeError) as caught:
         read_image(schema, {"c1": "POINT(1 2)"}, "data")
     assert caught.value.field == "data.c1"
