@@ -205,6 +205,7 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
     # apply's SQL text and metadata-column names; the rest of the apply plan and the watermark gate need Spark
     "cdc_spark.merge.statements": ("cdc-spark", ["tests/test_statements.py"]),
     "cdc_spark.merge.columns": ("cdc-spark", ["tests/test_statements.py"]),
+    "cdc_spark.merge.evolution": ("cdc-spark", ["tests/test_evolution.py"]),
     "cdc_avro.datum": (
         "cdc-avro",
         [
