@@ -239,8 +239,6 @@ def parse_time(text: str) -> dt.timedelta:
     if match is None:
         raise TextFormError(f"not a TIME: {text!r}")
     sign, hours, minutes, seconds, fraction = match.groups()
-    if int(hours) > 838 or int(minutes) > 59 or int(seconds) > 59:  # MySQL's range: -838:59:59 to 838:59:59
-        raise TextFormError(f"not a valid TIME: {text!r}")
     magnitude = dt.timedelta(
         hours=int(hours), minutes=int(minutes), seconds=int(seconds), microseconds=_fraction(fraction)
     )
