@@ -190,6 +190,7 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
         "cdc-simple",
         [
             "tests/test_columns.py",
+            "tests/test_column_values.py",
             "tests/test_values.py",
             "tests/test_decimal_scale.py",
             "tests/test_decode_spec.py",
@@ -201,6 +202,10 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
         "cdc-simple",
         ["tests/test_cache.py", "tests/test_schema_lifecycle.py", "tests/test_decode_spec.py"],
     ),
+    # apply's SQL text and metadata-column names; the rest of the apply plan and the watermark gate need Spark
+    "cdc_spark.merge.statements": ("cdc-spark", ["tests/test_statements.py"]),
+    "cdc_spark.merge.columns": ("cdc-spark", ["tests/test_statements.py"]),
+    "cdc_spark.merge.evolution": ("cdc-spark", ["tests/test_evolution.py"]),
     "cdc_avro.datum": (
         "cdc-avro",
         [

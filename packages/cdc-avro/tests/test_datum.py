@@ -224,3 +224,66 @@ def test_types_without_a_text_form_are_refused_both_ways(data_type: DataType) ->
         write(data_type, b"\x01")
     with pytest.raises(TextFormError, match="has no plain text form"):
         read(data_type, "x", "string")
+
+
+@pytest.mark.parametrize(
+    ("data_type", "datum", "reason"),
+    [
+        # ISO forms the standard library's fromisoformat reads but TiDB never prints
+        (T(MySQLType.DATETIME), "2024-W09-4 01:02:03", "not a DATETIME: '2024-W09-4 01:02:03'"),
+        (T(MySQLType.TIMESTAMP), "2024-W09-4 01:02:03", "not a DATETIME: '2024-W09-4 01:02:03'"),
+        (T(MySQLType.DATETIME), "2024-02-29 010203.1", "not a DATETIME: '2024-02-29 010203.1'"),
+        (T(MySQLType.DATETIME), "2024-02-29 01:02:03.+08", "not a DATETIME: '2024-02-29 01:02:03.+08'"),
+        (T(MySQLType.DATETIME), "2024-02-29 01:02:03.٥", "not a DATETIME: '2024-02-29 01:02:03.٥'"),
+        (T(MySQLType.DATETIME), "2024-02-30 01:02:03", "not a valid DATETIME: '2024-02-30 01:02:03'"),
+        (T(MySQLType.DATE), "2024-02-٢٩", "not a DATE: '2024-02-٢٩'"),
+        (T(MySQLType.TIME), "12:345:56", "not a TIME: '12:345:56'"),
+        (T(MySQLType.TIME), "12:34:567", "not a TIME: '12:34:567'"),
+        (T(MySQLType.TIME), "١٢:00:00", "not a TIME: '١٢:00:00'"),
+    ],
+)
+def test_readers_refuse_with_the_reason(data_type: DataType, datum: str, reason: str) -> None:
+    with pytest.raises(TextFormError) as caught:
+        read(data_type, datum, "string")
+    assert str(caught.value) == reason
+
+
+@pytest.mark.parametrize(
+    ("data_type", "datum", "value"),
+    [
+        (T(MySQLType.DATETIME), "2024-02-29 01:02:03.1234567", dt.datetime(2024, 2, 29, 1, 2, 3, 123456)),
+        (T(MySQLType.DATETIME), "2024-02-29 01:02:03.000001", dt.datetime(2024, 2, 29, 1, 2, 3, 1)),
+        (T(MySQLType.DATETIME), "0000-00-00 00:00:00", ZeroTemporal("0000-00-00 00:00:00")),
+        (T(MySQLType.DATETIME), "2024-00-00 00:00:00.00", ZeroTemporal("2024-00-00 00:00:00")),
+        (T(MySQLType.DATE), "0000-00-00", ZeroTemporal("0000-00-00")),
+        (T(MySQLType.DATE), "0005-01-02", dt.date(5, 1, 2)),
+        (T(MySQLType.TIMESTAMP), "2024-02-29 01:02:03.5", dt.datetime(2024, 2, 29, 1, 2, 3, 500000, tzinfo=SHANGHAI)),
+        (T(MySQLType.TIMESTAMP), "2024-02-29T01:02:03", dt.datetime(2024, 2, 29, 1, 2, 3, tzinfo=SHANGHAI)),
+        (T(MySQLType.TIME), "00:00:00", dt.timedelta(0)),
+        (T(MySQLType.TIME), "-838:59:59", -dt.timedelta(hours=838, minutes=59, seconds=59)),
+        (T(MySQLType.JSON), '{"a": [1, null]}', {"a": [1, None]}),
+    ],
+)
+def test_readers_of_text_datums(data_type: DataType, datum: str, value: Any) -> None:
+    read_value = read(data_type, datum, "string")
+    assert read_value == value
+    assert type(read_value) is type(value)
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        assert read_value.tzinfo is SHANGHAI  # local time at the zone, not converted
+
+
+class _Moment(dt.datetime):
+    """A datetime subclass such as pandas.Timestamp: the writers take TiDB's general text path for it."""
+
+
+def test_temporal_writers_of_zero_values_and_datetime_subclasses() -> None:
+    assert write(T(MySQLType.DATE), ZeroTemporal("0000-00-00")) == "0000-00-00"
+    assert write(T(MySQLType.DATE), dt.date(5, 1, 2)) == "0005-01-02"
+    assert write(T(MySQLType.DATETIME), ZeroTemporal("2024-00-00 00:00:00")) == "2024-00-00 00:00:00"
+    assert write(T(MySQLType.DATETIME, decimal=6), _Moment(2024, 2, 29, 1, 2, 3, 7)) == "2024-02-29 01:02:03.000007"
+    aware = _Moment(2024, 1, 1, 16, 0, 0, 250000, tzinfo=UTC)
+    assert write(T(MySQLType.TIMESTAMP, decimal=1), aware) == "2024-01-02 00:00:00.2"  # at the writer's zone
+    assert (
+        write(T(MySQLType.TIME, decimal=2), -dt.timedelta(hours=838, seconds=1, microseconds=5000)) == "-838:00:01.00"
+    )
+    assert write(T(MySQLType.JSON), {"b": 1, "a": [True, None]}) == '{"b": 1, "a": [true, null]}'

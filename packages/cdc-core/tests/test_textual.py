@@ -225,6 +225,9 @@ def test_parse_date(text: str, value: object) -> None:
         ("2024-2-29", "not a DATE: '2024-2-29'"),
         ("2024-02-29 00:00:00", "not a DATE"),
         ("", "not a DATE"),
+        ("2024-02-\u0662\u0669", "not a DATE: '2024-02-\u0662\u0669'"),  # Arabic-Indic digits, which int() reads
+        ("\uff12\uff10\uff12\uff14-02-29", "not a DATE"),  # fullwidth digits
+        ("2024-02-29\n", "not a DATE"),
     ],
 )
 def test_parse_date_rejects(text: str, reason: str) -> None:
@@ -262,6 +265,9 @@ def test_parse_datetime(text: str, value: object) -> None:
         ("2024-02-30 00:00:00", "not a valid DATETIME"),
         ("2024-02-29", "not a DATETIME: '2024-02-29'"),
         ("2024-02-29 1:02:03", "not a DATETIME"),
+        ("2024-02-29 01:02:\u0660\u0663", "not a DATETIME: '2024-02-29 01:02:\u0660\u0663'"),
+        ("2024-02-29 01:02:03.\u0665", "not a DATETIME"),
+        ("2024-02-29 01:02:03\n", "not a DATETIME"),
     ],
 )
 def test_parse_datetime_rejects(text: str, reason: str) -> None:
@@ -302,6 +308,9 @@ def test_timestamps_are_local_time_in_the_server_zone() -> None:
         ("12:34:56", dt.timedelta(hours=12, minutes=34, seconds=56)),
         ("-838:59:59.000000", -dt.timedelta(hours=838, minutes=59, seconds=59)),
         ("838:59:59", dt.timedelta(hours=838, minutes=59, seconds=59)),
+        ("-838:00:00", -dt.timedelta(hours=838)),
+        ("00:59:00", dt.timedelta(minutes=59)),
+        ("00:00:59", dt.timedelta(seconds=59)),
         ("-00:00:01", dt.timedelta(seconds=-1)),
         (" 01:00:00.5 ", dt.timedelta(hours=1, microseconds=500000)),
         ("00:00:00.123456789", dt.timedelta(microseconds=123456)),
@@ -315,6 +324,23 @@ def test_parse_time(text: str, value: dt.timedelta) -> None:
 def test_parse_time_rejects(text: str) -> None:
     with pytest.raises(TextFormError, match="not a TIME"):
         parse_time(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u0661\u0662:34:56",  # Arabic-Indic 12, which int() and str.isdigit() accept
+        "12:\u0663\u0664:56",
+        "12:34:\u0665\u0666",
+        "12:34:56.\u0667",
+        "\u0967\u0968:34:56",  # Devanagari
+        "\uff11\uff12:34:56",  # fullwidth
+    ],
+)
+def test_parse_time_refuses_non_ascii_digits(text: str) -> None:
+    with pytest.raises(TextFormError) as caught:
+        parse_time(text)
+    assert str(caught.value) == f"not a TIME: {text!r}"
 
 
 @pytest.mark.parametrize(

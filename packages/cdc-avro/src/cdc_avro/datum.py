@@ -7,9 +7,10 @@ every row, so the per-value work is one function call.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
 from cdc_core.textual import (
@@ -157,10 +158,10 @@ class _WriterFor(LogicalTypeVisitor[Writer]):
         return _set_writer(data_type)
 
     def visit_date(self, data_type: DataType) -> Writer:
-        return _date_writer(data_type, self.zone)
+        return _date_writer(data_type)
 
     def visit_datetime(self, data_type: DataType) -> Writer:
-        return _datetime_writer(data_type, self.zone)
+        return _datetime_writer(data_type)
 
     def visit_timestamp(self, data_type: DataType) -> Writer:
         return _timestamp_writer(data_type, self.zone)
@@ -181,8 +182,7 @@ class _WriterFor(LogicalTypeVisitor[Writer]):
         return self._text(data_type)  # as GEOMETRY
 
     def _text(self, data_type: DataType) -> Writer:
-        zone = self.zone
-        return lambda v: format_text(v, data_type, zone)  # TiDB's text
+        return lambda v: format_text(v, data_type)  # TiDB's text (no zone: TIMESTAMP has its own writer)
 
 
 def writer_for(
@@ -195,22 +195,22 @@ def writer_for(
 # in the server zone); zero dates and anything unusual go through cdc-core's formatter.
 
 
-def _date_writer(data_type: DataType, zone: dt.tzinfo) -> Writer:
+def _date_writer(data_type: DataType) -> Writer:
     def write(value: Value) -> str:
         if type(value) is dt.date:
             return str(value.isoformat())
-        return format_text(value, data_type, zone)
+        return format_text(value, data_type)
 
     return write
 
 
-def _datetime_writer(data_type: DataType, zone: dt.tzinfo) -> Writer:
+def _datetime_writer(data_type: DataType) -> Writer:
     width = 19 + (data_type.fsp + 1 if data_type.fsp else 0)
 
     def write(value: Value) -> str:
         if type(value) is dt.datetime and value.tzinfo is None:
             return str(value.isoformat(" ", "microseconds"))[:width]
-        return format_text(value, data_type, zone)
+        return format_text(value, data_type)
 
     return write
 
@@ -306,12 +306,10 @@ class _ReaderFor(LogicalTypeVisitor[Reader]):
         return _set_reader(data_type)
 
     def visit_date(self, data_type: DataType) -> Reader:
-        zone = self.zone
-        return lambda s: _fast_date(s) or parse_text(s, data_type, zone)
+        return lambda s: _fast_date(s) or parse_text(s, data_type)
 
     def visit_datetime(self, data_type: DataType) -> Reader:
-        zone = self.zone
-        return lambda s: _fast_datetime(s) or _without_zero_fraction(parse_text(s, data_type, zone))
+        return lambda s: _fast_datetime(s) or _without_zero_fraction(parse_text(s, data_type))
 
     def visit_timestamp(self, data_type: DataType) -> Reader:
         zone = self.zone
@@ -325,8 +323,7 @@ class _ReaderFor(LogicalTypeVisitor[Reader]):
         return read_timestamp
 
     def visit_time(self, data_type: DataType) -> Reader:
-        zone = self.zone
-        return lambda s: _fast_time(s) or parse_text(s, data_type, zone)
+        return self._text(data_type)  # cdc-core's parser is as fast as a hand-written one here
 
     def visit_json(self, data_type: DataType) -> Reader:
         return self._text(data_type)
@@ -341,8 +338,7 @@ class _ReaderFor(LogicalTypeVisitor[Reader]):
         return self._text(data_type)
 
     def _text(self, data_type: DataType) -> Reader:
-        zone = self.zone
-        return lambda s: parse_text(s, data_type, zone)
+        return lambda s: parse_text(s, data_type)  # no zone: TIMESTAMP has its own reader
 
 
 def reader_for(data_type: DataType, primitive: str, zone: dt.tzinfo) -> Reader:
@@ -363,38 +359,12 @@ def _fast_date(text: Any) -> dt.date | None:
     return None
 
 
-def _digits(text: str, low: int, high: int) -> bool:
-    return low <= len(text) <= high and text.isascii() and text.isdigit()
-
-
-def _fast_time(text: Any) -> dt.timedelta | None:
-    """``[-]h:mm:ss[.f]`` (hours up to three digits, fraction beyond 6 digits truncated)."""
-    if not isinstance(text, str):
-        return None
-    negative = text.startswith("-")
-    parts = (text[1:] if negative else text).split(":")
-    if len(parts) != 3:
-        return None
-    hours, minutes, rest = parts
-    seconds, dot, fraction = rest.partition(".")
-    if not (_digits(hours, 1, 3) and _digits(minutes, 2, 2) and _digits(seconds, 2, 2)):
-        return None
-    if dot and not _digits(fraction, 1, 9):
-        return None
-    micros = int(fraction[:6].ljust(6, "0")) if fraction else 0
-    value = dt.timedelta(hours=int(hours), minutes=int(minutes), seconds=int(seconds), microseconds=micros)
-    return -value if negative else value
+_DATETIME_SHAPE: Final = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?", re.ASCII)
 
 
 def _fast_datetime(text: Any) -> dt.datetime | None:
-    if (
-        isinstance(text, str)
-        and 19 <= len(text) <= 26
-        and text[4] == "-"
-        and text[10] == " "
-        and text[13] == ":"
-        and (len(text) == 19 or (text[19] == "." and text[20:].isdigit()))
-    ):
+    # exactly TiDB's shape: fromisoformat also reads week dates, "T", zones, comma fractions and basic forms
+    if isinstance(text, str) and _DATETIME_SHAPE.fullmatch(text):
         try:
             return dt.datetime.fromisoformat(text)
         except ValueError:

@@ -132,23 +132,14 @@ def _json(text: str) -> Value:
     return parse_json(text)
 
 
-def _canonical_datetime(text: str) -> bool:
-    """``YYYY-MM-DD hh:mm:ss[.f{1,6}]``: the only shape the C parser may take (it accepts zones and more)."""
-    n = len(text)
-    return (
-        19 <= n <= 26
-        and text[4] == "-"
-        and text[7] == "-"
-        and text[10] == " "
-        and text[13] == ":"
-        and text[16] == ":"
-        and (n == 19 or (text[19] == "." and n > 20 and text[20:].isdigit()))
-        and text[:4].isdigit()
-    )
+# Exactly the shapes MySQL prints, in ASCII digits: only these may take the standard library's C parsers, which
+# also read week dates, zones, "T", comma fractions and basic forms; everything else goes to the strict parser.
+_DATETIME_SHAPE: Final = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?", re.ASCII)
+_DATE_SHAPE: Final = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 
 
 def _datetime(text: str) -> Value:
-    if _canonical_datetime(text):
+    if _DATETIME_SHAPE.fullmatch(text):
         try:
             return dt.datetime.fromisoformat(text)
         except ValueError:
@@ -162,7 +153,7 @@ def _timestamp(text: str, zone: dt.tzinfo) -> Value:
 
 
 def _date(text: str) -> Value:
-    if len(text) == 10 and text[4] == "-" and text[7] == "-" and text[:4].isdigit():
+    if _DATE_SHAPE.fullmatch(text):
         try:
             return dt.date.fromisoformat(text)
         except ValueError:

@@ -149,9 +149,11 @@ def at_scale(value: Decimal, scale: int | None) -> Decimal:
 
 # -------------------------------------------------------------------------------------------- temporal
 
-_DATE_RE: Final = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_DATETIME_RE: Final = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$")
-_TIME_RE: Final = re.compile(r"^(-)?(\d{1,3}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$")
+# ASCII digits only (a str pattern's \d also matches Arabic-Indic and other Unicode digits, which int() reads), and
+# \Z, not $ (which also matches before a trailing newline)
+_DATE_RE: Final = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\Z", re.ASCII)
+_DATETIME_RE: Final = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\Z", re.ASCII)
+_TIME_RE: Final = re.compile(r"^(-)?(\d{1,3}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\Z", re.ASCII)
 
 
 def _fraction(digits: str | None) -> int:

@@ -18,6 +18,7 @@ import base64
 import binascii
 import datetime as dt
 import math
+import re
 import struct
 import zlib
 from collections.abc import Callable, Mapping
@@ -66,12 +67,14 @@ def zone(name: str) -> dt.tzinfo:
 def _int(raw: Any, path: str) -> int:
     if isinstance(raw, int) and not isinstance(raw, bool):
         return raw
-    if isinstance(raw, str):
-        try:
-            return int(raw)
-        except ValueError:
-            pass
+    if isinstance(raw, str) and _is_integer_text(raw):
+        return int(raw)
     raise fail(f"expected an integer (digits), got {raw!r:.60}", path)
+
+
+def _is_integer_text(text: str) -> bool:
+    """``[-]digits`` in ASCII: int() also reads "1_000", blanks and non-ASCII digits, which TiDB never writes."""
+    return text.isascii() and (text.isdigit() or (text[:1] == "-" and text[1:].isdigit()))
 
 
 def _timestamp_parts(raw: Any, path: str) -> tuple[str, str]:
@@ -364,7 +367,7 @@ class _ColumnReader(LogicalTypeVisitor[Reader]):
         unsigned = data_type.unsigned
 
         def integer(raw: Any, path: str) -> Value:
-            if type(raw) is str and raw.isdigit():
+            if type(raw) is str and raw.isascii() and raw.isdigit():
                 return int(raw)
             if type(raw) is int and (raw >= 0 or not unsigned):
                 return raw  # Avro long
@@ -440,19 +443,25 @@ def _float32_text(text: str, _t: DataType) -> float:
 
 
 def _enum_text(text: str, t: DataType) -> Value:
-    return enum_name(int(text), t) if text.isdigit() else _typed(text, t, "")
+    return enum_name(int(text), t) if text.isascii() and text.isdigit() else _typed(text, t, "")
 
 
 def _set_text(text: str, t: DataType) -> Value:
-    return set_names(int(text), t) if text.isdigit() else _typed(text, t, "")
+    return set_names(int(text), t) if text.isascii() and text.isdigit() else _typed(text, t, "")
+
+
+_LONG_NUMBER: Final = re.compile(r"\d{19}")
 
 
 def _json_document(text: str) -> Value:
-    """TiDB's JSON text; orjson when it can (it refuses integers past 64 bits, which the stdlib parser keeps)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return parse_json(text)
+    """TiDB's JSON text; orjson when it can (it turns integers past 64 bits into floats, so text with numbers
+    that long goes to the exact stdlib parser, as do documents orjson refuses: it words the error)."""
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return parse_json(text)
 
 
 _READERS: dict[int, tuple[TableSchema, dict[str, Reader]]] = {}
@@ -498,16 +507,19 @@ def _bytes_of(value: Value) -> bytes:
     return bytes(value)
 
 
+# format_text without the zone: it only matters for TIMESTAMP, which has writers of its own
+
+
 def _json_text(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    return format_text(value, t, where)
+    return format_text(value, t)
 
 
 def _json_string(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    return value if type(value) is str else format_text(value, t, where)
+    return value if type(value) is str else format_text(value, t)
 
 
 def _json_int(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    return str(value) if type(value) is int else format_text(value, t, where)
+    return str(value) if type(value) is int else format_text(value, t)
 
 
 def _json_timestamp(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
@@ -548,7 +560,7 @@ def _avro_int(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any
 
 
 def _avro_string(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    return ("string", format_text(value, t, where))
+    return ("string", format_text(value, t))
 
 
 _AVRO_VALUE: Final[Mapping[LogicalType, ValueWriter]] = by_logical_type(
