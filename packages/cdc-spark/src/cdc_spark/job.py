@@ -192,14 +192,17 @@ def read_stream(spark: SparkSession, config: JobConfig) -> DataFrame:
     return reader.load()
 
 
-def _offsets(frame: DataFrame) -> str:
+def _offsets(frame: DataFrame) -> tuple[int, str]:
+    """The batch's message count and its next offsets per topic-partition as JSON: one small aggregate."""
     from pyspark.sql import functions as F
 
-    rows = frame.groupBy("topic", "partition").agg(F.max("offset").alias("last")).collect()
+    rows = frame.groupBy("topic", "partition").agg(F.max("offset").alias("last"), F.count(F.lit(1)).alias("n"))
     spans: dict[str, dict[str, int]] = {}
-    for row in rows:
+    messages = 0
+    for row in rows.collect():
         spans.setdefault(str(row["topic"]), {})[str(row["partition"])] = int(row["last"]) + 1
-    return json.dumps(spans, sort_keys=True)
+        messages += int(row["n"])
+    return messages, json.dumps(spans, sort_keys=True)
 
 
 @attrs.define
@@ -232,7 +235,7 @@ class BatchProcessor:
         frame = frame.persist()
         decoded: DecodedChanges | None = None
         try:
-            messages = frame.count()
+            messages, offsets = _offsets(frame)
             if messages == 0 and self.gate is None:
                 return
             decoded = decode(
@@ -253,7 +256,7 @@ class BatchProcessor:
             if self.gate is not None:
                 gated = self.gate.gate(batch_id, tables, decoded.control())
                 tables, watermark, held = gated.ready, gated.watermark, sum(gated.held.values())
-            batch = BatchInfo(app_id=self.config.app_id, batch_id=batch_id, offsets=_offsets(frame))
+            batch = BatchInfo(app_id=self.config.app_id, batch_id=batch_id, offsets=offsets)
             applied: dict[str, int] = {}
             skipped: list[str] = []
             for name, pending in sorted(tables.items()):

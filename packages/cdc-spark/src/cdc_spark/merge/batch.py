@@ -44,6 +44,7 @@ class BatchSummary:
     """What :func:`summarize` learned about a batch (per table)."""
 
     changes: int
+    partial_updates: int  # updates that set only some columns (``_cdc_changed_columns``)
     truncate: Sequence | None  # the batch's latest truncate, if newer than the stored floor
     truncate_time: Any  # its commit time (closes SCD2 versions)
     floor: Sequence | None  # changes at or before it are ignored: max(stored floor, batch truncate)
@@ -76,8 +77,8 @@ def sequence_time(column: Column, data_type: DataType) -> Column:
 
 
 def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> BatchSummary:
-    """Count the batch, find its latest truncate and the new floor; unknown operations and changes without a
-    key are a ConfigError."""
+    """Count the batch and its partial updates, find its latest truncate and the new floor; unknown operations
+    and changes without a key are a ConfigError."""
     from pyspark.sql import functions as F
 
     seq_type = sequence_type(changes, spec)
@@ -86,12 +87,14 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
     stored = Sequence(stored_floor, seq_type).column() if stored_floor is not None else F.lit(None).cast(seq_type)
     latest = F.max(F.when(op == "truncate", seq))
     newer = F.when(stored.isNull() | (latest > stored), latest)
+    partial = (op == "update") & F.col("_cdc_changed_columns").isNotNull()
     null_key = F.lit(False)
     for key in spec.keys:
         null_key = null_key | F.col(key).isNull()
     row = changes.agg(
         F.count_if(null_key & (op != "truncate")).alias("null_keys"),
         F.count(F.lit(1)).alias("changes"),
+        F.count_if(partial if "_cdc_changed_columns" in changes.columns else F.lit(False)).alias("partial"),
         F.min(F.when(op.isNull() | ~op.isin(*CHANGE_OPS), F.coalesce(op, F.lit("null")))).alias("unknown"),
         F.to_json(F.struct(newer.alias("v"))).alias("truncate"),
         F.max_by(sequence_time(seq, seq_type), F.when(op == "truncate", seq)).alias("truncate_time"),
@@ -113,6 +116,7 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
     truncate = sequence(row["truncate"])
     return BatchSummary(
         changes=int(row["changes"]),
+        partial_updates=int(row["partial"]),
         truncate=truncate,
         truncate_time=row["truncate_time"] if truncate is not None else None,
         floor=sequence(row["floor"]),

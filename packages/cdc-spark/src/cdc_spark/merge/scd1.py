@@ -55,34 +55,56 @@ def state_schema(spec: ApplySpec, key_types: StructType, seq_type: DataType) -> 
     )
 
 
-def fold(changes: DataFrame, spec: ApplySpec) -> DataFrame:
+def fold(changes: DataFrame, spec: ApplySpec, partial_updates: bool = True) -> DataFrame:
     """One row per key: the newest change's operation and metadata, and for every column the value and
-    sequence (``__cdc_set__<col>``) of the newest change that set it (partial updates set only their columns)."""
+    sequence (``__cdc_set__<col>``) of the newest change that set it (partial updates set only their columns).
+
+    One window per key ordered newest first (a single shuffle and sort, which the join with the state then
+    reuses): its first row is the newest change. Without partial updates in the batch every change sets every
+    column, so that row gives them all; otherwise each column's newest setting change is taken over the window.
+    """
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    has_changed = "_cdc_changed_columns" in changes.columns
     op = F.col("_cdc_op")
-    partial = (op == "update") & F.col("_cdc_changed_columns").isNotNull() if has_changed else F.lit(False)
     order = F.col(ORDER)
-    aggregates = [
-        F.max(order).getField("s").alias("__cdc_n_seq"),
-        F.max_by(F.struct(op.alias("op"), *[F.col(c) for c in spec.metadata]), order).alias("__cdc_newest"),
-        F.max(F.when(~partial, order)).getField("s").alias("__cdc_n_image"),
+    newest_first = Window.partitionBy(*spec.keys).orderBy(order.desc())
+    whole = newest_first.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    partial = partial_updates and "_cdc_changed_columns" in changes.columns
+    kept = op != "delete"  # a delete leaves nothing behind
+    columns: list[Column] = [
+        *[F.col(c) for c in spec.keys],
+        order.getField("s").alias("__cdc_n_seq"),
+        op.alias("__cdc_n_op"),
+        *[F.col(c) for c in spec.metadata],
+        F.row_number().over(newest_first).alias("__cdc_rank"),
     ]
-    for name in spec.value_columns:
-        sets = ~partial | F.array_contains(F.col("_cdc_changed_columns"), name) if has_changed else F.lit(True)
-        value = F.when(op != "delete", F.col(name))  # a delete leaves nothing behind
-        aggregates.append(F.max_by(value, F.when(sets, order)).alias(name))
-        aggregates.append(F.max(F.when(sets, order)).getField("s").alias(_SET + name))
-    net = changes.groupBy(*spec.keys).agg(*aggregates)
-    return net.select(
-        *spec.keys,
-        "__cdc_n_seq",
-        "__cdc_n_image",
-        F.col("__cdc_newest.op").alias("__cdc_n_op"),
-        *[F.col(f"__cdc_newest.`{c}`").alias(c) for c in spec.metadata],
-        *[c for name in spec.value_columns for c in (name, _SET + name)],
-    )
+    if not partial:
+        columns.append(order.getField("s").alias("__cdc_n_image"))
+        for name in spec.value_columns:
+            columns += [F.when(kept, F.col(name)).alias(name), order.getField("s").alias(_SET + name)]
+        ranked = changes.select(*columns)
+    else:
+        is_partial = (op == "update") & F.col("_cdc_changed_columns").isNotNull()
+        columns.append(F.max(F.when(~is_partial, order)).over(whole).getField("s").alias("__cdc_n_image"))
+        for name in spec.value_columns:
+            sets = ~is_partial | F.array_contains(F.col("_cdc_changed_columns"), name)
+            # the newest change that set the column, with its value: one struct, ordered by the change's order
+            newest = F.max(F.when(sets, F.struct(order.alias("o"), F.when(kept, F.col(name)).alias("v"))))
+            columns.append(newest.over(whole).alias(_SET + name))
+        ranked = changes.select(*columns)
+        ranked = ranked.select(
+            *[c for c in ranked.columns if not c.startswith(_SET)],
+            *[
+                c
+                for name in spec.value_columns
+                for c in (
+                    F.col(_SET + name).getField("v").alias(name),
+                    F.col(_SET + name).getField("o").getField("s").alias(_SET + name),
+                )
+            ],
+        )
+    return ranked.where(F.col("__cdc_rank") == 1).drop("__cdc_rank")
 
 
 def _any(flags: list[Column]) -> Column:
@@ -104,7 +126,7 @@ def _joined(net: DataFrame, stored: DataFrame, spec: ApplySpec, summary: BatchSu
         F.coalesce(F.col(IMAGE_SEQUENCE), F.col(SEQUENCE)).alias("__cdc_e_image"),
         F.col(COLUMN_SEQUENCES).alias("__cdc_e_map"),
     )
-    on = reduce(lambda a, b: a & b, [net[k].eqNullSafe(old[_STORED + k]) for k in spec.keys])
+    on = reduce(lambda a, b: a & b, [net[k] == old[_STORED + k] for k in spec.keys])  # keys are never null
     e_seq, e_deleted_at = F.col("__cdc_e_seq"), F.col("__cdc_e_deleted_at")
     was_live = e_seq.isNotNull() & e_deleted_at.isNull()
     if summary.truncate is None:
@@ -141,7 +163,7 @@ def resolve(
     from pyspark.sql import functions as F
 
     seq_type = stored.schema[SEQUENCE].dataType
-    joined = _joined(fold(changes, spec), stored, spec, summary)
+    joined = _joined(fold(changes, spec, summary.partial_updates > 0), stored, spec, summary)
     if "__cdc_e_tombstone" not in joined.columns:
         joined = joined.withColumn("__cdc_e_tombstone", F.col("__cdc_e_deleted_at").isNotNull())
     e_seq, n_seq = F.col("__cdc_e_seq"), F.col("__cdc_n_seq")

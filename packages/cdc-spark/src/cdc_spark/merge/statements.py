@@ -88,17 +88,18 @@ def purge_tombstones(table: str, cutoff: dt.datetime) -> str:
 
 @attrs.frozen(kw_only=True)
 class Merge:
-    """One MERGE rule: match on ``on`` (null-safe), delete matched rows where ``delete_when``, update the
-    others with ``update``, insert unmatched rows where ``insert_when``."""
+    """One MERGE rule: match on ``on``, delete matched rows where ``delete_when``, update the others with
+    ``update``, insert unmatched rows where ``insert_when``."""
 
     on: tuple[str, ...]
     update: tuple[tuple[str, str], ...]  # (column, expression over t. and s.)
     insert: tuple[str, ...]
     delete_when: str | None = None
     insert_when: str | None = None
+    nullable: tuple[str, ...] = ()  # columns of ``on`` matched null-safely (keys are never null)
 
     def sql(self, target: str, source: str) -> str:
-        on = " AND ".join(f"t.{quote(c)} <=> s.{quote(c)}" for c in self.on)
+        on = " AND ".join(f"t.{quote(c)} {'<=>' if c in self.nullable else '='} s.{quote(c)}" for c in self.on)
         lines = [f"MERGE INTO {target} t USING {source} s ON {on}"]
         if self.delete_when is not None:
             lines.append(f"WHEN MATCHED AND {self.delete_when} THEN DELETE")
@@ -159,6 +160,7 @@ def merges(spec: ApplySpec) -> Merges:
     def versions(identity: str, columns: tuple[str, ...]) -> Merge:
         return Merge(
             on=(*spec.keys, identity),
+            nullable=(identity,),
             delete_when=f"s.{quote(DROP)}",
             update=tuple((c, f"s.{quote(c)}") for c in columns if c not in spec.keys and c != identity),
             insert=columns,

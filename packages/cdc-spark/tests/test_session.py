@@ -1,0 +1,19 @@
+"""The settings build_session adds: what it adds and that the user's own settings win."""
+
+from __future__ import annotations
+
+from cdc_spark.session import CODEGEN_CACHE, session_settings
+
+
+def test_a_local_session_keeps_generated_code_between_batches_and_follows_the_cores() -> None:
+    settings = session_settings("local[2]", {"spark.jars": "given.jar"})
+    assert int(settings[CODEGEN_CACHE]) >= 1000  # Spark's 100 evicted each batch's classes before the next batch
+    assert settings["spark.sql.shuffle.partitions"] == "2"
+    assert settings["spark.sql.adaptive.enabled"] == "true"
+    assert "spark.jars" not in settings
+
+
+def test_the_users_codegen_cache_size_wins() -> None:
+    settings = session_settings("yarn", {CODEGEN_CACHE: "50", "spark.jars.packages": "x:y:1"})
+    assert CODEGEN_CACHE not in settings
+    assert "spark.sql.shuffle.partitions" not in settings
