@@ -113,7 +113,7 @@ def test_scd1_merge_rules() -> None:
     spec = ApplySpec(table="shop.orders", keys=("id", "region"), columns=("id", "region", "qty"), metadata=("_cdc_op",))
     rules = merges(spec)
     assert rules.target.sql("delta.`/t`", "changes") == (
-        "MERGE INTO delta.`/t` t USING changes s ON t.`id` <=> s.`id` AND t.`region` <=> s.`region`\n"
+        "MERGE INTO delta.`/t` t USING changes s ON t.`id` = s.`id` AND t.`region` = s.`region`\n"
         "WHEN MATCHED AND s.`__cdc_action` = 'delete' THEN DELETE\n"
         "WHEN MATCHED THEN UPDATE SET "
         "t.`qty` = CASE WHEN s.`__cdc_write__qty` THEN s.`qty` ELSE t.`qty` END, "
@@ -127,7 +127,7 @@ def test_scd1_merge_rules() -> None:
     )
     state = "`__cdc_sequence`, `__cdc_deleted_at`, `__cdc_image_sequence`, `__cdc_column_sequences`"
     assert rules.state.sql("st", "changes") == (
-        "MERGE INTO st t USING changes s ON t.`id` <=> s.`id` AND t.`region` <=> s.`region`\n"
+        "MERGE INTO st t USING changes s ON t.`id` = s.`id` AND t.`region` = s.`region`\n"
         "WHEN MATCHED THEN UPDATE SET t.`__cdc_sequence` = s.`__cdc_sequence`, "
         "t.`__cdc_deleted_at` = s.`__cdc_deleted_at`, t.`__cdc_image_sequence` = s.`__cdc_image_sequence`, "
         "t.`__cdc_column_sequences` = s.`__cdc_column_sequences`\n"
@@ -143,7 +143,7 @@ def test_scd1_merge_rules() -> None:
 def test_scd2_merge_rules() -> None:
     rules = merges(ApplySpec(table="shop.orders", keys=("id",), columns=("id", "qty"), scd=2))
     assert rules.target.sql("tt", "versions") == (
-        "MERGE INTO tt t USING versions s ON t.`id` <=> s.`id` AND t.`__start_at` <=> s.`__start_at`\n"
+        "MERGE INTO tt t USING versions s ON t.`id` = s.`id` AND t.`__start_at` <=> s.`__start_at`\n"
         "WHEN MATCHED AND s.`__cdc_drop` THEN DELETE\n"
         "WHEN MATCHED THEN UPDATE SET t.`qty` = s.`qty`, t.`__end_at` = s.`__end_at`\n"
         "WHEN NOT MATCHED AND NOT s.`__cdc_drop` THEN INSERT (`id`, `qty`, `__start_at`, `__end_at`) "
@@ -151,7 +151,7 @@ def test_scd2_merge_rules() -> None:
     )
     assert rules.state.sql("st", "versions") == (
         "MERGE INTO st t USING versions s "
-        "ON t.`id` <=> s.`id` AND t.`__cdc_start_sequence` <=> s.`__cdc_start_sequence`\n"
+        "ON t.`id` = s.`id` AND t.`__cdc_start_sequence` <=> s.`__cdc_start_sequence`\n"
         "WHEN MATCHED AND s.`__cdc_drop` THEN DELETE\n"
         "WHEN MATCHED THEN UPDATE SET t.`qty` = s.`qty`, t.`__start_at` = s.`__start_at`, "
         "t.`__end_at` = s.`__end_at`, t.`__cdc_end_sequence` = s.`__cdc_end_sequence`\n"
@@ -168,7 +168,7 @@ def test_scd2_merge_rules() -> None:
 def test_a_rule_without_updates_only_inserts() -> None:
     rule = Merge(on=("k",), update=(), insert=("k", "v"))
     assert rule.sql("t1", "s1") == (
-        "MERGE INTO t1 t USING s1 s ON t.`k` <=> s.`k`\nWHEN NOT MATCHED THEN INSERT (`k`, `v`) VALUES (s.`k`, s.`v`)"
+        "MERGE INTO t1 t USING s1 s ON t.`k` = s.`k`\nWHEN NOT MATCHED THEN INSERT (`k`, `v`) VALUES (s.`k`, s.`v`)"
     )
     assert rule.insert_sql("t1", "s1") == "INSERT INTO t1 (`k`, `v`) SELECT s.`k`, s.`v` FROM s1 s"
 
