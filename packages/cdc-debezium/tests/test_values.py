@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -497,17 +496,8 @@ def test_json_with_a_lone_surrogate() -> None:
     assert convert({"type": "string", "name": "io.debezium.data.Json"}, '{"s": "\ud800"}') == {"s": "\ud800"}
 
 
-@pytest.fixture
-def host_in_shanghai(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A host zone that is not UTC, so that converting in the host zone instead of the decoder's shows."""
-    monkeypatch.setenv("TZ", "Asia/Shanghai")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-def test_zoned_values_use_the_decoder_zone_not_the_hosts(host_in_shanghai: None) -> None:
+def test_zoned_values_use_the_decoder_zone_not_the_hosts(host_zone: Callable[[str], None]) -> None:
+    host_zone("Asia/Shanghai")  # not UTC: a value converted in the host's zone instead of the decoder's shows
     iso = {"type": "string", "name": "io.debezium.time.IsoTimestamp"}
     assert convert(iso, "2019-07-09T02:28:57.123456+08:00") == dt.datetime(2019, 7, 8, 18, 28, 57, 123456)
     zoned = {"type": "string", "name": "io.debezium.time.ZonedTimestamp"}

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
-import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -552,18 +551,8 @@ def test_avro_timestamps_are_local_time_at_the_writers_zone() -> None:
     }
 
 
-@pytest.fixture
-def host_in_tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The consumer's host clock in another zone than UTC (the values must not depend on it)."""
-    monkeypatch.setenv("TZ", "Asia/Tokyo")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-@pytest.mark.usefixtures("host_in_tokyo")
-def test_values_do_not_depend_on_the_hosts_zone() -> None:
+def test_values_do_not_depend_on_the_hosts_zone(host_zone: Callable[[str], None]) -> None:
+    host_zone("Asia/Tokyo")  # the consumer's clock in another zone than UTC
     at = {"location": "Asia/Shanghai", "value": "2024-01-02 00:00:00"}
     assert checksum_bytes(at, TYPES["c_timestamp"], "data.c_timestamp") == _length_prefixed(b"2024-01-01 16:00:00")
     assert _read("c_timestamp", at) == dt.datetime(2024, 1, 1, 16, tzinfo=UTC)

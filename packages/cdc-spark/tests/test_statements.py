@@ -6,8 +6,7 @@ under a second, so ``nox -s mutate -- cdc_spark.merge.statements`` can afford th
 from __future__ import annotations
 
 import datetime as dt
-import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -53,18 +52,8 @@ def test_identifiers_and_literals_are_quoted() -> None:
     assert literal("\\'") == "'\\\\\\''"
 
 
-@pytest.fixture
-def host_in_tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The driver's clock in another zone than UTC (the literals must not depend on it)."""
-    monkeypatch.setenv("TZ", "Asia/Tokyo")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-@pytest.mark.usefixtures("host_in_tokyo")
-def test_timestamps_are_utc_literals_with_microseconds() -> None:
+def test_timestamps_are_utc_literals_with_microseconds(host_zone: Callable[[str], None]) -> None:
+    host_zone("Asia/Tokyo")  # the driver's clock in another zone than UTC
     assert timestamp(dt.datetime(2024, 1, 2, 8, 30, 0, 5, tzinfo=SHANGHAI)) == (
         "TIMESTAMP '2024-01-02 00:30:00.000005+00:00'"
     )

@@ -13,6 +13,8 @@ Fixtures:
   session in a temporary directory (:mod:`cdc_testing.databases`).
 - ``connect_worker``: Kafka Connect standalone with Debezium's connectors on the session's broker
   (:mod:`cdc_testing.connect`).
+- ``host_zone``: sets this host's time zone (``TZ``) for one test, ``host_zone("Asia/Tokyo")``: a value that
+  depends on the consumer's clock instead of the changefeed's zone then shows.
 
 A part that cannot be had here (no Java or Maven, or it fails to start) skips the tests that need it, with the
 reason; with ``CI=true`` those tests fail instead, so that CI never passes by skipping them.
@@ -23,7 +25,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import NoReturn
 
 import pytest
@@ -33,6 +36,17 @@ from cdc_testing.apicurio import ApicurioRegistry, ApicurioUnavailableError
 from cdc_testing.connect import ConnectWorker
 from cdc_testing.databases import MariaDB, PostgreSQL, missing_mariadb, missing_postgres
 from cdc_testing.registry_double import registry_double  # noqa: F401 (fixture: fault-injecting registry double)
+
+
+@pytest.fixture
+def host_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()
 
 
 def unavailable(reason: str) -> NoReturn:
