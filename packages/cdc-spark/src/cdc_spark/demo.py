@@ -132,7 +132,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--table-format", default="delta", choices=("delta", "iceberg"), help="default: delta")
     parser.add_argument("--rows", type=int, default=8, help="rows of each table to print")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="a job option as for cdc apply (table-parallelism=1, decode=python...); repeatable",
+    )
     args = parser.parse_args(argv)
+    for option in args.option:
+        if "=" not in option:
+            parser.error(f"--option {option!r}: expected K=V")
+    extra = dict(option.partition("=")[::2] for option in args.option)
 
     from pyspark.sql import SparkSession
 
@@ -164,7 +175,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             source=SourceSpec.parse(f"kafka://{bootstrap}/shop"),
             target=target,
             checkpoint=f"{scratch}/checkpoint",
-            options={"source.maxOffsetsPerTrigger": str(max(1, sent // 4)), "table-format": args.table_format},
+            options={
+                "source.maxOffsetsPerTrigger": str(max(1, sent // 4)),
+                "table-format": args.table_format,
+                **extra,
+            },
         )
         print("running: cdc apply --once (one line per micro-batch)")
         reports: list[BatchReport] = []

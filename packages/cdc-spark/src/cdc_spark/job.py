@@ -9,6 +9,7 @@ that already hold it skip it (exactly once).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -21,11 +22,12 @@ import attrs
 
 from cdc_core.errors import ConfigError
 from cdc_core.secrets import redact_options
-from cdc_spark.apply import apply_batch
+from cdc_spark.apply import Applied, apply_batch
 from cdc_spark.decoding import PLANS, decode
 from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, build_spec
 from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
 from cdc_spark.sinks import BatchInfo, Sink, load_sink
+from cdc_spark.table_workers import DEFAULT_TABLE_PARALLELISM, in_own_session, run_each
 from cdc_spark.time_text import check_time_as
 
 if TYPE_CHECKING:
@@ -44,7 +46,17 @@ KAFKA_SCHEMA: Final = (
 TICDC_PROTOCOLS: Final = frozenset({"simple", "avro", "canal-json", "open-protocol", "debezium"})
 MAX_KNOWN_VERSIONS: Final = 1024  # schema versions kept to prime decoders (oldest dropped first)
 JOB_OPTIONS: Final = frozenset(
-    {"table-format", "catalog", "catalog-name", "watermark", "trigger-interval", "app-id", "decode", "time-as"}
+    {
+        "table-format",
+        "catalog",
+        "catalog-name",
+        "watermark",
+        "trigger-interval",
+        "app-id",
+        "decode",
+        "time-as",
+        "table-parallelism",
+    }
 )
 # options of earlier versions, and what replaced them
 REPLACED_OPTIONS: Final = {
@@ -126,6 +138,14 @@ class JobConfig:
     def time_as(self) -> str:
         """``time-as=interval|string`` (see :mod:`cdc_spark.time_text`)."""
         return check_time_as(self.options.get("time-as", "interval"))
+
+    @property
+    def table_parallelism(self) -> int:
+        """``table-parallelism=N``: tables of a micro-batch applied at once (1: one after the other)."""
+        text = self.options.get("table-parallelism", str(DEFAULT_TABLE_PARALLELISM))
+        if not text.isascii() or not text.isdigit() or int(text) < 1:
+            raise ConfigError(f"option table-parallelism={text!r}: expected a whole number of 1 or more")
+        return int(text)
 
     def codec_options(self) -> dict[str, str]:
         return {k: v for k, v in self.options.items() if k not in JOB_OPTIONS and not k.startswith("source.")}
@@ -257,24 +277,9 @@ class BatchProcessor:
                 gated = self.gate.gate(batch_id, tables, decoded.control())
                 tables, watermark, held = gated.ready, gated.watermark, sum(gated.held.values())
             batch = BatchInfo(app_id=self.config.app_id, batch_id=batch_id, offsets=offsets)
-            applied: dict[str, int] = {}
-            skipped: list[str] = []
-            for name, pending in sorted(tables.items()):
-                database, _, table = name.partition(".")
-                spec = build_spec(
-                    pending,
-                    table=name,
-                    keys=self.keys_for(name, self.schemas.get((database, table))),
-                    scd=self.config.scd,
-                    track_columns=self.config.track_columns,
-                    tombstone_retention=self.config.tombstone_retention,
-                    metadata=self.config.metadata_columns,
-                )
-                result = apply_batch(pending, self.sink, spec, batch)
-                if not result.written:
-                    skipped.append(name)
-                elif result.changes:
-                    applied[name] = result.changes
+            results = self._apply(tables, batch)
+            skipped = [name for name, result in results.items() if not result.written]
+            applied = {name: result.changes for name, result in results.items() if result.written and result.changes}
             dead = self._dead_letters(decoded.dead_letters(), batch)
             if self.gate is not None:
                 self.gate.commit(batch_id)
@@ -296,6 +301,27 @@ class BatchProcessor:
                 seconds=time.monotonic() - started,
             )
             self.progress(report)
+
+    def _apply(self, tables: Mapping[str, DataFrame], batch: BatchInfo) -> dict[str, Applied]:
+        """Every table's changes applied, ``table-parallelism`` tables at once, each in its own session (see
+        :mod:`cdc_spark.table_workers`); specs are built first, so a configuration error stops the batch before
+        any table is written."""
+        parallel = self.config.table_parallelism > 1 and len(tables) > 1
+        tasks: list[tuple[str, Callable[[], Applied]]] = []
+        for name, pending in sorted(tables.items()):
+            database, _, table = name.partition(".")
+            spec = build_spec(
+                pending,
+                table=name,
+                keys=self.keys_for(name, self.schemas.get((database, table))),
+                scd=self.config.scd,
+                track_columns=self.config.track_columns,
+                tombstone_retention=self.config.tombstone_retention,
+                metadata=self.config.metadata_columns,
+            )
+            changes = in_own_session(pending) if parallel else pending
+            tasks.append((name, functools.partial(apply_batch, changes, self.sink, spec, batch)))
+        return run_each(tasks, self.config.table_parallelism)
 
     def _learn_versions(self, control: DataFrame) -> None:
         from cdc_core.canonical import schema_from_json
@@ -333,7 +359,7 @@ def start(
     ``stream`` replaces the configured source with any streaming DataFrame in the Kafka source's shape
     (Spark's own ``kafka`` format on a cluster that has it, or files of recorded messages).
     """
-    _ = config.decode_plan, config.time_as  # a bad option fails here, not in the first micro-batch
+    _ = config.decode_plan, config.time_as, config.table_parallelism  # a bad option fails here, not in a batch
     gate = None
     if config.watermark:
         from cdc_spark.watermark import WatermarkGate

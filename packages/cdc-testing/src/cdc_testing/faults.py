@@ -106,12 +106,18 @@ class InjectedFault(RuntimeError):
 
 class KillingSink:
     """Wraps a real table sink and raises :class:`InjectedFault` once ``fail_after`` table writes have landed:
-    the job dies between two tables of one micro-batch, the case that exactly-once restarts must survive."""
+    the job dies between two tables of one micro-batch, the case that exactly-once restarts must survive.
+
+    Tables applied side by side (``table-parallelism``) share it: a write that starts after the kill writes
+    nothing, one in flight at the kill may land (as a commit in flight when a process dies may), and every one
+    of them raises the kill's own fault."""
 
     def __init__(self, inner: Any, fail_after: int) -> None:
         self.inner = inner
         self.fail_after = fail_after
         self.writes = 0
+        self.killed: str | None = None
+        self._lock = threading.Lock()
 
     def read_target(self, spark: Any, table: str) -> Any:
         return self.inner.read_target(spark, table)
@@ -123,8 +129,14 @@ class KillingSink:
         return self.inner.live(spark, table)
 
     def write(self, plan: Any, batch: Any) -> bool:
+        with self._lock:
+            if self.killed is not None:
+                raise InjectedFault(self.killed)
         written = bool(self.inner.write(plan, batch))
-        self.writes += 1
-        if self.writes >= self.fail_after:
-            raise InjectedFault(f"killed after {self.writes} table writes")
+        with self._lock:
+            self.writes += 1
+            if self.killed is None and self.writes >= self.fail_after:
+                self.killed = f"killed after {self.writes} table writes"
+            if self.killed is not None:
+                raise InjectedFault(self.killed)
         return written
