@@ -8,6 +8,7 @@ anything to the driver.
 from __future__ import annotations
 
 import contextlib
+import os
 import datetime as dt
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -27,7 +28,8 @@ def bench_session(app_name: str, driver_memory: str) -> Iterator[Any]:
     from cdc_spark.session import build_session
 
     owned = SparkSession.getActiveSession() is None
-    conf = {"spark.driver.memory": driver_memory}
+    # local mode runs the executors in the driver's heap: a 10^6-message run needs more than the default
+    conf = {"spark.driver.memory": os.environ.get("CDC_BENCH_DRIVER_MEMORY", driver_memory)}
     session = build_session("local[2]", app_name=app_name, conf=conf, log_level="ERROR")
     try:
         yield session
