@@ -4,7 +4,8 @@ Messages are grouped by topic-partition and sorted by offset inside each task, s
 schema cache, Avro's registry client) sees its partition in order. Two ``mapInArrow`` passes:
 
 1. every message is decoded; the pass emits only control rows (DDL, watermark, bootstrap), dead letters, the
-   newest schema of each table with its rank, and the partition clock. The driver collects this small result.
+   newest schema of each table with its rank, and the partition clock. The driver collects this small result
+   (a dead letter as its coordinates and error: its payload is joined back from the messages in the executors).
 2. every message is decoded again with the tables' final schemas broadcast; each row change becomes one wide
    Arrow row with the common ``_cdc_*`` columns and a struct for its table, typed by :func:`spark_image`.
 
@@ -45,8 +46,7 @@ Rank = tuple[int, int, int, int]  # commit ts (-1: none), partition, offset, pos
 MESSAGE_COLUMNS: Final = ("key", "value", "topic", "partition", "offset", "timestamp")
 FIRST_PASS: Final = (
     "kind string, database string, table string, commit_ts bigint, sql string, ddl_type string, schema_json string,"
-    " topic string, partition int, offset bigint, position int, key binary, value binary, error_type string,"
-    " error string"
+    " topic string, partition int, offset bigint, position int, error_type string, error string"
 )
 COMMON: Final = (
     "__table int, _cdc_op string, _cdc_commit_ts bigint,"
@@ -145,8 +145,8 @@ def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) ->
             try:
                 events = decoders.decode(message)
             except CdcError as exc:
-                out.append(row("dead", message, key=message.key, value=message.value,
-                               error_type=type(exc).__name__, error=str(exc)))  # fmt: skip
+                # coordinates only: the payload is joined back from the distributed messages, never collected
+                out.append(row("dead", message, error_type=type(exc).__name__, error=str(exc)))
                 continue
             clock.see((message.topic, message.partition), events)
             for position, event in enumerate(events):
@@ -171,8 +171,7 @@ def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) ->
             out.append(row("schema", message, database=table_schema.database, table=table_schema.table,
                            commit_ts=rank[0], position=rank[3], schema_json=_schema_json(table_schema)))  # fmt: skip
         for message, reason in decoders.unreleased():
-            out.append(row("dead", message, key=message.key, value=message.value, error_type="SchemaError",
-                           error=reason))  # fmt: skip
+            out.append(row("dead", message, error_type="SchemaError", error=reason))
         for (topic, partition), ts in clock.snapshot().items():
             out.append({"kind": "clock", "topic": topic, "partition": partition, "commit_ts": ts})
         out.append({"kind": "seen", "offset": seen})
@@ -320,12 +319,6 @@ class FirstPass:
              r["partition"], r["offset"])
             for r in self.of_kind("ddl", "watermark", "bootstrap")
         ]  # fmt: skip
-
-    def dead_rows(self) -> list[tuple[Any, ...]]:
-        return [
-            (r["topic"], r["partition"], r["offset"], r["key"], r["value"], r["error_type"], r["error"])
-            for r in self.of_kind("dead")
-        ]
 
 
 @attrs.define
