@@ -108,7 +108,12 @@ def _typed_bit(raw: Any, t: DataType, path: str) -> Value:
 
 
 def _typed_enum(raw: Any, t: DataType, path: str) -> Value:
-    return _record_value(raw, path) if _unsigned_record(raw) else enum_name(_int(raw, path), t)
+    if _unsigned_record(raw):
+        return _record_value(raw, path)
+    index = _int(raw, path)
+    if index < 0:  # an Avro long or "-1": ENUM indexes are 1-based, 0 is MySQL's invalid value
+        raise fail(f"ENUM index {index} is negative", path)
+    return enum_name(index, t)
 
 
 def _typed_set(raw: Any, t: DataType, path: str) -> Value:
