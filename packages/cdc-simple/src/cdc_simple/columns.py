@@ -42,6 +42,7 @@ from cdc_core.textual import (
     parse_date,
     parse_datetime,
     parse_decimal,
+    parse_float,
     parse_json,
     parse_text,
     parse_time,
@@ -444,7 +445,7 @@ def _reader(name: str, t: DataType) -> Reader:
 
 
 def _float32_text(text: str, _t: DataType) -> float:
-    return float32_value(float(text))
+    return float32_value(parse_float(text))  # not float(): it reads "1_000.5" and non-ASCII digits
 
 
 def _enum_text(text: str, t: DataType) -> Value:
