@@ -454,9 +454,9 @@ def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any) -> None:
     assert decoded.partition_commit_ts() == {("shop", 0): 200, ("shop", 1): 400}
 
 
-# One value each that TiDB never prints and cdc-core's parsers refuse, but Spark's casts (which trim blanks and
-# newlines, and take one-digit fields) or a looser form check would read.
-MALFORMED_TEMPORALS: list[tuple[str, str]] = [
+# One value each that TiDB never prints and the codec refuses, but Spark's casts (which trim blanks and newlines,
+# take one-digit fields and Java's float forms) or a looser form check would read.
+MALFORMED_TEXT: list[tuple[str, str]] = [
     ("t", "10:60:00"),
     ("t", "10:00:75"),
     ("t", "-839:00:00"),
@@ -470,24 +470,31 @@ MALFORMED_TEMPORALS: list[tuple[str, str]] = [
     ("d", "2024-01-1\n"),
     ("d", " 2024-01-1"),
     ("d", "0000-00-00\n"),
+    ("f", "1.5d"),  # Java's Double.parseDouble reads a type suffix and hexadecimal; Python's float() does not
+    ("f", "2F\n"),
+    ("g", "0x1p3"),
+    ("g", "1_000.5"),
 ]
 
 
-def test_malformed_temporal_text_is_a_dead_letter_on_both_paths(spark: Any) -> None:
-    """A TIME past 59 minutes or seconds (or 838 hours), or a DATE, DATETIME or TIMESTAMP with a blank or newline
-    around it or one-digit fields: the codec refuses it, so the JVM must not type it (its message goes to the codec
-    and becomes a dead letter there). The well-formed messages around them are typed in the JVM."""
-    good = {"d": "2024-02-29", "dt": "2024-02-29 01:02:03.5", "ts": "2024-02-29 01:02:03", "t": "-838:59:59"}
-    rows = [dict(good, **{name: value}) for name, value in MALFORMED_TEMPORALS]
-    rows += [dict(good, t="12:34:56.5"), dict(good, d="0000-00-00", dt="2024-00-00 00:00:00"), good]
+def test_malformed_text_is_a_dead_letter_on_both_paths(spark: Any) -> None:
+    """A TIME past 59 minutes or seconds (or 838 hours); a DATE, DATETIME or TIMESTAMP with a blank or newline
+    around it or one-digit fields; a FLOAT or DOUBLE in a form only Java reads: the codec refuses it, so the JVM must
+    not type it (its message goes to the codec and becomes a dead letter there). The well-formed messages around
+    them are typed in the JVM."""
+    good = {"d": "2024-02-29", "dt": "2024-02-29 01:02:03.5", "ts": "2024-02-29 01:02:03", "t": "-838:59:59",
+            "f": "1.5", "g": "-2.5e-3"}  # fmt: skip
+    rows = [dict(good, **{name: value}) for name, value in MALFORMED_TEXT]
+    rows += [dict(good, t="12:34:56.5", f=" 2.5e3\n"), dict(good, d="0000-00-00", dt="2024-00-00 00:00:00"), good]
     messages = []
     for number, data in enumerate(rows):
         document = {
             "id": number, "database": "shop", "table": "moments", "pkNames": ["id"], "isDdl": False,
             "type": "INSERT", "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
-            "mysqlType": {"id": "int(11)", "d": "date", "dt": "datetime(1)", "ts": "timestamp", "t": "time"},
-            "sqlType": {"id": 4, "d": 91, "dt": 93, "ts": 93, "t": 92},
+            "mysqlType": {"id": "int(11)", "d": "date", "dt": "datetime(1)", "ts": "timestamp", "t": "time",
+                          "f": "float", "g": "double"},
+            "sqlType": {"id": 4, "d": 91, "dt": 93, "ts": 93, "t": 92, "f": 7, "g": 8},
             "data": [{"id": str(number), **data}], "_tidb": {"commitTs": 100 + number},
         }  # fmt: skip
         messages.append(Message(value=json.dumps(document).encode(), partition=number % 2))
-    assert_same_decode(spark, messages, "canal-json", jvm_share=1.0, dead_offsets=set(range(len(MALFORMED_TEMPORALS))))
+    assert_same_decode(spark, messages, "canal-json", jvm_share=1.0, dead_offsets=set(range(len(MALFORMED_TEXT))))

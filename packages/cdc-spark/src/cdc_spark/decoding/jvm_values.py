@@ -7,9 +7,9 @@ temporal types the zero-date text (MySQL's ``0000-00-00``, null in the typed col
 Expressions use ``try_`` forms only, so a session with ANSI mode on turns a bad value into ``bad``, never into a
 failed batch. They are Spark's own casts; temporal text is first held to the codecs' exact form with one regular
 expression (Spark's casts trim blanks and newlines and take one-digit fields), so a text the codecs refuse is bad
-here too. Elsewhere they are a little more lenient than the codecs on malformed text (blanks around an integer),
-which sends nothing wrong to the table only where the codec reads the same value; every well-formed value reads
-exactly as the codecs read it (a test holds the two paths equal).
+here too, as is float text only Java reads (``1.5d``, ``0x1p3``). Elsewhere they are a little more lenient than
+the codecs on malformed text: Spark's integer cast reads blanks around the digits, which Canal's codec refuses.
+Every well-formed value reads exactly as the codecs read it (a test holds the two paths equal).
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ TIME_TEXT: Final = r"^(-)?([0-9]{1,2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-8]):([0-5][
 # matches before a final newline).
 DATE_TEXT: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\z"
 DATETIME_TEXT: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?\z"
+# A hexadecimal float, or a digit or point followed by Java's type suffix (``inf`` and ``Infinity`` are not matched)
+JAVA_ONLY_FLOAT: Final = r"[xX]|[0-9.][dDfF][\x00-\x20]*$"  # Spark trims the control characters and blanks
 DECIMAL_TEXT: Final = r"^-?[0-9]+(\.[0-9]+)?$"
 
 
@@ -96,8 +98,14 @@ def padded_decimal(text: Column, scale: int) -> Column:
 
 
 def float_text(text: Column, data_type: DataType) -> Typed:
-    """A FLOAT rounds from the double the text names, as the codecs' ``to_float32(float(text))`` does."""
-    return checked(text, text.try_cast("double").try_cast(spark_type(data_type)))
+    """A FLOAT rounds from the double the text names, as the codecs' ``to_float32(float(text))`` does.
+
+    Spark's cast is Java's ``Double.parseDouble``, which also reads a type suffix (``1.5d``, ``2f``) and hexadecimal
+    (``0x1p3``); Python's ``float()`` reads neither, so such text is left to the codec (which refuses it)."""
+    from pyspark.sql import functions as F
+
+    value = F.when(~text.rlike(JAVA_ONLY_FLOAT), text.try_cast("double").try_cast(spark_type(data_type)))
+    return checked(text, value)
 
 
 def zero_date(text: Column) -> Column:
