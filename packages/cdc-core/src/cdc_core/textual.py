@@ -439,7 +439,7 @@ def _python_only(text: str) -> bool:
 def parse_int(text: str) -> int:
     try:
         if _python_only(text):
-            raise ValueError(text)
+            raise ValueError  # worded below, as int()'s own refusal
         return int(text.strip())
     except ValueError as exc:
         raise TextFormError(f"not an integer: {text!r}") from exc
@@ -448,7 +448,7 @@ def parse_int(text: str) -> int:
 def parse_float(text: str) -> float:
     try:
         if _python_only(text):
-            raise ValueError(text)
+            raise ValueError  # worded below, as int()'s own refusal
         return float(text)
     except ValueError as exc:
         raise TextFormError(f"not a number: {text!r}") from exc
