@@ -239,6 +239,9 @@ def test_types_without_a_text_form_are_refused_both_ways(data_type: DataType) ->
         (T(MySQLType.DATE), "2024-02-٢٩", "not a DATE: '2024-02-٢٩'"),
         (T(MySQLType.TIME), "12:345:56", "not a TIME: '12:345:56'"),
         (T(MySQLType.TIME), "12:34:567", "not a TIME: '12:34:567'"),
+        (T(MySQLType.TIME), "12:60:00", "not a valid TIME: '12:60:00'"),
+        (T(MySQLType.TIME), "12:00:60", "not a valid TIME: '12:00:60'"),
+        (T(MySQLType.TIME), "-839:00:00", "not a valid TIME: '-839:00:00'"),
         (T(MySQLType.TIME), "١٢:00:00", "not a TIME: '١٢:00:00'"),
     ],
 )

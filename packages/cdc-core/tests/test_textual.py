@@ -327,6 +327,16 @@ def test_parse_time_rejects(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text", ["12:60:00", "12:00:60", "10:00:75", "839:00:00", "-839:00:00", "999:59:59", "00:99:00", "-00:60:00.5"]
+)
+def test_parse_time_refuses_fields_out_of_range(text: str) -> None:
+    """MySQL's TIME is -838:59:59 to 838:59:59: TiDB never prints a minute or second past 59."""
+    with pytest.raises(TextFormError) as caught:
+        parse_time(text)
+    assert str(caught.value) == f"not a valid TIME: {text!r}"
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "\u0661\u0662:34:56",  # Arabic-Indic 12, which int() and str.isdigit() accept
@@ -497,6 +507,31 @@ def test_int_and_float_text() -> None:
             parse_int(bad)
     with pytest.raises(TextFormError, match="not a number"):
         parse_float("x")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1_000",  # a digit group
+        "\u0661\u0662",  # Arabic-Indic 12
+        "\uff11\uff12",  # fullwidth 12
+        "-\u0967",  # Devanagari 1
+        "12\u2003",  # an em space, which str.strip() removes
+    ],
+)
+def test_int_and_float_text_are_what_tidb_prints(text: str) -> None:
+    """int() and float() read these; TiDB never prints them, so every protocol reading text refuses them."""
+    with pytest.raises(TextFormError) as caught:
+        parse_int(text)
+    assert str(caught.value) == f"not an integer: {text!r}"
+    with pytest.raises(TextFormError) as caught:
+        parse_float(text + ".5" if text.isdigit() else text)
+    assert str(caught.value).startswith("not a number: ")
+    data_type = T(MySQLType.INT)
+    with pytest.raises(TextFormError):
+        parse_text(text, data_type)
+    with pytest.raises(TextFormError):
+        parse_text("1_000.25", T(MySQLType.DOUBLE))
 
 
 def T(mysql_type: MySQLType, **kwargs: Any) -> DataType:

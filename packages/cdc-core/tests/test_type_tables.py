@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cdc_core.errors import SchemaError
 from cdc_core.types import (
     DEFAULT_LENGTHS,
     INTEGER_BITS,
@@ -56,6 +57,23 @@ def test_every_alias_parses(alias: str, target: MySQLType) -> None:
 def test_parameter_forms(text: str, expected: tuple[object, ...]) -> None:
     parsed = parse_type_text(text)
     assert (parsed.mysql_type, parsed.length, parsed.decimal, parsed.unsigned, parsed.elements) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "decimal(1\u00b2,2)",  # superscript two: str.isdigit() takes it, int() does not
+        "varchar(\u0661\u0666)",  # Arabic-Indic 16: str.isdigit() and int() both take it
+        "datetime(\uff16)",  # fullwidth 6
+        "decimal(10,-2)",
+        "int(1_0)",
+        "decimal(1,2,3)",
+    ],
+)
+def test_parameters_are_ascii_integers(text: str) -> None:
+    with pytest.raises(SchemaError) as caught:
+        parse_type_text(text)
+    assert str(caught.value) == f"column type {text!r}: parameters must be one or two integers"
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ ZONED = {"type": "string", "optional": True, "name": "io.debezium.time.ZonedTime
 ENUM_SET = {"type": "string", "name": "io.debezium.data.EnumSet", "parameters": {"allowed": "a,b"}, "field": "s"}
 # Debezium and TiCDC always list a SET's members in "allowed": without it the members are unknown
 MEMBERLESS_SET = {"type": "string", "name": "io.debezium.data.EnumSet", "field": "s"}
+MEMBERLESS_ENUM = {"type": "string", "name": "io.debezium.data.Enum", "field": "e"}
 DATE = {"type": "int32", "optional": True, "name": "io.debezium.time.Date", "field": "d"}
 MICRO_TS = {"type": "int64", "optional": True, "name": "io.debezium.time.MicroTimestamp", "field": "t"}
 TIMESTAMP_MS = {"type": "int64", "optional": True, "name": "io.debezium.time.Timestamp", "field": "t"}
@@ -73,6 +74,14 @@ CASES: list[tuple[str, bytes | dict[str, Any], str, str]] = [
     ("unknown set member", _row({"s": "a,z"}, ENUM_SET), "payload.after.s", "'z'"),
     ("set without members", _row({"s": "a,b"}, MEMBERLESS_SET), "schema.fields.after.fields[0]", "'allowed'"),
     ("empty set without members", _row({"s": ""}, MEMBERLESS_SET), "schema.fields.after.fields[0]", "'allowed'"),
+    ("enum without members", _row({"e": "a"}, MEMBERLESS_ENUM), "schema.fields.after.fields[0]", "'allowed'"),
+    ("null enum without members", _row({"e": None}, MEMBERLESS_ENUM), "schema.fields.after.fields[0]", "'allowed'"),
+    (
+        "enum members not text",
+        _row({"e": "a"}, {**MEMBERLESS_ENUM, "parameters": {"allowed": 3}}),
+        "schema.fields.after.fields[0]",
+        "'allowed'",
+    ),
     (
         "set members not text",
         _row({"s": None}, {**MEMBERLESS_SET, "parameters": {"allowed": ["a"]}}),
@@ -128,6 +137,17 @@ def test_a_user_schema_gives_the_members_an_enum_set_field_schema_lacks() -> Non
     decoder = DebeziumDecoder(Options([o for o in OPTIONS if o.for_decoder], protocol="debezium"), schemas=[user])
     (event,) = decoder.decode(Message(value=orjson.dumps(_row({"s": "b,a"}, MEMBERLESS_SET))))
     assert isinstance(event, RowChange) and event.after == {"s": ("a", "b")}
+
+
+def test_a_user_schema_gives_the_members_an_enum_field_schema_lacks() -> None:
+    user = TableSchema(
+        database="d",
+        table="t",
+        columns=[Column(name="e", data_type=DataType(mysql_type=MySQLType.ENUM, elements=("a", "b")))],
+    )
+    decoder = DebeziumDecoder(Options([o for o in OPTIONS if o.for_decoder], protocol="debezium"), schemas=[user])
+    (event,) = decoder.decode(Message(value=orjson.dumps(_row({"e": "b"}, MEMBERLESS_ENUM))))
+    assert isinstance(event, RowChange) and event.after == {"e": "b"}
 
 
 def test_malformed_key() -> None:

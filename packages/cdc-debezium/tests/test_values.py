@@ -196,7 +196,6 @@ def test_type_from_source(wire: DataType, parameters: dict[str, Any] | None, exp
             DataType(mysql_type=MySQLType.BIT, length=3, unsigned=True),
         ),
         ("string", "io.debezium.data.Enum", {"allowed": ""}, DataType(mysql_type=MySQLType.ENUM, elements=())),
-        ("string", "io.debezium.data.Enum", None, DataType(mysql_type=MySQLType.ENUM, elements=())),
         (
             "string",
             "io.debezium.data.EnumSet",

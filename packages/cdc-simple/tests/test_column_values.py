@@ -196,6 +196,12 @@ def test_unsigned_bigint_records_must_hold_a_long(column: str, record: Any, inne
     assert _refused(column, record).reason == f"expected an integer (digits), got {inner!r}"
 
 
+@pytest.mark.parametrize("raw", [-1, "-1", -(2**63)], ids=repr)
+def test_a_negative_enum_index_is_refused(raw: Any) -> None:
+    """An Avro long or JSON text below 0 names no member and is not MySQL's invalid value 0."""
+    assert _refused("c_enum", raw).reason == f"ENUM index {int(raw)} is negative"
+
+
 def test_a_long_text_is_cut_in_the_reason() -> None:
     error = _refused("c_int", "9" * 30 + "x" + "9" * 60)
     assert error.reason == "expected an integer (digits), got '" + "9" * 30 + "x" + "9" * 28
@@ -210,6 +216,9 @@ def test_a_long_text_is_cut_in_the_reason() -> None:
         ("c_float", 3, "unexpected int value for a float(12) column"),
         ("c_float", b"1", "unexpected bytes value for a float(12) column"),
         ("c_double", "x", "'x' is not a double(22) value: not a number: 'x'"),
+        ("c_float", "1_000.5", "'1_000.5' is not a float(12) value: not a number: '1_000.5'"),
+        ("c_float", "\u0661.5", "'\u0661.5' is not a float(12) value: not a number: '\u0661.5'"),
+        ("c_double", "1_000.5", "'1_000.5' is not a double(22) value: not a number: '1_000.5'"),
         ("c_double", 5, "unexpected int value for a double(22) column"),
         ("c_decimal", "x", "'x' is not a decimal(10,4) value: not a decimal: 'x'"),
         ("c_decimal", "1.5e", "'1.5e' is not a decimal(10,4) value: not a decimal: '1.5e'"),
@@ -221,6 +230,8 @@ def test_a_long_text_is_cut_in_the_reason() -> None:
          "'2024-02-29 24:00:00' is not a datetime value: not a valid DATETIME: '2024-02-29 24:00:00'"),
         ("c_datetime", "bad", "'bad' is not a datetime value: not a DATETIME: 'bad'"),
         ("c_time", "12:60", "'12:60' is not a time value: not a TIME: '12:60'"),
+        ("c_time", "10:60:00", "'10:60:00' is not a time value: not a valid TIME: '10:60:00'"),
+        ("c_time", "10:00:75", "'10:00:75' is not a time value: not a valid TIME: '10:00:75'"),
         ("c_time", "١٢:00:00", "'١٢:00:00' is not a time value: not a TIME: '١٢:00:00'"),
         ("c_time", 3600, "unexpected int value for a time column"),
         ("c_char", 5, "unexpected int value for a char(10) column"),

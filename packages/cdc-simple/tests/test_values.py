@@ -6,6 +6,7 @@ import io
 from collections.abc import Mapping
 
 import fastavro
+import pytest
 
 from cdc_core.events import RowChange
 from cdc_core.message import Message
@@ -84,3 +85,11 @@ def test_json_bit_default_is_a_number() -> None:
     )
     assert schema["columns"][0]["default"] == 5  # TiCDC converts BIT defaults to numbers
     assert tableschema.decode(schema, "tableSchema").columns[0].default == "5"
+
+
+@pytest.mark.parametrize("default", ["\u00b2", "\u0665", "b'101'"])
+def test_json_bit_default_that_is_not_ascii_digits_stays_text(default: str) -> None:
+    """'²' passes str.isdigit() but not int(); Arabic-Indic 5 passes both: neither is a number TiDB prints."""
+    column = Column(name="b", data_type=DataType(mysql_type=MySQLType.BIT, length=8), default=default)
+    schema = tableschema.to_json(TableSchema(database="d", table="t", columns=[column], version=3))
+    assert schema["columns"][0]["default"] == default

@@ -74,9 +74,9 @@ def _rows(decoded: DecodedChanges, name: tuple[str, str]) -> list[dict[str, Any]
 
 
 def assert_same_decode(spark: Any, messages: list[Message], protocol: str, options: dict[str, object] | None = None,
-                       *, jvm_share: float = 0.5) -> DecodedChanges:  # fmt: skip
+                       *, jvm_share: float = 0.5, dead_offsets: set[int] | None = None) -> DecodedChanges:  # fmt: skip
     """Both plans on ``messages``: equal tables, schemas, rows, control rows, dead letters and clocks; the JVM typed
-    at least ``jvm_share`` of the changes."""
+    at least ``jvm_share`` of the changes; the dead letters are the messages at ``dead_offsets`` when given."""
     frame = _frame(spark, messages).cache()
     expected = decode(frame, protocol, options, plan="python")
     actual = decode(frame, protocol, options, plan="jvm")
@@ -94,9 +94,12 @@ def assert_same_decode(spark: Any, messages: list[Message], protocol: str, optio
             tuple(r[k] for k in control) for r in expected.control().collect()
         )
         letters = ("offset", "error_type", "error")
-        assert sorted(tuple(r[k] for k in letters) for r in actual.dead_letters().collect()) == sorted(
+        dead = actual.dead_letters().collect()
+        assert sorted(tuple(r[k] for k in letters) for r in dead) == sorted(
             tuple(r[k] for k in letters) for r in expected.dead_letters().collect()
         )
+        if dead_offsets is not None:
+            assert {r["offset"] for r in dead} == dead_offsets, [r["error"] for r in dead]
         assert actual.partition_commit_ts() == expected.partition_commit_ts()
         changes = sum(len(_rows(expected, name)) for name in expected.tables())
         assert actual.paths["jvm"] >= jvm_share * changes, actual.paths
@@ -363,11 +366,13 @@ def test_avro_wide_decimals_and_unreadable_keys_go_to_the_codec(spark: Any, sche
     assert decoded.paths["codec"] == 8 + 1, decoded.paths
 
 
+# In order: the fourth goes to the newest row, the sample of its shape, so it must be a value the codec reads (a
+# sample the codec refuses sends the whole shape to the codec).
 AVRO_BAD_VALUES: list[tuple[str, object]] = [
     ("c_date", "2024-02-30"),
     ("c_datetime", "2024-01-01 25:00:00"),
-    ("c_timestamp", "2024-01-01T00:00:00"),
     ("c_time", "12:61:00"),
+    ("c_timestamp", "2024-01-01T00:00:00"),
     ("c_json", "{not json"),
     ("c_set", "x,w"),
     ("c_enum", "purple"),
@@ -409,8 +414,9 @@ def test_avro_values_the_jvm_cannot_read_go_to_the_codec(spark: Any, schema_regi
         datum = out.getvalue().replace("\ufffdBAD-UTF8\ufffd".encode(), b"\xff\xfe\xfdBAD-UTF8\xff\xfe\xfd")
         messages[index] = attrs.evolve(messages[index], value=value[:5] + datum)
     decoded = assert_same_decode(spark, messages, "avro", options, jvm_share=0.3)
-    # the codec rejects six (date, datetime, JSON, SET, DECIMAL text, UTF-8) and reads the others as the JVM does
-    assert decoded.paths["codec"] >= 6, decoded.paths
+    # the codec rejects seven (date, datetime, TIME past 59 minutes, JSON, SET, DECIMAL text, UTF-8) and reads the
+    # others as the JVM does
+    assert decoded.paths["codec"] >= 7, decoded.paths
 
 
 def test_json_scalar_documents_decode_alike(spark: Any) -> None:
@@ -446,3 +452,49 @@ def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any) -> None:
         messages.append(Message(value=json.dumps(document).encode(), partition=partition))
     decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.7)
     assert decoded.partition_commit_ts() == {("shop", 0): 200, ("shop", 1): 400}
+
+
+# One value each that TiDB never prints and the codec refuses, but Spark's casts (which trim blanks and newlines,
+# take one-digit fields and Java's float forms) or a looser form check would read.
+MALFORMED_TEXT: list[tuple[str, str]] = [
+    ("t", "10:60:00"),
+    ("t", "10:00:75"),
+    ("t", "-839:00:00"),
+    ("dt", "2024-01-01 10:00:00\n"),
+    ("dt", " 2024-01-01 10:00:00"),
+    ("dt", "2024-01-01 10:00:00.5\n"),
+    ("dt", "2024-1-1 1:2:3"),
+    ("dt", "0000-00-00 00:00:00\n"),
+    ("ts", "2024-01-01 10:00:00\n"),
+    ("ts", "2024-01-01 10:00:00 "),
+    ("d", "2024-01-1\n"),
+    ("d", " 2024-01-1"),
+    ("d", "0000-00-00\n"),
+    ("f", "1.5d"),  # Java's Double.parseDouble reads a type suffix and hexadecimal; Python's float() does not
+    ("f", "2F\n"),
+    ("g", "0x1p3"),
+    ("g", "1_000.5"),
+]
+
+
+def test_malformed_text_is_a_dead_letter_on_both_paths(spark: Any) -> None:
+    """A TIME past 59 minutes or seconds (or 838 hours); a DATE, DATETIME or TIMESTAMP with a blank or newline
+    around it or one-digit fields; a FLOAT or DOUBLE in a form only Java reads: the codec refuses it, so the JVM must
+    not type it (its message goes to the codec and becomes a dead letter there). The well-formed messages around
+    them are typed in the JVM."""
+    good = {"d": "2024-02-29", "dt": "2024-02-29 01:02:03.5", "ts": "2024-02-29 01:02:03", "t": "-838:59:59",
+            "f": "1.5", "g": "-2.5e-3"}  # fmt: skip
+    rows = [dict(good, **{name: value}) for name, value in MALFORMED_TEXT]
+    rows += [dict(good, t="12:34:56.5", f=" 2.5e3\n"), dict(good, d="0000-00-00", dt="2024-00-00 00:00:00"), good]
+    messages = []
+    for number, data in enumerate(rows):
+        document = {
+            "id": number, "database": "shop", "table": "moments", "pkNames": ["id"], "isDdl": False,
+            "type": "INSERT", "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)", "d": "date", "dt": "datetime(1)", "ts": "timestamp", "t": "time",
+                          "f": "float", "g": "double"},
+            "sqlType": {"id": 4, "d": 91, "dt": 93, "ts": 93, "t": 92, "f": 7, "g": 8},
+            "data": [{"id": str(number), **data}], "_tidb": {"commitTs": 100 + number},
+        }  # fmt: skip
+        messages.append(Message(value=json.dumps(document).encode(), partition=number % 2))
+    assert_same_decode(spark, messages, "canal-json", jvm_share=1.0, dead_offsets=set(range(len(MALFORMED_TEXT))))

@@ -239,6 +239,8 @@ def parse_time(text: str) -> dt.timedelta:
     if match is None:
         raise TextFormError(f"not a TIME: {text!r}")
     sign, hours, minutes, seconds, fraction = match.groups()
+    if int(hours) > 838 or int(minutes) > 59 or int(seconds) > 59:  # MySQL's range: -838:59:59 to 838:59:59
+        raise TextFormError(f"not a valid TIME: {text!r}")
     magnitude = dt.timedelta(
         hours=int(hours), minutes=int(minutes), seconds=int(seconds), microseconds=_fraction(fraction)
     )
@@ -429,8 +431,15 @@ def wkb_point(x: float, y: float) -> bytes:
 # ----------------------------------------------------------------------------------------- dispatchers
 
 
+def _python_only(text: str) -> bool:
+    """Digit groups (``1_000``) and non-ASCII digits or blanks, which int() and float() read but TiDB never prints."""
+    return "_" in text or not text.isascii()
+
+
 def parse_int(text: str) -> int:
     try:
+        if _python_only(text):
+            raise ValueError  # worded below, as int()'s own refusal
         return int(text.strip())
     except ValueError as exc:
         raise TextFormError(f"not an integer: {text!r}") from exc
@@ -438,6 +447,8 @@ def parse_int(text: str) -> int:
 
 def parse_float(text: str) -> float:
     try:
+        if _python_only(text):
+            raise ValueError  # worded below, as int()'s own refusal
         return float(text)
     except ValueError as exc:
         raise TextFormError(f"not a number: {text!r}") from exc

@@ -348,7 +348,8 @@ def parse_type_text(text: str) -> DataType:
             elements = tuple(_split_elements(params, text))
         else:
             numbers = [p.strip() for p in params.split(",")]
-            if not all(n.isdigit() for n in numbers) or len(numbers) > 2:
+            # ASCII digits only: str.isdigit also takes '²' (which int() then refuses) and Arabic-Indic digits
+            if not all(n.isascii() and n.isdigit() for n in numbers) or len(numbers) > 2:
                 raise SchemaError(f"column type {text!r}: parameters must be one or two integers")
             if HAS_FSP[MYSQL_TO_LOGICAL[mysql_type]]:
                 decimal = int(numbers[0])

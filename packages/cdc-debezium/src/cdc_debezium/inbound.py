@@ -505,22 +505,19 @@ _CONNECT_INT: Final[Mapping[str, MySQLType]] = {
 }
 
 
-def _allowed(parameters: Mapping[str, Any] | None, *, escaped: bool) -> tuple[str, ...]:
+def _members(parameters: Mapping[str, Any] | None, name: str) -> tuple[str, ...]:
+    """An Enum's or EnumSet's members. Debezium (``Enum.builder``, ``EnumSet.builder``) and TiCDC always list them
+    in ``allowed``; without them no value can be checked (nor a SET put in declaration order), so the field schema
+    is refused."""
     text = (parameters or {}).get("allowed")
-    if not isinstance(text, str) or text == "":
-        return ()
-    return split_members(text) if escaped else tuple(text.split(","))
-
-
-def _set_members(parameters: Mapping[str, Any] | None) -> tuple[str, ...]:
-    """An EnumSet's members. Debezium (``EnumSet.builder``) and TiCDC always list them in ``allowed``; without
-    them no value can be checked or put in declaration order, so the field schema is refused."""
-    if not isinstance((parameters or {}).get("allowed"), str):
+    if not isinstance(text, str):
+        members = "ENUM's" if name == Logical.ENUM else "SET's"
         raise SchemaError(
-            f"{Logical.ENUM_SET} field schema without an 'allowed' parameter (the SET's members, which Debezium"
-            " always writes)"
+            f"{name} field schema without an 'allowed' parameter (the {members} members, which Debezium always writes)"
         )
-    return _allowed(parameters, escaped=False)
+    if text == "":
+        return ()
+    return split_members(text) if name == Logical.ENUM else tuple(text.split(","))
 
 
 def _int_param(parameters: Mapping[str, Any] | None, key: str) -> int | None:
@@ -577,9 +574,9 @@ def type_from_wire(kind: str, name: str | None, parameters: Mapping[str, Any] | 
         if name == Logical.BITS:
             return d(mysql_type=MySQLType.BIT, length=_int_param(parameters, "length"), unsigned=True)
         if name == Logical.ENUM:
-            return d(mysql_type=MySQLType.ENUM, elements=_allowed(parameters, escaped=True))
+            return d(mysql_type=MySQLType.ENUM, elements=_members(parameters, name))
         if name == Logical.ENUM_SET:
-            return d(mysql_type=MySQLType.SET, elements=_set_members(parameters))
+            return d(mysql_type=MySQLType.SET, elements=_members(parameters, name))
         if name == Logical.CONNECT_DECIMAL:
             precision = _int_param(parameters, "connect.decimal.precision")
             return d(mysql_type=MySQLType.DECIMAL, length=precision, decimal=_int_param(parameters, "scale"))

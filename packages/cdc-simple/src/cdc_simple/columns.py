@@ -42,6 +42,7 @@ from cdc_core.textual import (
     parse_date,
     parse_datetime,
     parse_decimal,
+    parse_float,
     parse_json,
     parse_text,
     parse_time,
@@ -108,7 +109,12 @@ def _typed_bit(raw: Any, t: DataType, path: str) -> Value:
 
 
 def _typed_enum(raw: Any, t: DataType, path: str) -> Value:
-    return _record_value(raw, path) if _unsigned_record(raw) else enum_name(_int(raw, path), t)
+    if _unsigned_record(raw):
+        return _record_value(raw, path)
+    index = _int(raw, path)
+    if index < 0:  # an Avro long or "-1": ENUM indexes are 1-based, 0 is MySQL's invalid value
+        raise fail(f"ENUM index {index} is negative", path)
+    return enum_name(index, t)
 
 
 def _typed_set(raw: Any, t: DataType, path: str) -> Value:
@@ -439,7 +445,7 @@ def _reader(name: str, t: DataType) -> Reader:
 
 
 def _float32_text(text: str, _t: DataType) -> float:
-    return float32_value(float(text))
+    return float32_value(parse_float(text))  # not float(): it reads "1_000.5" and non-ASCII digits
 
 
 def _enum_text(text: str, t: DataType) -> Value:

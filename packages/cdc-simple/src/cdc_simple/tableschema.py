@@ -145,9 +145,11 @@ def _json_data_type(t: DataType) -> dict[str, Any]:
 
 
 def _json_default(column: Column) -> Any:
-    if column.default is not None and column.data_type.mysql_type is MySQLType.BIT and column.default.isdigit():
-        return int(column.default)
-    return column.default
+    default = column.default
+    # ASCII digits only: str.isdigit also takes '²' (which int() refuses) and Arabic-Indic digits
+    if default is not None and column.data_type.mysql_type is MySQLType.BIT and default.isascii() and default.isdigit():
+        return int(default)
+    return default
 
 
 def to_json(schema: TableSchema) -> dict[str, Any]:

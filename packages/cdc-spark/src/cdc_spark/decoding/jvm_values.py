@@ -5,9 +5,11 @@ input failed to convert (``bad``: its message then goes to the protocol's codec 
 temporal types the zero-date text (MySQL's ``0000-00-00``, null in the typed column).
 
 Expressions use ``try_`` forms only, so a session with ANSI mode on turns a bad value into ``bad``, never into a
-failed batch. They are Spark's own casts, without a regular expression per value, so they are a little more
-lenient than the codecs on malformed text (blanks around an integer, a one-digit month); every well-formed value
-reads exactly as the codecs read it (a test holds the two paths equal).
+failed batch. They are Spark's own casts; temporal text is first held to the codecs' exact form with one regular
+expression (Spark's casts trim blanks and newlines and take one-digit fields), so a text the codecs refuse is bad
+here too, as is float text only Java reads (``1.5d``, ``0x1p3``). Elsewhere they are a little more lenient than
+the codecs on malformed text: Spark's integer cast reads blanks around the digits, which Canal's codec refuses.
+Every well-formed value reads exactly as the codecs read it (a test holds the two paths equal).
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ if TYPE_CHECKING:
     from pyspark.sql import Column
 
 DIGITS: Final = r"^[0-9]+$"
-TIME_TEXT: Final = r"^(-)?([0-9]{1,3}):([0-9]{2}):([0-9]{2})(\.([0-9]{1,9}))?$"
+# MySQL's TIME range, -838:59:59 to 838:59:59, in the form itself (as cdc_core.textual.parse_time refuses the rest)
+TIME_TEXT: Final = r"^(-)?([0-9]{1,2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-8]):([0-5][0-9]):([0-5][0-9])(\.([0-9]{1,9}))?$"
+# The exact shapes cdc_core.textual reads: Spark's casts also take blanks and a newline around the text (they trim),
+# one-digit fields and a date followed by anything after a blank, which TiDB never prints. \z, not $ (which also
+# matches before a final newline).
+DATE_TEXT: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\z"
+DATETIME_TEXT: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?\z"
+# A hexadecimal float, or a digit or point followed by Java's type suffix (``inf`` and ``Infinity`` are not matched)
+JAVA_ONLY_FLOAT: Final = r"[xX]|[0-9.][dDfF][\x00-\x20]*$"  # Spark trims the control characters and blanks
 DECIMAL_TEXT: Final = r"^-?[0-9]+(\.[0-9]+)?$"
 
 
@@ -88,8 +98,14 @@ def padded_decimal(text: Column, scale: int) -> Column:
 
 
 def float_text(text: Column, data_type: DataType) -> Typed:
-    """A FLOAT rounds from the double the text names, as the codecs' ``to_float32(float(text))`` does."""
-    return checked(text, text.try_cast("double").try_cast(spark_type(data_type)))
+    """A FLOAT rounds from the double the text names, as the codecs' ``to_float32(float(text))`` does.
+
+    Spark's cast is Java's ``Double.parseDouble``, which also reads a type suffix (``1.5d``, ``2f``) and hexadecimal
+    (``0x1p3``); Python's ``float()`` reads neither, so such text is left to the codec (which refuses it)."""
+    from pyspark.sql import functions as F
+
+    value = F.when(~text.rlike(JAVA_ONLY_FLOAT), text.try_cast("double").try_cast(spark_type(data_type)))
+    return checked(text, value)
 
 
 def zero_date(text: Column) -> Column:
@@ -101,37 +117,33 @@ def zero_date(text: Column) -> Column:
     return dashes & zeros
 
 
-def _temporal(text: Column, value: Column) -> Typed:
+def _temporal(text: Column, shaped: Column, value: Column) -> Typed:
+    """``value`` of a text of the exact ``shaped`` form; a zero date of that form is kept as text, anything else
+    null in ``value`` is bad (the codec then refuses it: an impossible date such as ``2024-02-30`` or a malformed
+    text)."""
     from pyspark.sql import functions as F
 
-    zero = zero_date(text)
+    zero = shaped & zero_date(text)
+    value = F.when(shaped, value)
     return Typed(value=value, bad=text.isNotNull() & ~zero & value.isNull(), zero=F.when(zero, text))
 
 
 def date_text(text: Column) -> Typed:
     """DATE text."""
-    from pyspark.sql import functions as F
-
-    return _temporal(text, F.when(F.length(text) == 10, text.try_cast("date")))
-
-
-def _local_date_time(text: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.when(F.length(text) >= 19, text.try_cast("timestamp_ntz"))
+    return _temporal(text, text.rlike(DATE_TEXT), text.try_cast("date"))
 
 
 def datetime_text(text: Column) -> Typed:
     """DATETIME text. Spark keeps six fractional digits, as the codecs do (TiDB never sends more)."""
-    return _temporal(text, _local_date_time(text))
+    return _temporal(text, text.rlike(DATETIME_TEXT), text.try_cast("timestamp_ntz"))
 
 
 def timestamp_text(text: Column, zone: str, session_zone: str) -> Typed:
     """TIMESTAMP text: local time in ``zone`` (the changefeed's), made an instant."""
     from pyspark.sql import functions as F
 
-    instant = F.convert_timezone(F.lit(zone), F.lit(session_zone), _local_date_time(text)).cast("timestamp")
-    return _temporal(text, instant)
+    instant = F.convert_timezone(F.lit(zone), F.lit(session_zone), text.try_cast("timestamp_ntz")).cast("timestamp")
+    return _temporal(text, text.rlike(DATETIME_TEXT), instant)
 
 
 def interval_from_micros(micros: Column) -> Column:
