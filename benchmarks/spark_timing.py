@@ -8,8 +8,8 @@ anything to the driver.
 from __future__ import annotations
 
 import contextlib
-import os
 import datetime as dt
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
