@@ -436,6 +436,25 @@ def test_json_scalar_documents_decode_alike(spark: Any) -> None:
     assert decoded.paths["codec"] >= 3  # the three scalar documents
 
 
+def test_numbers_with_an_exponent_in_either_case_go_to_the_codec(spark: Any) -> None:
+    """A DECIMAL or unsigned BIGINT text with an exponent (``e`` or ``E``): Spark's decimal cast would accept it,
+    so the codec judges it; plain numbers are typed in the JVM (the plain message is the newest: the shape's sample
+    the codec decodes)."""
+    values = [("1.5E1", "7"), ("1.5e1", "8"), ("3.25", "1E2"), ("4.75", "1e2"), ("12.50", "100")]
+    messages = []
+    for number, (amount, count) in enumerate(values):
+        document = {
+            "id": number, "database": "shop", "table": "numbers", "pkNames": ["id"], "isDdl": False,
+            "type": "INSERT", "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)", "amount": "decimal(10,2)", "count": "bigint(20) unsigned"},
+            "sqlType": {"id": 4, "amount": 3, "count": -5},
+            "data": [{"id": str(number), "amount": amount, "count": count}],
+        }  # fmt: skip
+        messages.append(Message(value=json.dumps(document).encode(), partition=0))
+    decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.2)
+    assert decoded.paths == {"jvm": 1, "codec": 4}
+
+
 def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any) -> None:
     """The newest message of partition 0 has a value neither path can read: it becomes a dead letter, and that
     partition's clock stays at the newest change that decoded (the codec's clock never sees a dead letter). The
