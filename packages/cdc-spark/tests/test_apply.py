@@ -328,6 +328,8 @@ def test_tables_in_a_catalog_the_session_has(spark: Any, tmp_path: Path, fmt: st
     sink = load_sink(fmt, spark, str(tmp_path), {"catalog": catalog})
     database = f"cdc_catalog_{fmt}"
     table = f"{database}.t"
+    for name in (table, f"{table}__cdc_state"):  # left by an earlier run that failed, in a session kept alive
+        spark.sql(f"DROP TABLE IF EXISTS {catalog}.{name}")
     batch = BatchInfo(app_id="job", batch_id=0)
     rows = frame(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")])
     assert apply_changes(rows, sink, ["id"], table=table, batch=batch)
