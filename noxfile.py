@@ -212,6 +212,14 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
     "cdc_spark.merge.statements": ("cdc-spark", ["tests/test_statements.py"]),
     "cdc_spark.merge.columns": ("cdc-spark", ["tests/test_statements.py"]),
     "cdc_spark.merge.evolution": ("cdc-spark", ["tests/test_evolution.py"]),
+    # these need a Spark session: see MUTATE_WITH_SPARK
+    "cdc_spark.watermark": ("cdc-spark", ["tests/test_watermark.py"]),
+    # the apply plan is the same SQL for both table formats: Delta only (Iceberg's catalog in a kept session would
+    # keep the warehouse of the first run)
+    "cdc_spark.merge.batch": ("cdc-spark", ["tests/test_apply.py", "-k", "not iceberg"]),
+    "cdc_spark.merge.spec": ("cdc-spark", ["tests/test_statements.py", "tests/test_apply.py", "-k", "not iceberg"]),
+    "cdc_spark.merge.scd1": ("cdc-spark", ["tests/test_apply.py", "-k", "not iceberg"]),
+    "cdc_spark.merge.scd2": ("cdc-spark", ["tests/test_apply.py", "-k", "not iceberg"]),
     "cdc_avro.datum": (
         "cdc-avro",
         [
@@ -224,10 +232,26 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
 }
 
 
+# Modules whose tests need a Spark session. mutmut forks one child per mutant from the process that ran the tests
+# first; with CDC_TEST_SPARK_KEEP=1 the tests' `spark` fixture (packages/cdc-spark/tests/conftest.py) keeps that
+# process's session alive and each child reuses it over a py4j connection of its own, so the JVM starts once per
+# module instead of once per mutant. One child at a time: the children share the JVM's session and catalog.
+MUTATE_WITH_SPARK: frozenset[str] = frozenset(
+    {
+        "cdc_spark.watermark",
+        "cdc_spark.merge.batch",
+        "cdc_spark.merge.spec",
+        "cdc_spark.merge.scd1",
+        "cdc_spark.merge.scd2",
+    }
+)
+
+
 def _mutmut_config(module: str, tests: list[str]) -> str:
     """The scratch project's pyproject: mutmut's settings plus the repository's pytest settings."""
     root = nox.project.load_toml(ROOT / "pyproject.toml")
     pytest_ini = root["tool"]["pytest"]["ini_options"]
+    markers = "not kafka and not slow" if module in MUTATE_WITH_SPARK else "not kafka and not spark and not slow"
     lines = [
         "[tool.mutmut]",
         'source_paths = ["src"]',
@@ -235,7 +259,7 @@ def _mutmut_config(module: str, tests: list[str]) -> str:
         f"pytest_add_cli_args_test_selection = [{', '.join(map(_toml_string, tests))}]",
         # fixed hypothesis seed: a mutant is killed or not, never by luck
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "--benchmark-disable", "--hypothesis-seed=0", '
-        '"-m", "not kafka and not spark and not slow"]',
+        f'"-m", "{markers}"]',
         "",
         "[tool.pytest.ini_options]",
     ]
@@ -270,8 +294,12 @@ def mutate(session: nox.Session) -> None:
         shutil.copytree(ROOT / "packages" / package / "tests", scratch / "tests")
         (scratch / "pyproject.toml").write_text(_mutmut_config(module, tests))
         env = _env(bindir)
+        workers = children
+        if module in MUTATE_WITH_SPARK:
+            env = {**env, "CDC_TEST_SPARK_KEEP": "1"}
+            workers = "1"
         with session.chdir(scratch):
-            session.run(str(bindir / "mutmut"), "run", "--max-children", children, external=True, env=env)
+            session.run(str(bindir / "mutmut"), "run", "--max-children", workers, external=True, env=env)
             output = session.run(
                 str(bindir / "mutmut"), "results", "--all", "true", external=True, env=env, silent=True
             )

@@ -3,31 +3,83 @@ connectors, Delta Lake and Iceberg; local[2], UTC, no UI, warehouse in a tempora
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
 from cdc_core.message import Message
 
+# Set by `nox -s mutate` only: the session outlives pytest runs, so that mutmut's runs in its own process (stats,
+# clean run) and the forked child testing each mutant all use the one JVM started first (see kept_session).
+KEEP_SESSION: Final = "CDC_TEST_SPARK_KEEP"
+
+
+def _build(scratch: str) -> Any:
+    from cdc_spark.session import build_session
+
+    return build_session(
+        os.environ.get("CDC_TEST_SPARK_MASTER", "local[2]"),
+        app_name="cdc-spark-tests",
+        conf={
+            "spark.sql.warehouse.dir": os.path.join(scratch, "warehouse"),
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={scratch}",
+        },
+        log_level="ERROR",
+    )
+
+
+def kept_session(build: Callable[[str], Any]) -> Any:
+    """The session started by an earlier pytest run of this process (or of the process this one was forked from),
+    else a new one that is never stopped (the JVM ends with the process that started it).
+
+    A forked child must not share the parent's py4j socket: a child killed mid-command (mutmut's timeout) would
+    leave a half-read reply on it for the next one. So after a fork the child gets a connection of its own (its
+    end closes when the child exits); the parent's connection objects stay referenced, because collecting them in
+    the child would shut down the socket the parent still uses. The JVM objects a child creates are never released
+    (py4j's releasing thread does not survive a fork): a few per test, gone with the JVM.
+    """
+    from pyspark.sql import SparkSession
+
+    session = SparkSession._instantiatedSession
+    if session is None or session._sc._jsc is None:
+        scratch = tempfile.mkdtemp(prefix="cdc-spark-tests-")
+        atexit.register(shutil.rmtree, scratch, True)  # the forked children leave with os._exit: not theirs
+        session = build(scratch)
+        os.register_at_fork(after_in_child=_own_connection)
+    return session
+
+
+_inherited: list[Any] = []
+
+
+def _own_connection() -> None:
+    import collections
+    import threading
+
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    client = gateway._gateway_client
+    _inherited.append((client.thread_connection, client.deque))
+    client.thread_connection = threading.local()
+    client.deque = collections.deque()
+
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from cdc_spark.session import build_session
-
+    if os.environ.get(KEEP_SESSION) == "1":
+        yield kept_session(_build)
+        return
     with tempfile.TemporaryDirectory(prefix="cdc-spark-tests-") as scratch:
-        session = build_session(
-            os.environ.get("CDC_TEST_SPARK_MASTER", "local[2]"),
-            app_name="cdc-spark-tests",
-            conf={
-                "spark.sql.warehouse.dir": os.path.join(scratch, "warehouse"),
-                "spark.driver.extraJavaOptions": f"-Dderby.system.home={scratch}",
-            },
-            log_level="ERROR",
-        )
+        session = _build(scratch)
         yield session
         session.stop()
 
