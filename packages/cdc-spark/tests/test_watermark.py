@@ -98,12 +98,19 @@ def test_held_changes_of_several_tables_each_come_back(spark: Any, tmp_path: Pat
         return spark.createDataFrame([(key, "insert", ts, 0)], CHANGES)
 
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0,))
-    batch = {"db.done": one(1, 5), "db.b": one(2, 20), "db.c": one(3, 30), "db.odd name/1": one(4, 40)}
+    batch = {
+        "db.done": one(1, 5),
+        "db.b": one(2, 20),
+        "db.c": one(3, 30),
+        "db.odd name/1": one(4, 40),
+        "db.odd_name_1": one(5, 45),  # a directory name of its own, not the one above's
+    }
     assert gate.gate(0, batch, watermarks(spark, [(0, 10)])).held == {
         "db.done": 0,
         "db.b": 1,
         "db.c": 1,
         "db.odd name/1": 1,
+        "db.odd_name_1": 1,
     }
     gate.commit(0)
     later = WatermarkGate(spark, str(tmp_path), partitions=(0,)).gate(1, {}, watermarks(spark, [(0, 50)]))
@@ -111,6 +118,7 @@ def test_held_changes_of_several_tables_each_come_back(spark: Any, tmp_path: Pat
         "db.b": [2],
         "db.c": [3],
         "db.odd name/1": [4],
+        "db.odd_name_1": [5],
     }
 
 
@@ -142,3 +150,13 @@ def test_state_that_cannot_be_saved_is_a_storage_error(spark: Any, tmp_path: Pat
     gate.gate(0, {}, watermarks(spark, [(0, 10)]))
     with pytest.raises(StorageError, match=r"cannot save watermark state for batch 0 in .*checkpoint.batch=0: "):
         gate.commit(0)
+
+
+def test_held_changes_of_a_checkpoint_from_before_unique_names_are_found(tmp_path: Path) -> None:
+    from cdc_spark.watermark import _held_path, _safe
+
+    assert _safe("db.odd name/1") == "db.odd~20name~2F1" and _safe("db.é") == "db.é" and _safe("a~b") == "a~7Eb"
+    (tmp_path / "held" / "db.odd_name_1").mkdir(parents=True)  # what an earlier version wrote for "db.odd name/1"
+    assert _held_path(str(tmp_path), "db.odd name/1") == str(tmp_path / "held" / "db.odd_name_1")
+    (tmp_path / "held" / "db.odd~20name~2F1").mkdir()
+    assert _held_path(str(tmp_path), "db.odd name/1") == str(tmp_path / "held" / "db.odd~20name~2F1")

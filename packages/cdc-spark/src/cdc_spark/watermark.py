@@ -95,7 +95,7 @@ class WatermarkGate:
         watermark = global_watermark(watermarks, self.partitions)
         merged: dict[str, DataFrame] = dict(changes)
         for table in held_tables:
-            stored = self.spark.read.parquet(os.path.join(previous or "", "held", _safe(table)))
+            stored = self.spark.read.parquet(_held_path(previous or "", table))
             merged[table] = merged[table].unionByName(stored, allowMissingColumns=True) if table in merged else stored
         ready: dict[str, DataFrame] = {}
         self._pending = {}
@@ -137,4 +137,14 @@ class WatermarkGate:
 
 
 def _safe(table: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in table)
+    """A directory name for ``table``, one per table: letters, digits, ``.``, ``_`` and ``-`` as they are, any other
+    character as ``~`` and its UTF-8 bytes in hex (``db.t 1`` -> ``db.t~201``, never the same as ``db.t_1``)."""
+    return "".join(c if c.isalnum() or c in "._-" else "".join(f"~{b:02X}" for b in c.encode()) for c in table)
+
+
+def _held_path(snapshot: str, table: str) -> str:
+    """Where a snapshot keeps ``table``'s held changes; a checkpoint written before names were made unique used
+    ``_`` for every other character."""
+    path = os.path.join(snapshot, "held", _safe(table))
+    legacy = os.path.join(snapshot, "held", "".join(c if c.isalnum() or c in "._-" else "_" for c in table))
+    return legacy if not os.path.exists(path) and os.path.exists(legacy) else path
