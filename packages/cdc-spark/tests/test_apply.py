@@ -12,9 +12,10 @@ import json
 import multiprocessing
 import os
 import random
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -22,11 +23,13 @@ from cdc_core.errors import ConfigError
 from cdc_spark import demo
 from cdc_spark.apply import SchemaEvolutionError, apply_changes
 from cdc_spark.sinks import BatchInfo, load_sink
+from cdc_testing.targets import delta_commit_metadata
 
 pytestmark = pytest.mark.spark
 
 FORMATS = ["delta", "iceberg"]
 TABLE = "shop.t"
+T = TypeVar("T")
 SEQ = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
 CHANGED = "_cdc_changed_columns array<string>"
 SCHEMA = f"id int, name string, amount decimal(10,2), _cdc_op string, _cdc_sequence {SEQ}, {CHANGED}"
@@ -36,10 +39,17 @@ def read_table(target: str, table: str, fmt: str) -> Any:
     """The format's independent reader (delta-rs, pyiceberg). Under ``nox -s mutate`` the tests run in processes
     forked from the one that ran them first, and delta-rs refuses a process forked after it started its runtime:
     there it reads in a fresh interpreter."""
-    if fmt == "delta" and os.environ.get("CDC_TEST_SPARK_KEEP") == "1":
-        with multiprocessing.get_context("spawn").Pool(1) as pool:
-            return pool.apply(demo.read_table, (target, table, fmt))
+    if fmt == "delta":
+        return _delta_rs(demo.read_table, target, table, fmt)
     return demo.read_table(target, table, fmt)
+
+
+def _delta_rs(read: Callable[..., T], *args: Any) -> T:
+    """``read(*args)``, a delta-rs read: in a fresh interpreter under ``nox -s mutate`` (see :func:`read_table`)."""
+    if os.environ.get("CDC_TEST_SPARK_KEEP") == "1":
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            return pool.apply(read, args)
+    return read(*args)
 
 
 def change(
@@ -167,10 +177,7 @@ def _committed_batches(tmp_path: Path, fmt: str) -> list[str]:
     """The offsets recorded by each commit of the target, oldest first, read without Spark."""
     location = tmp_path / "shop" / "t"
     if fmt == "delta":
-        from deltalake import DeltaTable
-
-        history = reversed(DeltaTable(str(location)).history())
-        return [json.loads(h["userMetadata"])["cdc.offsets"] for h in history if "userMetadata" in h]
+        return [json.loads(m)["cdc.offsets"] for m in _delta_rs(delta_commit_metadata, str(location))]
     from pyiceberg.table import StaticTable
 
     version = (location / "metadata" / "version-hint.text").read_text().strip()

@@ -25,6 +25,13 @@ def read_target_table(path: Path) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if not k.startswith("__cdc_")} for r in live]
 
 
+def delta_commit_metadata(path: str) -> list[str]:
+    """The user metadata of a Delta table's commits that carry one, oldest first (read with delta-rs)."""
+    from deltalake import DeltaTable
+
+    return [str(h["userMetadata"]) for h in reversed(DeltaTable(path).history()) if "userMetadata" in h]
+
+
 def cdc_executable() -> Path:
     """The ``cdc`` console script of the running Python's environment."""
     candidate = Path(sys.executable).parent / "cdc"
