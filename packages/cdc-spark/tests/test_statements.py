@@ -182,3 +182,16 @@ def test_unknown_metadata_column_is_named() -> None:
     with pytest.raises(ConfigError) as caught:
         metadata_columns("op,partition")
     assert str(caught.value) == "metadata column 'partition': expected some of commit_ts, op, offset, schema_version"
+
+
+def test_a_key_that_is_not_a_column_of_the_change_frame_is_named_in_the_error() -> None:
+    from types import SimpleNamespace
+
+    from cdc_spark.merge.spec import data_columns
+
+    changes = SimpleNamespace(columns=["id", "name", "_cdc_op", "__cdc_order"])  # data_columns reads only .columns
+    assert data_columns(changes, ["id"]) == ("id", "name")  # type: ignore[arg-type]
+    with pytest.raises(
+        ConfigError, match=r"key columns \['region'\] are not columns of the change frame \['id', 'name'\]"
+    ):
+        data_columns(changes, ["id", "region"])  # type: ignore[arg-type]
