@@ -128,26 +128,24 @@ def test_malformed_values(value: bytes | dict[str, Any], field: str, reason: str
     assert str(error).startswith(f"debezium: message orders[3]@77 field {field}: ")
 
 
-def test_a_user_schema_gives_the_members_an_enum_set_field_schema_lacks() -> None:
+@pytest.mark.parametrize(
+    ("mysql_type", "name", "field_schema", "text", "expected"),
+    [
+        (MySQLType.SET, "s", MEMBERLESS_SET, "b,a", ("a", "b")),
+        (MySQLType.ENUM, "e", MEMBERLESS_ENUM, "b", "b"),
+    ],
+)
+def test_a_user_schema_gives_the_members_a_field_schema_lacks(
+    mysql_type: MySQLType, name: str, field_schema: Any, text: str, expected: Any
+) -> None:
     user = TableSchema(
         database="d",
         table="t",
-        columns=[Column(name="s", data_type=DataType(mysql_type=MySQLType.SET, elements=("a", "b")))],
+        columns=[Column(name=name, data_type=DataType(mysql_type=mysql_type, elements=("a", "b")))],
     )
     decoder = DebeziumDecoder(Options([o for o in OPTIONS if o.for_decoder], protocol="debezium"), schemas=[user])
-    (event,) = decoder.decode(Message(value=orjson.dumps(_row({"s": "b,a"}, MEMBERLESS_SET))))
-    assert isinstance(event, RowChange) and event.after == {"s": ("a", "b")}
-
-
-def test_a_user_schema_gives_the_members_an_enum_field_schema_lacks() -> None:
-    user = TableSchema(
-        database="d",
-        table="t",
-        columns=[Column(name="e", data_type=DataType(mysql_type=MySQLType.ENUM, elements=("a", "b")))],
-    )
-    decoder = DebeziumDecoder(Options([o for o in OPTIONS if o.for_decoder], protocol="debezium"), schemas=[user])
-    (event,) = decoder.decode(Message(value=orjson.dumps(_row({"e": "b"}, MEMBERLESS_ENUM))))
-    assert isinstance(event, RowChange) and event.after == {"e": "b"}
+    (event,) = decoder.decode(Message(value=orjson.dumps(_row({name: text}, field_schema))))
+    assert isinstance(event, RowChange) and event.after == {name: expected}
 
 
 def test_malformed_key() -> None:
