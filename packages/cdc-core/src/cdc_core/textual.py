@@ -448,7 +448,7 @@ def parse_int(text: str) -> int:
 def parse_float(text: str) -> float:
     try:
         if _python_only(text):
-            raise ValueError  # worded below, as int()'s own refusal
+            raise ValueError  # worded below, as float()'s own refusal
         return float(text)
     except ValueError as exc:
         raise TextFormError(f"not a number: {text!r}") from exc

@@ -136,15 +136,20 @@ class WatermarkGate:
                 shutil.rmtree(os.path.join(self.state_dir, name), ignore_errors=True)
 
 
+def _kept(c: str) -> bool:
+    """A character a held-changes directory name keeps as it is."""
+    return c.isalnum() or c in "._-"
+
+
 def _safe(table: str) -> str:
     """A directory name for ``table``, one per table: letters, digits, ``.``, ``_`` and ``-`` as they are, any other
     character as ``~`` and its UTF-8 bytes in hex (``db.t 1`` -> ``db.t~201``, never the same as ``db.t_1``)."""
-    return "".join(c if c.isalnum() or c in "._-" else "".join(f"~{b:02X}" for b in c.encode()) for c in table)
+    return "".join(c if _kept(c) else "".join(f"~{b:02X}" for b in c.encode()) for c in table)
 
 
 def _held_path(snapshot: str, table: str) -> str:
     """Where a snapshot keeps ``table``'s held changes; a checkpoint written before names were made unique used
     ``_`` for every other character."""
     path = os.path.join(snapshot, "held", _safe(table))
-    legacy = os.path.join(snapshot, "held", "".join(c if c.isalnum() or c in "._-" else "_" for c in table))
+    legacy = os.path.join(snapshot, "held", "".join(c if _kept(c) else "_" for c in table))
     return legacy if not os.path.exists(path) and os.path.exists(legacy) else path
