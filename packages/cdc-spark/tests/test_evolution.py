@@ -60,6 +60,15 @@ NOT_WIDENINGS = [
     (strict(INT), T.StructType([T.StructField("a", INT), T.StructField("b", INT)])),
     (T.MapType(T.StringType(), INT), T.MapType(T.StringType(), LONG)),
     (T.MapType(INT, INT), T.MapType(LONG, INT)),
+    (strict(INT), strict(LONG)),  # a nested field's type, not only its nullability
+    (strict(INT), T.StructType([T.StructField("b", INT, False)])),  # a renamed nested field
+    (
+        T.StructType([T.StructField("a", INT), T.StructField("b", INT)]),
+        T.StructType([T.StructField("b", INT), T.StructField("a", INT)]),
+    ),
+    (strict(INT), T.ArrayType(INT)),  # a different kind of nested type
+    (T.ArrayType(INT), T.MapType(INT, INT)),
+    (T.MapType(INT, INT), strict(INT)),
 ]
 
 

@@ -42,7 +42,7 @@ def is_widening(old: DataType, new: DataType) -> bool:
     if old == new:
         return True
     if isinstance(old, (T.StructType, T.ArrayType, T.MapType)):
-        return _all_nullable(old) == _all_nullable(new)  # nullability is no type change: the plans differ in it
+        return _same_but_nullability(old, new)  # nullability is no type change: the plans differ in it
     if isinstance(old, integral) and isinstance(new, integral):
         return _INTEGER_DIGITS[new.simpleString()] >= _INTEGER_DIGITS[old.simpleString()]
     if isinstance(old, integral) and isinstance(new, T.DecimalType):
@@ -54,17 +54,19 @@ def is_widening(old: DataType, new: DataType) -> bool:
     return isinstance(old, T.DateType) and isinstance(new, T.TimestampNTZType)
 
 
-def _all_nullable(data_type: DataType) -> DataType:
-    """``data_type`` with every nested field, element and value nullable."""
+def _same_but_nullability(old: DataType, new: DataType) -> bool:
+    """Whether two types are equal once the nullability of nested fields, elements and values is ignored."""
     from pyspark.sql import types as T
 
-    if isinstance(data_type, T.StructType):
-        return T.StructType([T.StructField(f.name, _all_nullable(f.dataType), True) for f in data_type.fields])
-    if isinstance(data_type, T.ArrayType):
-        return T.ArrayType(_all_nullable(data_type.elementType), True)
-    if isinstance(data_type, T.MapType):
-        return T.MapType(data_type.keyType, _all_nullable(data_type.valueType), True)
-    return data_type
+    if isinstance(old, T.StructType) and isinstance(new, T.StructType):
+        return old.names == new.names and all(
+            map(_same_but_nullability, [f.dataType for f in old.fields], [f.dataType for f in new.fields])
+        )
+    if isinstance(old, T.ArrayType) and isinstance(new, T.ArrayType):
+        return _same_but_nullability(old.elementType, new.elementType)
+    if isinstance(old, T.MapType) and isinstance(new, T.MapType):
+        return _same_but_nullability(old.keyType, new.keyType) and _same_but_nullability(old.valueType, new.valueType)
+    return old == new
 
 
 @attrs.frozen
@@ -88,11 +90,11 @@ def evolve(table: str, stored: StructType, wanted: StructType) -> Evolution:
     for field in wanted.fields:
         old = names.get(field.name)
         if old is None:
-            added.append(StructField(field.name, field.dataType, nullable=True))
+            added.append(StructField(field.name, field.dataType))  # nullable: rows written before have no value
         elif is_widening(field.dataType, old.dataType):
             continue  # same, or the batch is narrower: cast up on write
         elif is_widening(old.dataType, field.dataType):
-            widened.append(StructField(field.name, field.dataType, nullable=True))
+            widened.append(StructField(field.name, field.dataType))  # nullable, as every evolved column
         else:
             raise SchemaEvolutionError(table, field.name, old.dataType.simpleString(), field.dataType.simpleString())
     return Evolution(added=tuple(added), widened=tuple(widened))

@@ -28,7 +28,6 @@ from cdc_spark.merge.columns import (
 from cdc_spark.merge.spec import ApplySpec
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
     from pyspark.sql.types import DataType, StructField, StructType
 
 
@@ -111,21 +110,6 @@ class Merge:
         values = ", ".join(f"s.{quote(c)}" for c in self.insert)
         lines.append(f"WHEN NOT MATCHED{when} THEN INSERT ({columns}) VALUES ({values})")
         return "\n".join(lines)
-
-    def rows(self, source: DataFrame) -> DataFrame:
-        """The rows this rule inserts into an empty table, as a frame (the same filter and columns as SQL)."""
-        from pyspark.sql import functions as F
-
-        aliased = source.alias("s")
-        chosen = aliased.where(F.expr(self.insert_when)) if self.insert_when else aliased
-        return chosen.select(*[F.col(quote(c)) for c in self.insert])
-
-    def insert_sql(self, target: str, source: str) -> str:
-        """The same rule for a target known to be empty (just created): a plain insert, no join."""
-        where = f" WHERE {self.insert_when}" if self.insert_when else ""
-        columns = ", ".join(quote(c) for c in self.insert)
-        values = ", ".join(f"s.{quote(c)}" for c in self.insert)
-        return f"INSERT INTO {target} ({columns}) SELECT {values} FROM {source} s{where}"
 
 
 @attrs.frozen

@@ -30,7 +30,7 @@ from cdc_core.errors import ConfigError, StorageError
 from cdc_spark.merge.evolution import SchemaEvolutionError
 from cdc_spark.merge.statements import alter_type, create_table, quote
 from cdc_spark.sinks import BatchInfo
-from cdc_spark.sinks.tables import TableInfo, TableSink, session_conf
+from cdc_spark.sinks.tables import TableInfo, TableSink, batch_committed, session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -180,7 +180,7 @@ class IcebergFormat:
 
     def append(self, name: str, frame: DataFrame, batch: BatchInfo) -> None:
         info = self.describe(name, batch.app_id)
-        if info is not None and info.last_batch is not None and info.last_batch >= batch.batch_id:
+        if batch_committed(info, batch):
             return
         try:
             if info is None:

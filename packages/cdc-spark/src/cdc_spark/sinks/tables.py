@@ -30,7 +30,7 @@ from cdc_spark.merge.batch import BatchSummary, ordered, sequence_type, summariz
 from cdc_spark.merge.columns import ACTION, END_AT, PURGED_AT, START_AT, TIME, TRUNCATED_BEFORE
 from cdc_spark.merge.evolution import evolve
 from cdc_spark.merge.spec import ApplySpec
-from cdc_spark.merge.statements import Merge, add_columns, merges, purge_tombstones, set_properties
+from cdc_spark.merge.statements import Merge, add_columns, merges, purge_tombstones, quote, set_properties
 from cdc_spark.sinks import BatchInfo, MergePlan
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class TableSink:
 
     def committed(self, table: str, batch: BatchInfo) -> bool:
         return all(
-            _done(self.format.describe(name, batch.app_id), batch)
+            batch_committed(self.format.describe(name, batch.app_id), batch)
             for name in (self.format.target(table), self.format.state(table))
         )
 
@@ -171,7 +171,7 @@ class BatchWrite:
         target, state = self.format.target(spec.table), self.format.state(spec.table)
         app = batch.app_id if batch is not None else None
         target_info, state_info = self.format.describe(target, app), self.format.describe(state, app)
-        target_done, state_done = _done(target_info, batch), _done(state_info, batch)
+        target_done, state_done = batch_committed(target_info, batch), batch_committed(state_info, batch)
         if target_done and state_done:
             return False
         floor = state_info.properties.get(TRUNCATED_BEFORE) if state_info is not None else None
@@ -259,7 +259,7 @@ class BatchWrite:
             return
         self.format.prepare(name)
         wanted = {**self.format.create_properties(), **properties}
-        self.format.create_from(name, create, rule.rows(source), wanted, batch)
+        self.format.create_from(name, create, _inserted_rows(rule, source), wanted, batch)
 
     def _merge(
         self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None
@@ -289,9 +289,18 @@ class BatchWrite:
         self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
 
 
-def _done(info: TableInfo | None, batch: BatchInfo | None) -> bool:
+def batch_committed(info: TableInfo | None, batch: BatchInfo | None) -> bool:
     """Whether a table committed ``batch``: its last batch for the app is at or past it."""
     return batch is not None and info is not None and info.last_batch is not None and info.last_batch >= batch.batch_id
+
+
+def _inserted_rows(rule: Merge, source: DataFrame) -> DataFrame:
+    """The rows ``rule`` inserts into an empty table: its filter and columns, as a frame instead of a MERGE."""
+    from pyspark.sql import functions as F
+
+    aliased = source.alias("s")
+    chosen = aliased.where(F.expr(rule.insert_when)) if rule.insert_when else aliased
+    return chosen.select(*[F.col(quote(c)) for c in rule.insert])
 
 
 def _schemas(changes: DataFrame, spec: ApplySpec) -> tuple[StructType, StructType]:
@@ -324,4 +333,4 @@ def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[N
                 spark.conf.set(key, old)
 
 
-__all__ = ["TableFormat", "TableInfo", "TableSink", "session_conf"]
+__all__ = ["TableFormat", "TableInfo", "TableSink", "batch_committed", "session_conf"]
