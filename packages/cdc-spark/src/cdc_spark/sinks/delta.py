@@ -27,7 +27,8 @@ import attrs
 from cdc_core.errors import ConfigError, StorageError
 from cdc_spark.merge.statements import quote
 from cdc_spark.sinks import BatchInfo
-from cdc_spark.sinks.tables import TableInfo, TableSink, session_conf
+from cdc_spark.sinks.commits import TableInfo
+from cdc_spark.sinks.tables import TableSink, session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

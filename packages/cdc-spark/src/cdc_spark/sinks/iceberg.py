@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -30,7 +30,8 @@ from cdc_core.errors import ConfigError, StorageError
 from cdc_spark.merge.evolution import SchemaEvolutionError
 from cdc_spark.merge.statements import alter_type, create_table, quote
 from cdc_spark.sinks import BatchInfo
-from cdc_spark.sinks.tables import TableInfo, TableSink, batch_committed, session_conf
+from cdc_spark.sinks.commits import TableInfo, batch_committed, last_marked_batch
+from cdc_spark.sinks.tables import TableSink, session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -121,15 +122,7 @@ class IcebergFormat:
         schema = StructType.fromJson(
             json.loads(jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(table.schema()).json())
         )
-        last = None
-        snapshot = table.currentSnapshot()
-        while app_id is not None and snapshot is not None:  # newest first: the first mark found is the last batch
-            summary = snapshot.summary()
-            if summary.get(APP_ID) == app_id and summary.get(BATCH_ID) is not None:
-                last = int(summary.get(BATCH_ID))
-                break
-            parent = snapshot.parentId()
-            snapshot = table.snapshot(parent) if parent is not None else None
+        last = last_marked_batch(_summaries(table), app_id, APP_ID, BATCH_ID)
         return TableInfo(schema=schema, properties=dict(table.properties()), last_batch=last)
 
     def create_properties(self) -> dict[str, str]:
@@ -190,6 +183,16 @@ class IcebergFormat:
                 frame.writeTo(name).append()
         except Exception as exc:  # Spark's own errors name the cause; say which table
             raise StorageError(f"cannot append dead letters to {name}: {exc}") from exc
+
+
+def _summaries(table: Any) -> Iterator[Any]:
+    """The summaries of a table's snapshots, newest first, following each snapshot's parent (read lazily: the
+    walk stops at the first one marked by the app)."""
+    snapshot = table.currentSnapshot()
+    while snapshot is not None:
+        yield snapshot.summary()
+        parent = snapshot.parentId()
+        snapshot = table.snapshot(parent) if parent is not None else None
 
 
 def _marks(batch: BatchInfo | None) -> dict[str, str]:

@@ -32,6 +32,7 @@ from cdc_spark.merge.evolution import evolve
 from cdc_spark.merge.spec import ApplySpec
 from cdc_spark.merge.statements import Merge, add_columns, merges, purge_tombstones, quote, set_properties
 from cdc_spark.sinks import BatchInfo, MergePlan
+from cdc_spark.sinks.commits import TableInfo, batch_committed, pending, purge_due
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -41,16 +42,6 @@ if TYPE_CHECKING:
 # of heap at 16 value columns); the resolution gains nothing from the filters it infers, so it is off while a
 # batch is resolved and written.
 CONSTRAINT_PROPAGATION: Final = "spark.sql.constraintPropagation.enabled"
-
-
-@attrs.frozen(kw_only=True)
-class TableInfo:
-    """A stored table's metadata, read without a Spark job."""
-
-    schema: StructType
-    properties: Mapping[str, str]
-    last_batch: int | None  # the newest batch id committed by the app asked about
-    created: dt.datetime | None = None
 
 
 class TableFormat(Protocol):
@@ -171,8 +162,8 @@ class BatchWrite:
         target, state = self.format.target(spec.table), self.format.state(spec.table)
         app = batch.app_id if batch is not None else None
         target_info, state_info = self.format.describe(target, app), self.format.describe(state, app)
-        target_done, state_done = batch_committed(target_info, batch), batch_committed(state_info, batch)
-        if target_done and state_done:
+        todo = pending(target_info, state_info, batch)
+        if not todo:
             return False
         floor = state_info.properties.get(TRUNCATED_BEFORE) if state_info is not None else None
         summary = summarize(plan.changes, spec, floor)
@@ -214,11 +205,11 @@ class BatchWrite:
                 history = scd2.history(changes, spec, stored, summary)
                 history = attrs.evolve(history, versions=once(history.versions), stored=once(history.stored))
                 target_source, state_source = history.target_source(), history.state_source()
-            if not target_done:
+            if todo.target:
                 create = target_schema if new_target else None
                 self._write(target, target_source, rules.target, create=create, properties={}, batch=batch)
             self._record_floor(state, summary, floor)
-            if not state_done:
+            if todo.state:
                 create, purged = state_schema if new_state else None, {PURGED_AT: now.isoformat()}
                 self._write(state, state_source, rules.state, create=create, properties=purged, batch=batch)
 
@@ -279,19 +270,10 @@ class BatchWrite:
     def _purge(self, spec: ApplySpec, state: str, info: TableInfo | None, now: dt.datetime) -> None:
         """Delete tombstones older than the retention, at most ten times per retention period."""
         retention = spec.tombstone_retention
-        if retention is None or info is None:
-            return
-        last = info.properties.get(PURGED_AT)
-        since = dt.datetime.fromisoformat(last) if last is not None else info.created
-        if since is not None and now - since < retention / 10:
+        if retention is None or not purge_due(retention, info, now):
             return
         self.spark.sql(purge_tombstones(state, now - retention))
         self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
-
-
-def batch_committed(info: TableInfo | None, batch: BatchInfo | None) -> bool:
-    """Whether a table committed ``batch``: its last batch for the app is at or past it."""
-    return batch is not None and info is not None and info.last_batch is not None and info.last_batch >= batch.batch_id
 
 
 def _inserted_rows(rule: Merge, source: DataFrame) -> DataFrame:
@@ -333,4 +315,4 @@ def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[N
                 spark.conf.set(key, old)
 
 
-__all__ = ["TableFormat", "TableInfo", "TableSink", "batch_committed", "session_conf"]
+__all__ = ["TableFormat", "TableInfo", "TableSink", "session_conf"]
