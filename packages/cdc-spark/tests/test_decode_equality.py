@@ -517,3 +517,24 @@ def test_malformed_text_is_a_dead_letter_on_both_paths(spark: Any) -> None:
         }  # fmt: skip
         messages.append(Message(value=json.dumps(document).encode(), partition=number % 2))
     assert_same_decode(spark, messages, "canal-json", jvm_share=1.0, dead_offsets=set(range(len(MALFORMED_TEXT))))
+
+
+def test_a_trailing_newline_is_the_codecs_to_judge(spark: Any) -> None:
+    """Java's ``$`` also matches before a final newline: an ENUM index or SET bitmask followed by one (which Spark's
+    integer cast would read) is refused by the codec, so it is a dead letter on both paths; a DECIMAL past Spark's
+    38 digits with one, which the codec reads, gets the codec's value (the JVM would have kept the newline in the
+    text and padded nothing)."""
+    good = {"e": "2", "s": "3", "m": "1.5"}
+    rows = [dict(good, e="2\n"), dict(good, s="3\n"), dict(good, m="1.5\n"), good, dict(good, m="-7")]
+    messages = []
+    for number, data in enumerate(rows):
+        document = {
+            "id": number, "database": "shop", "table": "picks", "pkNames": ["id"], "isDdl": False,
+            "type": "INSERT", "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)", "e": "enum('a','b','c')", "s": "set('a','b','c')", "m": "decimal(50,2)"},
+            "sqlType": {"id": 4, "e": 4, "s": -7, "m": 3},
+            "data": [{"id": str(number), **data}], "_tidb": {"commitTs": 100 + number},
+        }  # fmt: skip
+        messages.append(Message(value=json.dumps(document).encode(), partition=0))
+    decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.3, dead_offsets={0, 1})
+    assert decoded.paths["codec"] >= 1  # the decimal with a newline went to the codec

@@ -25,7 +25,8 @@ from cdc_spark.decoding.spark_types import decimal_shape, spark_type
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
-DIGITS: Final = r"^[0-9]+$"
+# \z, not $: Java's $ also matches before a final newline, which the codecs refuse in an index or a bitmask
+DIGITS: Final = r"^[0-9]+\z"
 # MySQL's TIME range, -838:59:59 to 838:59:59, in the form itself (as cdc_core.textual.parse_time refuses the rest)
 TIME_TEXT: Final = r"^(-)?([0-9]{1,2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-8]):([0-5][0-9]):([0-5][0-9])(\.([0-9]{1,9}))?$"
 # The exact shapes cdc_core.textual reads: Spark's casts also take blanks and a newline around the text (they trim),
@@ -35,7 +36,7 @@ DATE_TEXT: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\z"
 DATETIME_TEXT: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?\z"
 # A hexadecimal float, or a digit or point followed by Java's type suffix (``inf`` and ``Infinity`` are not matched)
 JAVA_ONLY_FLOAT: Final = r"[xX]|[0-9.][dDfF][\x00-\x20]*$"  # Spark trims the control characters and blanks
-DECIMAL_TEXT: Final = r"^-?[0-9]+(\.[0-9]+)?$"
+DECIMAL_TEXT: Final = r"^-?[0-9]+(\.[0-9]+)?\z"  # a newline would stay in the padded text
 
 
 @attrs.frozen
