@@ -109,5 +109,11 @@ class Adapter(Protocol):
         batches; samples that are not for the JVM may teach more); None: that shape goes to the codec."""
         ...
 
+    def expressions_key(self) -> Hashable:
+        """Everything this adapter's readers capture besides each shape's schema and signatures (the protocol, its
+        options, the zones): equal keys and equal shapes build equal typing expressions, which a later batch then
+        reuses (:mod:`cdc_spark.decoding.reuse`)."""
+        ...
+
 
 __all__ = ["Adapter", "Reader", "Route", "Sample", "ShapeReaders"]

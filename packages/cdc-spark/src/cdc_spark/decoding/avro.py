@@ -29,7 +29,7 @@ the value record.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -58,6 +58,7 @@ from cdc_spark.decoding.jvm_values import (
     timestamp_text,
     vector_text,
 )
+from cdc_spark.decoding.reuse import options_key
 from cdc_spark.decoding.spark_types import MAX_SPARK_PRECISION, UNDECLARED_SCALE, spark_type
 
 if TYPE_CHECKING:
@@ -368,6 +369,9 @@ class AvroAdapter:
         codec = get_codec(PROTOCOL)
         self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
         self._zone = zone_name(resolve_zone(self._resolved["time-zone"]))
+
+    def expressions_key(self) -> Hashable:
+        return (self.protocol, options_key(self.options), self.session_zone, self._zone)
 
     def _settings(self) -> RegistrySettings:
         return RegistrySettings(

@@ -12,7 +12,7 @@ the message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -27,6 +27,7 @@ from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import TextReader, Typed, checked, every_reader
+from cdc_spark.decoding.reuse import options_key
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -79,6 +80,9 @@ class CanalAdapter:
         codec = get_codec(PROTOCOL)
         self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
         self._zone = zone_name(resolve_zone(str(self.options.get("time-zone") or "") or None))
+
+    def expressions_key(self) -> Hashable:
+        return (self.protocol, options_key(self.options), self.session_zone, self._zone)
 
     def _row_message(self, doc: Column) -> Column:
         from pyspark.sql import functions as F

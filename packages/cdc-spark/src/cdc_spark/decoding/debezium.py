@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final
 
@@ -29,7 +29,7 @@ from cdc_core.errors import CdcError
 from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
-from cdc_core.textual import resolve_zone
+from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
@@ -42,6 +42,7 @@ from cdc_spark.decoding.jvm_values import (
     set_names,
     vector_text,
 )
+from cdc_spark.decoding.reuse import options_key
 from cdc_spark.decoding.spark_types import spark_type
 
 if TYPE_CHECKING:
@@ -458,6 +459,9 @@ class DebeziumAdapter:
             time_precision=str(self._resolved["time.precision.mode"]),
         )
         self._zone = resolve_zone(self._resolved["time-zone"])
+
+    def expressions_key(self) -> Hashable:
+        return (self.protocol, options_key(self.options), self.session_zone, zone_name(self._zone))
 
     def prepare(self, messages: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F

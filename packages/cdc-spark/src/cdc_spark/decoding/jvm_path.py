@@ -22,8 +22,8 @@ topic-partition for the codecs that keep state.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -41,6 +41,7 @@ from cdc_spark.decoding.python_path import (
     assemble,
     newest,
 )
+from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.decoding.spark_types import spark_type
 from cdc_spark.partition_clock import PartitionKey, merge_clocks
 
@@ -418,11 +419,73 @@ def _image_contract_stage(typing: _TableTyping, layout: list[tuple[str, bool]]) 
     return struct, bad
 
 
-def _typed_wide(
-    rows: DataFrame,
-    typings: Sequence[_TableTyping],
-    partition_ts: Mapping[PartitionKey, int],
-) -> Any:
+@attrs.frozen
+class _Typing:
+    """The typing projections of a batch's tables (:func:`_typed_wide`), built once per :func:`_typings_key`: they
+    name columns only, so a later batch with the same key reuses them."""
+
+    index: Column  # the row's table index (``__tidx``)
+    first: list[Column]  # stage one: texts, or typed images read
+    after: list[Column]
+    before: list[Column]
+    structs: list[Column]  # stage four: the contract's struct of each table
+    bad: Column
+
+
+# Built typing projections, by key; small, as a job types few distinct sets of shapes at a time.
+TYPINGS: Final[Reuse[_Typing]] = Reuse(capacity=8)
+
+
+def _shape_key(readers: ShapeReaders) -> Hashable:
+    image = None if readers.image is None else tuple(readers.image)
+    return (readers.schema, tuple(sorted(readers.signatures.items(), key=lambda item: item[0])), image)
+
+
+def _typings_key(spark: SparkSession, adapter: Adapter, typings: Sequence[_TableTyping]) -> Hashable:
+    """Everything the projections capture: the session (its JVM objects), the adapter's protocol, options and zones,
+    and per table its index, final schema and every shape's schema and signatures (by content, not identity)."""
+    tables = tuple(
+        (t.index, t.schema, tuple((shape, _shape_key(r)) for shape, r in sorted(t.shapes.items()))) for t in typings
+    )
+    return (spark.conf.get("spark.app.id", None), adapter.expressions_key(), tables)
+
+
+def _build_typing(typings: Sequence[_TableTyping]) -> _Typing:
+    """The four projections of :func:`_typed_wide` for ``typings``."""
+    from pyspark.sql import functions as F
+
+    table_key = _key(F.col(A.DATABASE), F.col(A.TABLE), "")
+    index = F.lit(-1)
+    for typing in typings:
+        index = F.when(
+            table_key == _key(typing.schema.database, typing.schema.table, ""), F.lit(typing.index)
+        ).otherwise(index)
+    tidx = F.col("__tidx")
+    text_typings = [t for t in typings if not t.typed]
+    layouts: dict[int, list[tuple[str, bool]]] = {}
+    first = [F.when(tidx == t.index, _text_stage(t)).alias(f"__x{t.index}") for t in text_typings]
+    for typing in typings:
+        if typing.typed:
+            struct, layouts[typing.index] = _image_stage(typing)
+            first.append(F.when(tidx == typing.index, struct).alias(f"__va{typing.index}"))
+    after_columns: list[Column] = []
+    for typing in text_typings:
+        struct, layouts[typing.index] = _after_stage(typing)
+        after_columns.append(F.when(tidx == typing.index, struct).alias(f"__va{typing.index}"))
+    before_columns = [
+        F.when(tidx == t.index, _before_stage(t, layouts[t.index])).alias(f"__vb{t.index}") for t in text_typings
+    ]
+    structs: list[Column] = []
+    bad: Column = F.lit(False)
+    for typing in typings:
+        contract = _image_contract_stage if typing.typed else _contract_stage
+        struct, table_bad = contract(typing, layouts[typing.index])
+        structs.append(F.when(tidx == typing.index, struct).alias(f"__t{typing.index}"))
+        bad = F.when(tidx == typing.index, table_bad).otherwise(bad)
+    return _Typing(index, first, after_columns, before_columns, structs, bad)
+
+
+def _typed_wide(rows: DataFrame, typing: _Typing, partition_ts: Mapping[PartitionKey, int]) -> Any:
     """Every change as one row: common columns, ``__tidx`` and one typed struct per table; ``__bad`` rows did not
     convert (their messages go to the codec).
 
@@ -433,39 +496,11 @@ def _typed_wide(
     """
     from pyspark.sql import functions as F
 
-    table_key = _key(F.col(A.DATABASE), F.col(A.TABLE), "")
-    index = F.lit(-1)
-    for typing in typings:
-        index = F.when(
-            table_key == _key(typing.schema.database, typing.schema.table, ""), F.lit(typing.index)
-        ).otherwise(index)
-    tidx = F.col("__tidx")
-    staged = rows.withColumn("__tidx", index)
+    staged = rows.withColumn("__tidx", typing.index)
     carried = [c for c in staged.columns if c not in (A.AFTER, A.BEFORE, A.BEFORE_BASE, A.CHANGED_FROM)]
-    text_typings = [t for t in typings if not t.typed]
-    layouts: dict[int, list[tuple[str, bool]]] = {}
-    first = [F.when(tidx == t.index, _text_stage(t)).alias(f"__x{t.index}") for t in text_typings]
-    for typing in typings:
-        if typing.typed:
-            struct, layouts[typing.index] = _image_stage(typing)
-            first.append(F.when(tidx == typing.index, struct).alias(f"__va{typing.index}"))
-    staged = staged.select(*carried, *first)
-    after_columns: list[Column] = []
-    for typing in text_typings:
-        struct, layouts[typing.index] = _after_stage(typing)
-        after_columns.append(F.when(tidx == typing.index, struct).alias(f"__va{typing.index}"))
-    staged = staged.select("*", *after_columns)
-    before_columns = [
-        F.when(tidx == t.index, _before_stage(t, layouts[t.index])).alias(f"__vb{t.index}") for t in text_typings
-    ]
-    staged = staged.select("*", *before_columns)
-    structs: list[Column] = []
-    bad: Column = F.lit(False)
-    for typing in typings:
-        contract = _image_contract_stage if typing.typed else _contract_stage
-        struct, table_bad = contract(typing, layouts[typing.index])
-        structs.append(F.when(tidx == typing.index, struct).alias(f"__t{typing.index}"))
-        bad = F.when(tidx == typing.index, table_bad).otherwise(bad)
+    staged = staged.select(*carried, *typing.first)
+    staged = staged.select("*", *typing.after)
+    staged = staged.select("*", *typing.before)
     seed = F.create_map(*[x for (t, p), ts in partition_ts.items() for x in (F.lit(f"{t}\u0000{p}"), F.lit(ts))])
     clock_ts = F.element_at(seed, F.concat_ws("\u0000", F.col("topic"), F.col("partition").cast("string")))
     running = F.col("clock_before") if "clock_before" in rows.columns else F.lit(None).cast("long")
@@ -484,8 +519,8 @@ def _typed_wide(
         F.col("topic").alias("_cdc_topic"),
         F.col("partition").cast("int").alias("_cdc_partition"),
         F.col("offset").alias("_cdc_offset"),
-        bad.alias("__bad"),
-        *structs,
+        typing.bad.alias("__bad"),
+        *typing.structs,
     )  # fmt: skip
 
 
@@ -598,7 +633,8 @@ def decode(
     if typings:
         source = _with_running_clock(prepared) if found.untimed_after_timed else prepared
         rows = adapter.rows(source.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM)))
-        wide = _typed_wide(rows, typings, partition_ts).persist()
+        projections = TYPINGS.get(_typings_key(spark, adapter, typings), lambda: _build_typing(typings))
+        wide = _typed_wide(rows, projections, partition_ts).persist()
         cached.append(wide)
         bad_rows = 0
         with _without_whole_stage_codegen(spark):  # the typing projections run faster as split methods

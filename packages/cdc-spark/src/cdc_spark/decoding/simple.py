@@ -11,7 +11,7 @@ and every schema message (for its control row) go to the codec, which holds and 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -34,6 +34,7 @@ from cdc_spark.decoding.jvm_values import (
     set_from_bits,
     timestamp_text,
 )
+from cdc_spark.decoding.reuse import options_key
 from cdc_spark.decoding.spark_types import spark_type
 
 if TYPE_CHECKING:
@@ -147,6 +148,10 @@ class SimpleAdapter:
     def __attrs_post_init__(self) -> None:
         codec = get_codec(PROTOCOL)
         self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
+
+    def expressions_key(self) -> Hashable:
+        # each column's timestamp zone comes from its shape's sample and is in the shape's signatures
+        return (self.protocol, options_key(self.options), self.session_zone)
 
     def prepare(self, messages: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F

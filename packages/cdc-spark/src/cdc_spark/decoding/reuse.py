@@ -1,0 +1,56 @@
+"""What the JVM decode path keeps from one batch to the next: a small LRU of built expressions.
+
+A streaming job decodes batch after batch of the same shapes, and building one table's typing expressions costs
+thousands of py4j calls (every ``Column`` operation is one). The expressions are plain unresolved Spark
+expressions: they name columns, never a frame, so one built for a batch types the next batch's rows as well,
+provided the key covers everything they capture. The key is the caller's; the bound keeps a job whose schemas
+keep changing from holding every version it ever saw.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+
+class Reuse(Generic[V]):
+    """An LRU map of at most ``capacity`` built values; ``builds`` and ``hits`` count what :meth:`get` did."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity {capacity}: at least 1")
+        self.capacity = capacity
+        self._entries: OrderedDict[Hashable, V] = OrderedDict()
+        self.builds = 0
+        self.hits = 0
+
+    def get(self, key: Hashable, build: Callable[[], V]) -> V:
+        """The value kept under ``key``, else ``build()`` kept (the least recently used one dropped when full)."""
+        if key in self._entries:
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return self._entries[key]
+        value = build()
+        self.builds += 1
+        self._entries[key] = value
+        if len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.builds = self.hits = 0
+
+
+def options_key(options: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
+    """Decode options as a key: every name and value (as its repr, so unhashable values count too)."""
+    return tuple(sorted((str(name), repr(value)) for name, value in options.items()))
+
+
+__all__ = ["Reuse", "options_key"]

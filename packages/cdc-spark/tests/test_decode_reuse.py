@@ -1,0 +1,126 @@
+"""The JVM decode path reuses a batch's typing projections for the next batch with the same shapes, and only then.
+
+A streaming job decodes batch after batch of the same tables: the projections that type their columns are built
+once (:data:`cdc_spark.decoding.jvm_path.TYPINGS` counts builds and hits). Whatever they capture is in the key: a
+batch under another session time zone, another ``time-zone`` option or another column type gets projections of
+its own, and the values show it (each expected instant is worked out here, not taken from a decode).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cdc_core.message import Message
+from cdc_spark.decoding import decode, jvm_path
+from cdc_spark.decoding.reuse import Reuse
+from cdc_spark.source.columns import KAFKA_COLUMNS
+
+EVENTS = ("shop", "events")
+LOCAL_TEXT = "2024-01-01 10:00:00"  # a TIMESTAMP value as TiDB prints it: wall time in the changefeed's zone
+UTC_MICROS = 1_704_103_200_000_000  # LOCAL_TEXT read in UTC
+SHANGHAI_MICROS = UTC_MICROS - 8 * 3_600_000_000  # LOCAL_TEXT read in Asia/Shanghai (UTC+8)
+
+
+def _message(number: int, value: str, value_type: tuple[str, int] = ("int(11)", 4)) -> Message:
+    document = {
+        "id": number, "database": EVENTS[0], "table": EVENTS[1], "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+        "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+        "mysqlType": {"id": "int(11)", "at": "timestamp", "v": value_type[0]},
+        "sqlType": {"id": 4, "at": 93, "v": value_type[1]},
+        "data": [{"id": str(number), "at": LOCAL_TEXT, "v": value}], "_tidb": {"commitTs": 100 + number},
+    }  # fmt: skip
+    return Message(value=json.dumps(document).encode(), partition=0)
+
+
+def _decoded(spark: Any, messages: list[Message], zone_option: str = "UTC") -> list[tuple[int, int, Any]]:
+    """``(id, at as microseconds since the epoch, v)`` of every change, all typed in the JVM."""
+    from pyspark.sql import functions as F
+
+    stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+    rows = [(m.key, m.value, "shop", 0, i, stamp, 0, None) for i, m in enumerate(messages)]
+    decoded = decode(spark.createDataFrame(rows, KAFKA_COLUMNS), "canal-json", {"time-zone": zone_option})
+    try:
+        assert decoded.paths == {"jvm": len(messages), "codec": 0}
+        frame = decoded.table(*EVENTS).select("id", F.unix_micros("at").alias("at"), "v")
+        return sorted((r["id"], r["at"], r["v"]) for r in frame.collect())
+    finally:
+        decoded.release()
+
+
+@pytest.fixture
+def typings() -> Iterator[Reuse[Any]]:
+    jvm_path.TYPINGS.clear()
+    yield jvm_path.TYPINGS
+    jvm_path.TYPINGS.clear()
+
+
+@pytest.mark.spark
+def test_a_batch_with_the_shapes_of_the_last_reuses_its_typing(spark: Any, typings: Reuse[Any]) -> None:
+    """The second batch (other rows, same table and shape) is typed by the first one's projections, correctly."""
+    assert _decoded(spark, [_message(0, "7"), _message(1, "8")]) == [(0, UTC_MICROS, 7), (1, UTC_MICROS, 8)]
+    assert (typings.builds, typings.hits) == (1, 0)
+    assert _decoded(spark, [_message(5, "-3"), _message(6, "12"), _message(7, "0")]) == [
+        (5, UTC_MICROS, -3), (6, UTC_MICROS, 12), (7, UTC_MICROS, 0),
+    ]  # fmt: skip
+    assert (typings.builds, typings.hits) == (1, 1)
+
+
+@pytest.mark.spark
+def test_another_session_time_zone_builds_the_typing_again(spark: Any, typings: Reuse[Any]) -> None:
+    """The projections capture the session zone (the TIMESTAMP reader converts into it): under another one, the
+    same shapes are typed by projections of their own and the instant stays the one the text names."""
+    key = "spark.sql.session.timeZone"
+    before = spark.conf.get(key)
+    messages = [_message(0, "7")]
+    try:
+        spark.conf.set(key, "UTC")
+        assert _decoded(spark, messages) == [(0, UTC_MICROS, 7)]
+        spark.conf.set(key, "America/New_York")
+        assert _decoded(spark, messages) == [(0, UTC_MICROS, 7)]
+    finally:
+        spark.conf.set(key, before)
+    assert (typings.builds, typings.hits) == (2, 0)
+
+
+@pytest.mark.spark
+def test_another_time_zone_option_builds_the_typing_again(spark: Any, typings: Reuse[Any]) -> None:
+    """The changefeed's ``time-zone`` option names the zone of TIMESTAMP text: each zone types its own instant, and
+    going back to the first zone reuses the first projections."""
+    messages = [_message(0, "7")]
+    assert _decoded(spark, messages, "UTC") == [(0, UTC_MICROS, 7)]
+    assert _decoded(spark, messages, "Asia/Shanghai") == [(0, SHANGHAI_MICROS, 7)]
+    assert (typings.builds, typings.hits) == (2, 0)
+    assert _decoded(spark, messages, "UTC") == [(0, UTC_MICROS, 7)]
+    assert (typings.builds, typings.hits) == (2, 1)
+
+
+@pytest.mark.spark
+def test_another_column_type_builds_the_typing_again(spark: Any, typings: Reuse[Any]) -> None:
+    """The same table and column names with ``v`` now a VARCHAR: a new shape and schema, so new projections (the
+    integer reader would find ``0x1F`` bad and send the message to the codec; the string reader keeps the text)."""
+    assert _decoded(spark, [_message(0, "31")]) == [(0, UTC_MICROS, 31)]
+    assert _decoded(spark, [_message(1, "0x1F", ("varchar(20)", 12))]) == [(1, UTC_MICROS, "0x1F")]
+    assert (typings.builds, typings.hits) == (2, 0)
+
+
+def test_the_reuse_keeps_the_most_recently_used_within_its_capacity() -> None:
+    built: list[str] = []
+
+    def build(key: str) -> str:
+        built.append(key)
+        return key.upper()
+
+    reuse: Reuse[str] = Reuse(capacity=2)
+    for key in ("a", "b", "a", "c", "a", "b"):
+        assert reuse.get(key, functools.partial(build, key)) == key.upper()
+    # "b" was the least recently used when "c" came, so it is built again; "a" never left
+    assert built == ["a", "b", "c", "b"]
+    assert (reuse.builds, reuse.hits, len(reuse)) == (4, 2, 2)
+    with pytest.raises(ValueError, match="capacity 0"):
+        Reuse(capacity=0)
