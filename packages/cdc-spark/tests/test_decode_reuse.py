@@ -1,7 +1,8 @@
 """The JVM decode path reuses a batch's typing projections for the next batch with the same shapes, and only then.
 
 A streaming job decodes batch after batch of the same tables: the projections that type their columns are built
-once (:data:`cdc_spark.decoding.jvm_path.TYPINGS` counts builds and hits). Whatever they capture is in the key: a
+once (:data:`cdc_spark.decoding.jvm_path.TYPINGS` counts builds and hits), and Canal's shapes are described once
+(:data:`~cdc_spark.decoding.jvm_path.SHAPES`). Whatever they capture is in the key: a
 batch under another session time zone, another ``time-zone`` option or another column type gets projections of
 its own, and the values show it (each expected instant is worked out here, not taken from a decode).
 """
@@ -55,20 +56,26 @@ def _decoded(spark: Any, messages: list[Message], zone_option: str = "UTC") -> l
 
 @pytest.fixture
 def typings() -> Iterator[Reuse[Any]]:
+    """The kept projections (and the kept shapes), empty."""
     jvm_path.TYPINGS.clear()
+    jvm_path.SHAPES.clear()
     yield jvm_path.TYPINGS
     jvm_path.TYPINGS.clear()
+    jvm_path.SHAPES.clear()
 
 
 @pytest.mark.spark
 def test_a_batch_with_the_shapes_of_the_last_reuses_its_typing(spark: Any, typings: Reuse[Any]) -> None:
-    """The second batch (other rows, same table and shape) is typed by the first one's projections, correctly."""
+    """The second batch (other rows, same table and shape) is typed by the first one's projections, correctly, and
+    its shape's readers are the first batch's (Canal's shape digest fixes them: no sample fetched or decoded)."""
     assert _decoded(spark, [_message(0, "7"), _message(1, "8")]) == [(0, UTC_MICROS, 7), (1, UTC_MICROS, 8)]
     assert (typings.builds, typings.hits) == (1, 0)
+    assert (jvm_path.SHAPES.builds, jvm_path.SHAPES.hits) == (1, 0)
     assert _decoded(spark, [_message(5, "-3"), _message(6, "12"), _message(7, "0")]) == [
         (5, UTC_MICROS, -3), (6, UTC_MICROS, 12), (7, UTC_MICROS, 0),
     ]  # fmt: skip
     assert (typings.builds, typings.hits) == (1, 1)
+    assert (jvm_path.SHAPES.builds, jvm_path.SHAPES.hits) == (1, 1)
 
 
 @pytest.mark.spark
@@ -98,6 +105,7 @@ def test_another_time_zone_option_builds_the_typing_again(spark: Any, typings: R
     assert (typings.builds, typings.hits) == (2, 0)
     assert _decoded(spark, messages, "UTC") == [(0, UTC_MICROS, 7)]
     assert (typings.builds, typings.hits) == (2, 1)
+    assert (jvm_path.SHAPES.builds, jvm_path.SHAPES.hits) == (2, 1)  # the zone is in the shapes' key too
 
 
 @pytest.mark.spark
@@ -107,6 +115,7 @@ def test_another_column_type_builds_the_typing_again(spark: Any, typings: Reuse[
     assert _decoded(spark, [_message(0, "31")]) == [(0, UTC_MICROS, 31)]
     assert _decoded(spark, [_message(1, "0x1F", ("varchar(20)", 12))]) == [(1, UTC_MICROS, "0x1F")]
     assert (typings.builds, typings.hits) == (2, 0)
+    assert (jvm_path.SHAPES.builds, jvm_path.SHAPES.hits) == (2, 0)
 
 
 def test_the_reuse_keeps_the_most_recently_used_within_its_capacity() -> None:
@@ -122,5 +131,7 @@ def test_the_reuse_keeps_the_most_recently_used_within_its_capacity() -> None:
     # "b" was the least recently used when "c" came, so it is built again; "a" never left
     assert built == ["a", "b", "c", "b"]
     assert (reuse.builds, reuse.hits, len(reuse)) == (4, 2, 2)
+    reuse.put("c", "kept")  # "a" was the least recently used
+    assert ("a" in reuse, reuse.peek("c"), reuse.peek("a")) == (False, "kept", None)
     with pytest.raises(ValueError, match="capacity 0"):
         Reuse(capacity=0)

@@ -92,6 +92,9 @@ class Adapter(Protocol):
     """A protocol's JVM decode rules (see the module docstring)."""
 
     protocol: str
+    # Whether a shape's digest alone fixes its readers (describe reads nothing else of the sample, nor of the batch
+    # or the known schemas): a shape described in an earlier batch is then not sampled again.
+    readers_by_shape: bool
 
     def prepare(self, messages: DataFrame) -> DataFrame:
         """``messages`` (Kafka columns) with ``ROUTE``, ``DATABASE``, ``TABLE``, ``SHAPE``, ``RANK``, ``SAMPLE``

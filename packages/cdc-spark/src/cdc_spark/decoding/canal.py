@@ -73,6 +73,8 @@ class CanalAdapter:
     options: Mapping[str, object]
     session_zone: str
     protocol: str = PROTOCOL
+    # the shape digest covers all the codec's schema comes from (column names, both type maps, key names)
+    readers_by_shape: bool = attrs.field(default=True, init=False)
     _resolved: Options = attrs.field(init=False)
     _zone: str = attrs.field(init=False)
 

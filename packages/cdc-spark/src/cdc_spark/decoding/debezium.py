@@ -446,6 +446,7 @@ class DebeziumAdapter:
     options: Mapping[str, object]
     session_zone: str
     protocol: str = PROTOCOL
+    readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
     _resolved: Options = attrs.field(init=False)
     _modes: Modes = attrs.field(init=False)
     _zone: dt.tzinfo = attrs.field(init=False)

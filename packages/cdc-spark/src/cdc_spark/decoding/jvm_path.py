@@ -22,7 +22,7 @@ topic-partition for the codecs that keep state.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -62,9 +62,10 @@ class _Shapes:
     untimed_after_timed: bool = False
 
 
-def _find_shapes(prepared: DataFrame) -> _Shapes:
+def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]) -> _Shapes:
     """One aggregate per shape and topic-partition (counts, newest rank, newest commit ts), then the newest message
-    of each sampled shape fetched by its coordinates: no payload goes through the aggregate."""
+    of each sampled shape fetched by its coordinates: no payload goes through the aggregate. A JVM shape that is
+    ``described(database, table, shape)`` already needs no message (its sample has none)."""
     from pyspark.sql import functions as F
 
     keys = [A.ROUTE, A.DATABASE, A.TABLE, A.SHAPE, A.SAMPLE, "topic", "partition"]
@@ -103,15 +104,23 @@ def _find_shapes(prepared: DataFrame) -> _Shapes:
     untimed_after_timed = bool(untimed & clock.keys())
     if not newest:
         return _Shapes([], python_messages, clock, other_clock, untimed_after_timed)
+    known = {key for key in newest if key[3] and described(*key[:3])}
     wanted = [F.struct(F.lit(topic).alias("t"), F.lit(rank[1]).alias("p"), F.lit(rank[2]).alias("o"))
-              for rank, topic in newest.values()]  # fmt: skip
+              for key, (rank, topic) in newest.items() if key not in known]  # fmt: skip
     coordinates = F.struct(F.col("topic").alias("t"), F.col("partition").alias("p"), F.col("offset").alias("o"))
-    fetched = {
-        (r["topic"], r["partition"], r["offset"]): r
-        for r in prepared.where(coordinates.isin(*wanted)).select(*MESSAGE_COLUMNS).collect()
-    }
+    fetched = (
+        {
+            (r["topic"], r["partition"], r["offset"]): r
+            for r in prepared.where(coordinates.isin(*wanted)).select(*MESSAGE_COLUMNS).collect()
+        }
+        if wanted
+        else {}
+    )
     samples: list[Sample] = []
     for (database, table, shape, jvm), (rank, topic) in newest.items():
+        if (database, table, shape, jvm) in known:
+            samples.append(Sample(database=database, table=table, shape=shape, message=None, rank=rank, jvm=jvm))
+            continue
         found = fetched.get((topic, rank[1], rank[2]))
         if found is None:
             continue
@@ -434,6 +443,8 @@ class _Typing:
 
 # Built typing projections, by key; small, as a job types few distinct sets of shapes at a time.
 TYPINGS: Final[Reuse[_Typing]] = Reuse(capacity=8)
+# Shapes described in earlier batches, for adapters whose shape digest fixes the readers (``readers_by_shape``).
+SHAPES: Final[Reuse[ShapeReaders]] = Reuse(capacity=256)
 
 
 def _shape_key(readers: ShapeReaders) -> Hashable:
@@ -448,6 +459,34 @@ def _typings_key(spark: SparkSession, adapter: Adapter, typings: Sequence[_Table
         (t.index, t.schema, tuple((shape, _shape_key(r)) for shape, r in sorted(t.shapes.items()))) for t in typings
     )
     return (spark.conf.get("spark.app.id", None), adapter.expressions_key(), tables)
+
+
+@attrs.frozen
+class _ShapeReuse:
+    """Readers of shapes described in earlier batches (:data:`SHAPES`), for an adapter with ``readers_by_shape``:
+    such a shape's sample is neither fetched nor decoded again."""
+
+    app: str | None
+    adapter: Adapter
+
+    def _key(self, database: str, table: str, shape: str) -> Hashable:
+        return (self.app, self.adapter.expressions_key(), database, table, shape)
+
+    def kept(self, database: str, table: str, shape: str) -> bool:
+        return self.adapter.readers_by_shape and self._key(database, table, shape) in SHAPES
+
+    def described(
+        self, samples: Sequence[Sample], known: Sequence[TableSchema]
+    ) -> dict[tuple[str, str, str], ShapeReaders | None]:
+        """The adapter's readers for the samples with a message, the kept ones for the others (then kept too)."""
+        described = self.adapter.describe([s for s in samples if s.message is not None], known)
+        for sample in samples:
+            name = (sample.database, sample.table, sample.shape)
+            if sample.jvm and sample.message is None:
+                described[name] = SHAPES.peek(self._key(*name))  # None (the codec) if it was dropped meanwhile
+            elif self.adapter.readers_by_shape and (readers := described.get(name)) is not None:
+                SHAPES.put(self._key(*name), readers)
+        return described
 
 
 def _build_typing(typings: Sequence[_TableTyping]) -> _Typing:
@@ -595,8 +634,9 @@ def decode(
     spark = df.sparkSession
     prepared = adapter.prepare(df.select(*MESSAGE_COLUMNS)).persist()
     cached: list[DataFrame] = [prepared]
-    found = _find_shapes(prepared)
-    described = adapter.describe(found.samples, [*known_versions, *schemas.values()])
+    reused = _ShapeReuse(spark.conf.get("spark.app.id", None), adapter)
+    found = _find_shapes(prepared, reused.kept)
+    described = reused.described(found.samples, [*known_versions, *schemas.values()])
     candidates: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {
         name: [(SEED_RANK, schema)] for name, schema in schemas.items()
     }

@@ -34,11 +34,27 @@ class Reuse(Generic[V]):
             self.hits += 1
             return self._entries[key]
         value = build()
+        self.put(key, value)
+        return value
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._entries
+
+    def peek(self, key: Hashable) -> V | None:
+        """The value kept under ``key`` (a hit), or None."""
+        if key not in self._entries:
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return self._entries[key]
+
+    def put(self, key: Hashable, value: V) -> None:
+        """Keep ``value``, built by the caller, under ``key``."""
         self.builds += 1
         self._entries[key] = value
+        self._entries.move_to_end(key)
         if len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
-        return value
 
     def __len__(self) -> int:
         return len(self._entries)

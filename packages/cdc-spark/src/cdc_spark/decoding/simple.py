@@ -143,6 +143,7 @@ class SimpleAdapter:
     options: Mapping[str, object]
     session_zone: str
     protocol: str = PROTOCOL
+    readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
     _resolved: Options = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
