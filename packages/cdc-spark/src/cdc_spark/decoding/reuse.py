@@ -4,11 +4,13 @@ A streaming job decodes batch after batch of the same shapes, and building one t
 thousands of py4j calls (every ``Column`` operation is one). The expressions are plain unresolved Spark
 expressions: they name columns, never a frame, so one built for a batch types the next batch's rows as well,
 provided the key covers everything they capture. The key is the caller's; the bound keeps a job whose schemas
-keep changing from holding every version it ever saw.
+keep changing from holding every version it ever saw. A lock keeps the map whole should decodes run in threads
+(a value built twice at once is kept once).
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from typing import Generic, TypeVar
@@ -17,22 +19,22 @@ V = TypeVar("V")
 
 
 class Reuse(Generic[V]):
-    """An LRU map of at most ``capacity`` built values; ``builds`` and ``hits`` count what :meth:`get` did."""
+    """An LRU map of at most ``capacity`` built values; ``builds`` counts the values kept, ``hits`` those found."""
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
             raise ValueError(f"capacity {capacity}: at least 1")
         self.capacity = capacity
         self._entries: OrderedDict[Hashable, V] = OrderedDict()
+        self._lock = threading.Lock()
         self.builds = 0
         self.hits = 0
 
     def get(self, key: Hashable, build: Callable[[], V]) -> V:
         """The value kept under ``key``, else ``build()`` kept (the least recently used one dropped when full)."""
-        if key in self._entries:
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return self._entries[key]
+        kept = self.peek(key)
+        if kept is not None:
+            return kept
         value = build()
         self.put(key, value)
         return value
@@ -42,26 +44,29 @@ class Reuse(Generic[V]):
 
     def peek(self, key: Hashable) -> V | None:
         """The value kept under ``key`` (a hit), or None."""
-        if key not in self._entries:
-            return None
-        self._entries.move_to_end(key)
-        self.hits += 1
-        return self._entries[key]
+        with self._lock:
+            if key not in self._entries:
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return self._entries[key]
 
     def put(self, key: Hashable, value: V) -> None:
         """Keep ``value``, built by the caller, under ``key``."""
-        self.builds += 1
-        self._entries[key] = value
-        self._entries.move_to_end(key)
-        if len(self._entries) > self.capacity:
-            self._entries.popitem(last=False)
+        with self._lock:
+            self.builds += 1
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            if len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def clear(self) -> None:
-        self._entries.clear()
-        self.builds = self.hits = 0
+        with self._lock:
+            self._entries.clear()
+            self.builds = self.hits = 0
 
 
 def options_key(options: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
