@@ -439,6 +439,7 @@ class _Typing:
     before: list[Column]
     structs: list[Column]  # stage four: the contract's struct of each table
     bad: Column
+    parts: Mapping[int, tuple[Column, list[Column]]]  # per table index: its rows' filter and output columns
 
 
 # Built typing projections, by key; small, as a job types few distinct sets of shapes at a time.
@@ -521,7 +522,8 @@ def _build_typing(typings: Sequence[_TableTyping]) -> _Typing:
         struct, table_bad = contract(typing, layouts[typing.index])
         structs.append(F.when(tidx == typing.index, struct).alias(f"__t{typing.index}"))
         bad = F.when(tidx == typing.index, table_bad).otherwise(bad)
-    return _Typing(index, first, after_columns, before_columns, structs, bad)
+    parts = {t.index: _part_columns(t) for t in typings}
+    return _Typing(index, first, after_columns, before_columns, structs, bad, parts)
 
 
 def _typed_wide(rows: DataFrame, typing: _Typing, partition_ts: Mapping[PartitionKey, int]) -> Any:
@@ -591,18 +593,36 @@ def _reclocked(
     return joined.withColumn("_cdc_sequence", reordered).drop("__reclock")
 
 
-def _jvm_part(wide: DataFrame, typing: _TableTyping) -> DataFrame:
+_COMMON_TAIL: Final = (
+    "_cdc_database",
+    "_cdc_table",
+    "_cdc_schema_version",
+    "_cdc_topic",
+    "_cdc_partition",
+    "_cdc_offset",
+)
+
+
+def _part_columns(typing: _TableTyping) -> tuple[Column, list[Column]]:
+    """A table's rows of the wide frame, and its change frame's columns (the contract's order)."""
     from pyspark.sql import functions as F
 
     struct = F.col(f"__t{typing.index}")
     names = [c.name for c in typing.schema.stored_columns]
-    frame: DataFrame = wide.where(F.col("__tidx") == typing.index).select(
+    columns = [
         *[struct.getField(n).alias(n) for n in names],
-        "_cdc_op", "_cdc_commit_ts", "_cdc_sequence", struct.getField("_cdc_before").alias("_cdc_before"),
-        struct.getField("_cdc_changed_columns").alias("_cdc_changed_columns"), "_cdc_database", "_cdc_table",
-        "_cdc_schema_version", "_cdc_topic", "_cdc_partition", "_cdc_offset",
+        *[F.col(n) for n in ("_cdc_op", "_cdc_commit_ts", "_cdc_sequence")],
+        struct.getField("_cdc_before").alias("_cdc_before"),
+        struct.getField("_cdc_changed_columns").alias("_cdc_changed_columns"),
+        *[F.col(n) for n in _COMMON_TAIL],
         struct.getField("_cdc_zero_dates").alias("_cdc_zero_dates"),
-    )  # fmt: skip
+    ]
+    return F.col("__tidx") == typing.index, columns
+
+
+def _jvm_part(wide: DataFrame, projections: _Typing, index: int) -> DataFrame:
+    rows, columns = projections.parts[index]
+    frame: DataFrame = wide.where(rows).select(*columns)
     return frame
 
 
@@ -732,7 +752,7 @@ def decode(
             jvm_rows = _reclocked(jvm_rows, prepared, dead_letters, partition_ts)
         for name, typing in jvm_tables.items():
             if counts.get(typing.index):
-                parts.setdefault(name, []).append(_jvm_part(jvm_rows, typing))
+                parts.setdefault(name, []).append(_jvm_part(jvm_rows, projections, typing.index))
     result = None
     if python is not None:
         result = assemble(python, [schema for _, schema in (final[n] for n in sorted(final))], partition_ts)
