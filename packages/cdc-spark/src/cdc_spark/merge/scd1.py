@@ -141,9 +141,7 @@ def _joined(net: DataFrame, stored: DataFrame, spec: ApplySpec, summary: BatchSu
         *[c for c in joined.columns if c not in replaced],
         was_live.alias("__cdc_was_live"),
         F.when(reset, floor).otherwise(e_seq).alias("__cdc_e_seq"),
-        F.when(reset & e_deleted_at.isNull(), F.lit(None).cast("timestamp"))
-        .otherwise(e_deleted_at)
-        .alias("__cdc_e_deleted_at"),
+        e_deleted_at.alias("__cdc_e_deleted_at"),  # a reset live key has none yet: resolve stamps the delete
         (reset | e_deleted_at.isNotNull()).alias("__cdc_e_tombstone"),
         F.when(reset, floor).otherwise(F.col("__cdc_e_image")).alias("__cdc_e_image"),
         F.when(~reset, F.col("__cdc_e_map")).alias("__cdc_e_map"),
