@@ -78,7 +78,7 @@ def plain(name: str, value: Any) -> Any:
 
 def rows(frame: Any) -> list[tuple[Any, ...]]:
     collected = frame.collect()
-    return sorted((tuple(plain(c, v) for c, v in zip(frame.columns, r, strict=True)) for r in collected))
+    return sorted(tuple(plain(c, v) for c, v in zip(frame.columns, r, strict=True)) for r in collected)
 
 
 def resolved(
@@ -122,9 +122,7 @@ def test_the_state_table_holds_the_keys_then_the_bookkeeping() -> None:
             T.StructField(COLUMN_SEQUENCES, T.MapType(T.StringType(), seq_type)),
         ]
     )
-    assert state_schema(spec, types, T.LongType())[COLUMN_SEQUENCES].dataType == T.MapType(
-        T.StringType(), T.LongType()
-    )
+    assert state_schema(spec, types, T.LongType())[COLUMN_SEQUENCES].dataType == T.MapType(T.StringType(), T.LongType())
 
 
 FOLDED = [
