@@ -328,3 +328,23 @@ def test_a_table_of_keys_only_inserts_and_deletes_rows(spark: Any) -> None:
     plan = resolved(spark, changes, state, schema=schema)
     assert plan.columns == ["id", "__cdc_action", SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES]
     assert rows(plan) == [(1, "upsert", 10, None, None, None), (2, "delete", 10, NOW, None, None)]
+
+
+def test_a_composite_key_matches_the_state_on_every_key_column(spark: Any) -> None:
+    schema = f"region string, id int, name string, _cdc_op string, _cdc_sequence {SEQ}"
+    changes = [("eu", 1, "a", "update", seq(10)), ("us", 2, "b", "insert", seq(10))]
+    frame = spark.createDataFrame(changes, schema)
+    spec = build_spec(frame, table="shop.t", keys=["region", "id"])
+    summary = summarize(frame, spec, None)
+    batch = ordered(frame, spec, summary)
+    # each key shares one column with an older tombstone: a match on one column alone would join it too
+    state = [
+        ("eu", 1, seq(5), None, None, None),
+        ("us", 1, seq(5), T0, None, None),
+        ("eu", 2, seq(5), T0, None, None),
+    ]
+    stored_frame = spark.createDataFrame(state, state_schema(spec, batch.schema, sequence_type(frame, spec)))
+    assert rows(resolve(batch, spec, stored_frame, summary, NOW)) == [
+        ("eu", 1, "a", True, "upsert", 10, None, None, None),
+        ("us", 2, "b", True, "upsert", 10, None, None, None),
+    ]
