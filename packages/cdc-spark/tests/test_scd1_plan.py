@@ -303,14 +303,14 @@ def test_a_truncate_turns_every_key_stored_before_it_into_a_tombstone(spark: Any
         stored(8, 5, image=3, sets={"name": 8}),
         stored(9, 5),
     ]
-    assert rows(resolved(spark, changes, state)) == [
-        (1, None, None, False, False, "delete", 30, NOW, None, None),
-        (4, "a", 1, True, True, "upsert", 40, None, None, None),
-        (5, None, None, True, True, None, 40, T0, None, None),
-        (6, "b", None, True, True, "upsert", 40, None, None, None),
-        (7, None, 7, False, True, "upsert", 50, None, 35, {"name": 50, "qty": 40}),
-        (8, "c", None, True, True, "upsert", 40, None, 30, {"name": 40, "qty": 40}),
-        (9, None, None, False, False, "delete", 30, NOW, None, None),
+    assert rows(resolved(spark, changes, state, metadata=("_cdc_op",))) == [
+        (1, None, None, None, False, False, False, "delete", 30, NOW, None, None),
+        (4, "a", 1, "insert", True, True, True, "upsert", 40, None, None, None),
+        (5, None, None, "delete", True, True, True, None, 40, T0, None, None),
+        (6, "b", None, "update", True, True, True, "upsert", 40, None, None, None),
+        (7, None, 7, None, False, True, False, "upsert", 50, None, 35, {"name": 50, "qty": 40}),
+        (8, "c", None, "update", True, True, True, "upsert", 40, None, 30, {"name": 40, "qty": 40}),
+        (9, None, None, None, False, False, False, "delete", 30, NOW, None, None),
     ]
 
 
