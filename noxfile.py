@@ -216,7 +216,7 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
     "cdc_spark.watermark": ("cdc-spark", ["tests/test_watermark.py"]),
     # the apply plan is the same SQL for both table formats: Delta only (Iceberg's catalog in a kept session would
     # keep the warehouse of the first run)
-    "cdc_spark.merge.batch": ("cdc-spark", ["tests/test_apply.py", "-k", "not iceberg"]),
+    "cdc_spark.merge.batch": ("cdc-spark", ["tests/test_batch.py"]),
     "cdc_spark.merge.spec": ("cdc-spark", ["tests/test_statements.py", "tests/test_apply.py", "-k", "not iceberg"]),
     "cdc_spark.merge.scd1": ("cdc-spark", ["tests/test_scd1_plan.py"]),
     "cdc_spark.merge.scd2": ("cdc-spark", ["tests/test_apply.py", "-k", "not iceberg"]),
