@@ -219,7 +219,7 @@ MUTATE: dict[str, tuple[str, list[str]]] = {
     "cdc_spark.merge.batch": ("cdc-spark", ["tests/test_batch.py"]),
     "cdc_spark.merge.spec": ("cdc-spark", ["tests/test_statements.py", "tests/test_apply.py", "-k", "not iceberg"]),
     "cdc_spark.merge.scd1": ("cdc-spark", ["tests/test_scd1_plan.py"]),
-    "cdc_spark.merge.scd2": ("cdc-spark", ["tests/test_apply.py", "-k", "not iceberg"]),
+    "cdc_spark.merge.scd2": ("cdc-spark", ["tests/test_scd2_plan.py"]),
     # the exactly-once bookkeeping: the committed-batch check, what a replay still writes, the app's last mark,
     # the tombstone purge schedule (the writes that carry the marks run in test_apply.py on both formats)
     "cdc_spark.sinks.commits": ("cdc-spark", ["tests/test_commits.py"]),
