@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from cdc_core.errors import ConfigError
-from cdc_spark.merge.batch import Sequence, check_orderable, ordered, sequence_time, storable, summarize
+from cdc_spark.merge.batch import BatchSummary, Sequence, check_orderable, ordered, sequence_time, storable, summarize
 from cdc_spark.merge.columns import ORDER, TIME
 from cdc_spark.merge.spec import build_spec
 
@@ -33,7 +33,9 @@ def floor_of(ts: int) -> str:
     return json.dumps({"v": {"commit_ts": ts, "partition": 0, "offset": ts, "position": 0}})
 
 
-def summary_of(spark: Any, rows: list[tuple[Any, ...]], stored: str | None = None, schema: str = SCHEMA, **kw: Any):  # type: ignore[no-untyped-def]
+def summary_of(
+    spark: Any, rows: list[tuple[Any, ...]], stored: str | None = None, schema: str = SCHEMA, **kw: Any
+) -> BatchSummary:
     changes = spark.createDataFrame(rows, schema)
     spec = build_spec(changes, table="shop.t", keys=kw.pop("keys", ["id"]), **kw)
     return summarize(changes, spec, stored)

@@ -4,6 +4,7 @@ sources compared row by row. No table is written."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -42,7 +43,7 @@ def version(
 def plan(
     spark: Any,
     rows: list[tuple[Any, ...]],
-    stored: list[tuple[Any, ...]] = (),  # type: ignore[assignment]
+    stored: Sequence[tuple[Any, ...]] = (),
     schema: str = SCHEMA,
     **kwargs: Any,
 ) -> History:
@@ -52,7 +53,7 @@ def plan(
     ready = ordered(changes, spec, summary)
     types = ready.schema
     state = state_schema(spec, types, sequence_type(changes, spec), types[TIME].dataType)
-    return history(ready, spec, spark.createDataFrame(stored, state), summary)
+    return history(ready, spec, spark.createDataFrame(list(stored), state), summary)
 
 
 def rows_of(frame: Any, *extra: str) -> list[tuple[Any, ...]]:
