@@ -55,9 +55,10 @@ def test_a_batch_without_truncate_counts_changes_and_partial_updates(spark: Any)
         change("update", 3, 1, "c", "3.00"),  # full image
         change("insert", 4, 2, "d", "4.00", ["name"]),  # only updates are partial
         change("delete", 5, 2),
+        change("update", 6, 3, None, "6.00", ["amount"]),  # partial
     ]
     summary = summary_of(spark, rows)
-    assert (summary.changes, summary.partial_updates) == (5, 1)
+    assert (summary.changes, summary.partial_updates) == (6, 2)
     assert summary.truncate is None and summary.truncate_time is None and summary.floor is None
 
 
