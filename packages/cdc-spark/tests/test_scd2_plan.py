@@ -45,10 +45,11 @@ def plan(
     rows: list[tuple[Any, ...]],
     stored: Sequence[tuple[Any, ...]] = (),
     schema: str = SCHEMA,
+    keys: Sequence[str] = ("id",),
     **kwargs: Any,
 ) -> History:
     changes = spark.createDataFrame(rows, schema)
-    spec = build_spec(changes, table="shop.t", keys=["id"], scd=2, **kwargs)
+    spec = build_spec(changes, table="shop.t", keys=list(keys), scd=2, **kwargs)
     summary = summarize(changes, spec, None)
     ready = ordered(changes, spec, summary)
     types = ready.schema
@@ -265,3 +266,12 @@ def test_only_a_vanished_visible_version_is_dropped_from_the_target(spark: Any) 
         version(1, "b", 1, seq(5, 1), seq(5, 2)),
     ]
     assert rows_of(history.target_source(), DROP) == [(1, "b", 1, 5, None, True)]
+
+
+def test_a_composite_key_recomputes_only_the_keys_the_batch_touched(spark: Any) -> None:
+    """Keys of two columns sharing their first: a change to (1, eu) closes and opens (1, eu)'s versions only; the
+    stored version of (1, us) is not read back into the history (it would be matched on ``id`` alone)."""
+    stored = [version(1, "eu", 1, 1), version(1, "us", 1, 2)]
+    result = plan(spark, [change("update", 5, 1, "eu", 2)], stored, keys=("id", "name"))
+    assert rows_of(result.versions) == [version(1, "eu", 1, 1, 5), version(1, "eu", 2, 5)]
+    assert {(r["id"], r["name"]) for r in result.stored.collect()} == {(1, "eu")}
