@@ -143,3 +143,14 @@ def kitchen_sink_canal() -> Callable[[int], list[Message]]:
         ]
 
     return build
+
+
+@pytest.fixture
+def case_sensitive(spark: Any) -> Iterator[None]:
+    """The test's plans built and run with case-sensitive column names, as a session may set them: a plan must then
+    name each of its own columns exactly as it made it (Spark's default, case-insensitive, hides a misspelt case)."""
+    setting = "spark.sql.caseSensitive"
+    previous = spark.conf.get(setting)
+    spark.conf.set(setting, "true")
+    yield
+    spark.conf.set(setting, previous)

@@ -15,7 +15,8 @@ from cdc_spark.merge.batch import BatchSummary, Sequence, check_orderable, order
 from cdc_spark.merge.columns import ORDER, TIME
 from cdc_spark.merge.spec import build_spec
 
-pytestmark = pytest.mark.spark
+# run with case-sensitive column names (conftest.py): the plan must name its own columns exactly as it made them
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("case_sensitive")]
 
 SEQ = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
 CHANGED = "_cdc_changed_columns array<string>"

@@ -10,7 +10,6 @@ them by their commit ts.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,9 +19,9 @@ from cdc_spark.merge.columns import COLUMN_SEQUENCES, DELETED_AT, IMAGE_SEQUENCE
 from cdc_spark.merge.scd1 import fold, resolve, state_schema
 from cdc_spark.merge.spec import ApplySpec, build_spec
 
-pytestmark = pytest.mark.spark
+# run with case-sensitive column names (conftest.py): the plan must name its own columns exactly as it made them
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("case_sensitive")]
 
-CASE_SENSITIVE = "spark.sql.caseSensitive"
 SEQ = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
 SCHEMA = f"id int, name string, qty int, _cdc_op string, _cdc_sequence {SEQ}, _cdc_changed_columns array<string>"
 NOW = dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.UTC)  # the batch's clock: when a key becomes a tombstone
@@ -40,16 +39,6 @@ RESOLVED = [
     IMAGE_SEQUENCE,
     COLUMN_SEQUENCES,
 ]
-
-
-@pytest.fixture(autouse=True)
-def case_sensitive(spark: Any) -> Iterator[None]:
-    """Every plan here is built and run with case-sensitive column names, as a session may set them: the plan must
-    name each of its own columns exactly as it made it (the default, case-insensitive, is test_apply.py's)."""
-    previous = spark.conf.get(CASE_SENSITIVE)
-    spark.conf.set(CASE_SENSITIVE, "true")
-    yield
-    spark.conf.set(CASE_SENSITIVE, previous)
 
 
 def seq(ts: int) -> tuple[int, int, int, int]:

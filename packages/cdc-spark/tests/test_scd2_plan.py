@@ -14,7 +14,8 @@ from cdc_spark.merge.columns import DROP, END_AT, END_SEQUENCE, START_AT, START_
 from cdc_spark.merge.scd2 import History, history, state_schema, visible
 from cdc_spark.merge.spec import build_spec
 
-pytestmark = pytest.mark.spark
+# run with case-sensitive column names (conftest.py): the plan must name its own columns exactly as it made them
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("case_sensitive")]
 
 SEQ = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
 SCHEMA = f"id int, name string, qty int, _cdc_op string, _cdc_sequence {SEQ}, _cdc_changed_columns array<string>"
