@@ -272,6 +272,13 @@ def test_partial_updates_write_the_columns_they_set_when_newer_than_what_set_the
     ]
 
 
+def test_a_batch_with_a_single_partial_update_writes_only_its_column(spark: Any) -> None:
+    """One partial update is enough for the per-column fold: read as a full image, it would write its unset
+    ``qty`` as null over the stored value."""
+    plan = resolved(spark, [change("update", 20, 1, "b", None, ["name"])], [stored(1, 10)], metadata=("_cdc_op",))
+    assert rows(plan) == [(1, "b", None, "update", True, False, True, "upsert", 20, None, 10, {"name": 20})]
+
+
 def test_a_truncate_turns_every_key_stored_before_it_into_a_tombstone(spark: Any) -> None:
     changes = [
         change("truncate", 30, None),
