@@ -58,7 +58,7 @@ from cdc_spark.decoding.jvm_values import (
     timestamp_text,
     vector_text,
 )
-from cdc_spark.decoding.reuse import options_key
+from cdc_spark.decoding.reuse import zoned_key
 from cdc_spark.decoding.spark_types import MAX_SPARK_PRECISION, UNDECLARED_SCALE, spark_type
 
 if TYPE_CHECKING:
@@ -372,7 +372,7 @@ class AvroAdapter:
         self._zone = zone_name(resolve_zone(self._resolved["time-zone"]))
 
     def expressions_key(self) -> Hashable:
-        return (self.protocol, options_key(self.options), self.session_zone, self._zone)
+        return zoned_key(self.protocol, self.options, self.session_zone, self._zone)
 
     def _settings(self) -> RegistrySettings:
         return RegistrySettings(

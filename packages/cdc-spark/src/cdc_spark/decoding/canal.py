@@ -27,7 +27,7 @@ from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import TextReader, Typed, checked, every_reader
-from cdc_spark.decoding.reuse import options_key
+from cdc_spark.decoding.reuse import zoned_key
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -84,7 +84,7 @@ class CanalAdapter:
         self._zone = zone_name(resolve_zone(str(self.options.get("time-zone") or "") or None))
 
     def expressions_key(self) -> Hashable:
-        return (self.protocol, options_key(self.options), self.session_zone, self._zone)
+        return zoned_key(self.protocol, self.options, self.session_zone, self._zone)
 
     def _row_message(self, doc: Column) -> Column:
         from pyspark.sql import functions as F

@@ -42,7 +42,7 @@ from cdc_spark.decoding.jvm_values import (
     set_names,
     vector_text,
 )
-from cdc_spark.decoding.reuse import options_key
+from cdc_spark.decoding.reuse import zoned_key
 from cdc_spark.decoding.spark_types import spark_type
 
 if TYPE_CHECKING:
@@ -462,7 +462,7 @@ class DebeziumAdapter:
         self._zone = resolve_zone(self._resolved["time-zone"])
 
     def expressions_key(self) -> Hashable:
-        return (self.protocol, options_key(self.options), self.session_zone, zone_name(self._zone))
+        return zoned_key(self.protocol, self.options, self.session_zone, zone_name(self._zone))
 
     def prepare(self, messages: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F

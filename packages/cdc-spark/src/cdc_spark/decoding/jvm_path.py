@@ -453,13 +453,13 @@ def _shape_key(readers: ShapeReaders) -> Hashable:
     return (readers.schema, tuple(sorted(readers.signatures.items(), key=lambda item: item[0])), image)
 
 
-def _typings_key(spark: SparkSession, adapter: Adapter, typings: Sequence[_TableTyping]) -> Hashable:
-    """Everything the projections capture: the session (its JVM objects), the adapter's protocol, options and zones,
+def _typings_key(app: str | None, adapter: Adapter, typings: Sequence[_TableTyping]) -> Hashable:
+    """Everything the projections capture: the Spark app (its JVM objects), the adapter's protocol, options and zones,
     and per table its index, final schema and every shape's schema and signatures (by content, not identity)."""
     tables = tuple(
         (t.index, t.schema, tuple((shape, _shape_key(r)) for shape, r in sorted(t.shapes.items()))) for t in typings
     )
-    return (spark.conf.get("spark.app.id", None), adapter.expressions_key(), tables)
+    return (app, adapter.expressions_key(), tables)
 
 
 @attrs.frozen
@@ -693,7 +693,7 @@ def decode(
     if typings:
         source = _with_running_clock(prepared) if found.untimed_after_timed else prepared
         rows = adapter.rows(source.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM)))
-        projections = TYPINGS.get(_typings_key(spark, adapter, typings), lambda: _build_typing(typings))
+        projections = TYPINGS.get(_typings_key(reused.app, adapter, typings), lambda: _build_typing(typings))
         wide = _typed_wide(rows, projections, partition_ts).persist()
         cached.append(wide)
         bad_rows = 0

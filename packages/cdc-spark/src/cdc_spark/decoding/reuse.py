@@ -40,7 +40,8 @@ class Reuse(Generic[V]):
         return value
 
     def __contains__(self, key: Hashable) -> bool:
-        return key in self._entries
+        with self._lock:
+            return key in self._entries
 
     def peek(self, key: Hashable) -> V | None:
         """The value kept under ``key`` (a hit), or None."""
@@ -74,4 +75,10 @@ def options_key(options: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(name), repr(value)) for name, value in options.items()))
 
 
-__all__ = ["Reuse", "options_key"]
+def zoned_key(protocol: str, options: Mapping[str, object], session_zone: str, zone: str) -> Hashable:
+    """An adapter's expressions key when its readers capture the protocol, its options, Spark's session zone and
+    the zone the options resolve to (``time-zone``)."""
+    return (protocol, options_key(options), session_zone, zone)
+
+
+__all__ = ["Reuse", "options_key", "zoned_key"]
