@@ -12,6 +12,7 @@ from cdc_core.types import (
     TYPE_ALIASES,
     LogicalType,
     MySQLType,
+    integer_range,
     parse_type_text,
     signed_range,
     unsigned_max,
@@ -88,6 +89,25 @@ def test_integer_ranges_follow_the_widths() -> None:
     assert unsigned_max(MySQLType.MEDIUMINT) == 2**24 - 1
     assert signed_range(MySQLType.TINYINT) == (-128, 127)
     assert signed_range(MySQLType.INT) == (-(2**31), 2**31 - 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds"),
+    [
+        ("tinyint(3) unsigned", (0, 255)),
+        ("mediumint(9)", (-(2**23), 2**23 - 1)),
+        ("int(10) unsigned", (0, 2**32 - 1)),
+        ("bigint(20)", (-(2**63), 2**63 - 1)),
+        ("bigint(20) unsigned", (0, 2**64 - 1)),
+        ("bit(4)", (0, 15)),
+        ("bit(64)", (0, 2**64 - 1)),
+        ("bit", None),  # TiCDC's bare bit: the width is not on the wire
+        ("year(4)", None),
+        ("decimal(10,2)", None),
+    ],
+)
+def test_integer_columns_bound_what_decoders_accept(text: str, bounds: tuple[int, int] | None) -> None:
+    assert integer_range(parse_type_text(text)) == bounds
 
 
 def test_default_lengths_are_for_known_types_only() -> None:

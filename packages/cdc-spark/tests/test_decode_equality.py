@@ -538,3 +538,80 @@ def test_a_trailing_newline_is_the_codecs_to_judge(spark: Any) -> None:
         messages.append(Message(value=json.dumps(document).encode(), partition=0))
     decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.3, dead_offsets={0, 1})
     assert decoded.paths["codec"] >= 1  # the decimal with a newline went to the codec
+
+
+# Integer columns whose contract Spark type is wider than the column (TINYINT UNSIGNED a short, MEDIUMINT an int,
+# INT UNSIGNED a long, BIT(4) a long) and text Spark's integer cast reads but the codecs refuse.
+_INTEGER_TYPES = {"tu": "tinyint(3) unsigned", "mi": "mediumint(9)", "iu": "int(10) unsigned",
+                  "bu": "bigint(20) unsigned", "b": "bit(4)", "s": "smallint(6)"}  # fmt: skip
+_INTEGER_EDGES = {"tu": "255", "mi": "-8388608", "iu": "4294967295", "bu": "18446744073709551615", "b": "15",
+                  "s": "-32768"}  # fmt: skip
+_INTEGER_MALFORMED: list[tuple[str, str]] = [
+    ("tu", "256"),
+    ("tu", "-1"),
+    ("mi", "8388608"),
+    ("mi", "-8388609"),
+    ("iu", "4294967296"),
+    ("bu", "18446744073709551616"),
+    ("b", "16"),
+    ("s", " 12"),
+    ("s", "+12"),
+    ("s", "12\n"),
+]
+
+
+def test_integers_beyond_their_column_or_in_a_loose_form_are_dead_letters_on_both_paths(spark: Any) -> None:
+    """Canal's codec refuses an integer its column cannot hold and any text but ``[-]digits``: a JVM reading into
+    the wider Spark type, or Spark's cast (which trims blanks and reads a ``+``), must not type them. The column
+    types' extreme values are typed in the JVM."""
+    rows = [dict(_INTEGER_EDGES, **{name: value}) for name, value in _INTEGER_MALFORMED]
+    rows += [dict(_INTEGER_EDGES, tu="0", mi="8388607", iu="0", bu="0", b="0", s="32767"), _INTEGER_EDGES]
+    sql_types = {"tu": -6, "mi": 4, "iu": 4, "bu": -5, "b": -7, "s": 5}
+    messages = []
+    for number, data in enumerate(rows):
+        document = {
+            "id": number, "database": "shop", "table": "counts", "pkNames": ["id"], "isDdl": False,
+            "type": "INSERT", "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)", **_INTEGER_TYPES}, "sqlType": {"id": 4, **sql_types},
+            "data": [{"id": str(number), **data}], "_tidb": {"commitTs": 100 + number},
+        }  # fmt: skip
+        messages.append(Message(value=json.dumps(document).encode(), partition=number % 2))
+    decoded = assert_same_decode(
+        spark, messages, "canal-json", jvm_share=1.0, dead_offsets=set(range(len(_INTEGER_MALFORMED)))
+    )
+    rows_read = {r["id"]: r for r in decoded.table("shop", "counts").collect()}
+    assert rows_read[len(rows) - 1]["bu"] == 2**64 - 1 and rows_read[len(rows) - 1]["mi"] == -8388608
+
+
+def test_debezium_integers_beyond_their_source_column_are_dead_letters_on_both_paths(spark: Any) -> None:
+    """With the connector's ``column.propagate.source.type`` the codec knows a MEDIUMINT or an INT UNSIGNED behind
+    an int32 or int64 field and refuses a value the column cannot hold; the JVM, reading into the field's wider
+    Spark type, must not type it. A number written as a string with a blank or a plus is the codec's to judge."""
+    from cdc_core.schema import Column, Index, TableSchema
+    from cdc_core.types import parse_type_text
+
+    names = ("tu", "mi", "iu", "s")
+    columns = [Column(name="id", data_type=parse_type_text("int(11)"), nullable=False)]
+    columns += [Column(name=n, data_type=parse_type_text(_INTEGER_TYPES[n])) for n in names]
+    schema = TableSchema(database="shop", table="counts", columns=columns, table_id=1, version=1,
+                         indexes=[Index(name="PRIMARY", columns=["id"], unique=True, primary=True)])  # fmt: skip
+    source_types = {"tu": "TINYINT UNSIGNED", "mi": "MEDIUMINT", "iu": "INT UNSIGNED", "s": "SMALLINT"}
+    edges = {"tu": 255, "mi": -8388608, "iu": 4294967295, "s": -32768}
+    changed: list[tuple[str, object]] = [("tu", 256), ("mi", 8388608), ("mi", -8388609), ("iu", 4294967296),
+                                         ("s", " 12"), ("s", "+12")]  # fmt: skip
+    encoder = get_codec("debezium").encoder({})
+    messages = []
+    for number, (name, value) in enumerate([*changed, (None, None)]):
+        after = {"id": number, **edges}
+        event = RowChange(op="insert", database="shop", table="counts", after=after, commit_ts=100 + number)
+        event = attrs.evolve(event, schema=schema)
+        (encoded,) = encoder.encode(event)
+        document = json.loads(encoded.value or b"")
+        for field in document["schema"]["fields"][1]["fields"]:
+            if field["field"] in source_types:
+                field["parameters"] = {"__debezium.source.column.type": source_types[field["field"]]}
+        if name is not None:
+            document["payload"]["after"][name] = value
+        messages.append(Message(value=json.dumps(document).encode(), key=encoded.key, partition=number % 2))
+    decoded = assert_same_decode(spark, messages, "debezium", jvm_share=1.0, dead_offsets=set(range(len(changed))))
+    assert decoded.schemas()[("shop", "counts")].column("mi").data_type.type_text().startswith("mediumint")

@@ -32,7 +32,7 @@ from cdc_core.textual import (
     parse_vector,
     set_names,
 )
-from cdc_core.types import INTEGER_BITS, DataType, LogicalType, MySQLType, by_logical_type, parse_type_text
+from cdc_core.types import DataType, LogicalType, MySQLType, by_logical_type, integer_range, parse_type_text
 from cdc_core.values import EnumIndex, SetBits, Value
 
 Parser = Callable[[str], Value]
@@ -181,17 +181,10 @@ def _int(text: str) -> int:
 
 def _ranged_int(data_type: DataType) -> Parser:
     """Integer text, refused outside the column type's range (a value the column cannot hold is malformed)."""
-    bits = INTEGER_BITS.get(data_type.mysql_type)
-    if data_type.logical is LogicalType.BIT:
-        if data_type.length is None:  # TiCDC's bare "bit": the width is not on the wire
-            return _int
-        low, high = 0, (1 << data_type.length) - 1
-    elif bits is None:
+    bounds = integer_range(data_type)
+    if bounds is None:
         return _int
-    elif data_type.unsigned:
-        low, high = 0, (1 << bits) - 1
-    else:
-        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    low, high = bounds
 
     def parse(text: str) -> int:
         number = _int(text)

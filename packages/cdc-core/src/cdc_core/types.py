@@ -425,6 +425,16 @@ def signed_range(mysql_type: MySQLType) -> tuple[int, int]:
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
+def integer_range(data_type: DataType) -> tuple[int, int] | None:
+    """The values an integer or BIT column holds, as decoders bound them; None when the type sets no bound here
+    (YEAR, a BIT whose width the protocol does not carry, any other type)."""
+    if data_type.logical is LogicalType.BIT:
+        return None if data_type.length is None else (0, (1 << data_type.length) - 1)
+    if data_type.mysql_type not in INTEGER_BITS:
+        return None
+    return (0, unsigned_max(data_type.mysql_type)) if data_type.unsigned else signed_range(data_type.mysql_type)
+
+
 # ------------------------------------------------------------------------------------- exhaustive switching
 #
 # Code that does something different per logical type says so through one of these two, never an if-chain:

@@ -33,7 +33,15 @@ from cdc_core.textual import (
     split_members,
     wkb_point,
 )
-from cdc_core.types import INTEGER_BITS, DataType, LogicalType, LogicalTypeVisitor, MySQLType, parse_type_text
+from cdc_core.types import (
+    INTEGER_BITS,
+    DataType,
+    LogicalType,
+    LogicalTypeVisitor,
+    MySQLType,
+    integer_range,
+    parse_type_text,
+)
 from cdc_core.values import Geometry, Value
 from cdc_debezium.names import SOURCE_LENGTH, SOURCE_NAME, SOURCE_SCALE, SOURCE_TYPE, Logical
 
@@ -101,16 +109,10 @@ def _ranged(low: int, high: int, base: Converter) -> Converter:
 
 
 def _integer(data_type: DataType, base: Converter) -> Converter:
-    """The integer converter of an integer/BIT column, bounded by the column type."""
-    bits = INTEGER_BITS.get(data_type.mysql_type)
-    if data_type.logical is LogicalType.BIT:
-        return base if data_type.length is None else _ranged(0, (1 << data_type.length) - 1, base)
-    if bits is None:
-        return base
-    if data_type.unsigned:
-        # Debezium writes INT UNSIGNED etc. in the next wider signed type, BIGINT UNSIGNED as two's complement
-        return _ranged(0, (1 << bits) - 1, base)
-    return _ranged(-(1 << (bits - 1)), (1 << (bits - 1)) - 1, base)
+    """The integer converter of an integer/BIT column, bounded by the column type (Debezium writes INT UNSIGNED
+    etc. in the next wider signed type, BIGINT UNSIGNED as two's complement, which ``base`` re-widens)."""
+    bounds = integer_range(data_type)
+    return base if bounds is None else _ranged(*bounds, base)
 
 
 def _bool_int(v: Any) -> int:

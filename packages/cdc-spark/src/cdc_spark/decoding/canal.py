@@ -26,7 +26,7 @@ from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
-from cdc_spark.decoding.jvm_values import TextReader, Typed, checked, every_reader
+from cdc_spark.decoding.jvm_values import TextReader, Typed, bounded, checked, every_reader, integer_text
 from cdc_spark.decoding.reuse import zoned_key
 
 if TYPE_CHECKING:
@@ -55,7 +55,14 @@ def _binary(text: Column) -> Typed:
 
 
 class _CanalReader(TextReader):
-    """TiDB's text forms, and binary columns as ISO-8859-1 text."""
+    """TiDB's text forms, integers bounded by their column type as the codec bounds them, and binary columns as
+    ISO-8859-1 text."""
+
+    def visit_int(self, data_type: DataType) -> A.Reader | None:
+        return lambda text: bounded(integer_text(text, data_type), data_type)
+
+    def visit_bit(self, data_type: DataType) -> A.Reader | None:
+        return lambda text: bounded(integer_text(text, data_type), data_type)
 
     def visit_bytes(self, data_type: DataType) -> A.Reader | None:
         return _binary

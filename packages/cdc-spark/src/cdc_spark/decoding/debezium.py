@@ -35,6 +35,7 @@ from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import (
     Typed,
+    bounded,
     checked,
     integral,
     interval_from_micros,
@@ -47,6 +48,7 @@ from cdc_spark.decoding.spark_types import spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType as SparkType
 
 PROTOCOL: Final = "debezium"
 _IMAGE: Final = "before map<string,string>, after map<string,string>, op string, ddl string, message string"
@@ -339,12 +341,10 @@ def _floor_div(number: Column, divisor: int) -> Column:
     return F.floor(number.cast("decimal(20,0)") / F.lit(divisor)).cast("long")
 
 
-def read(text: Column, form: Form, data_type: DataType, zone: str) -> Typed:
-    """The JVM's reading of a value text of ``form`` as the contract's type of ``data_type``."""
+def _integer(text: Column, form: Form, target: SparkType, integer: Column) -> Typed:
+    """An integer form's value (``integer``: the text read as a long)."""
     from pyspark.sql import functions as F
 
-    target = spark_type(data_type)
-    integer = integral(text).try_cast("long")
     if form is Form.INT:
         return checked(text, integer.try_cast(target) if target.typeName() != "decimal" else text.try_cast(target))
     if form is Form.UINT64:
@@ -352,9 +352,18 @@ def read(text: Column, form: Form, data_type: DataType, zone: str) -> Typed:
         span = F.lit(str(2**64)).cast("decimal(21,0)")
         value = F.when(wide < 0, wide + span).otherwise(wide)
         return checked(text, F.when((value >= 0) & (value < span), value.try_cast(target)))
-    if form is Form.BOOL_INT:
-        flag = F.when(text == "true", F.lit(1)).when(text == "false", F.lit(0)).otherwise(integer)
-        return checked(text, flag.try_cast(target))
+    flag = F.when(text == "true", F.lit(1)).when(text == "false", F.lit(0)).otherwise(integer)  # BOOL_INT
+    return checked(text, flag.try_cast(target))
+
+
+def read(text: Column, form: Form, data_type: DataType, zone: str) -> Typed:
+    """The JVM's reading of a value text of ``form`` as the contract's type of ``data_type``."""
+    from pyspark.sql import functions as F
+
+    target = spark_type(data_type)
+    integer = integral(text).try_cast("long")
+    if form in (Form.INT, Form.UINT64, Form.BOOL_INT):
+        return bounded(_integer(text, form, target, integer), data_type)  # the codec bounds them by column type
     if form in (Form.FLOAT32, Form.FLOAT64):
         number = text.try_cast("double")  # a FLOAT rounds from the double, as the codec's to_float32 does
         return checked(text, number.try_cast(target))

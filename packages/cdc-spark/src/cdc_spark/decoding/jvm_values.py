@@ -7,9 +7,9 @@ temporal types the zero-date text (MySQL's ``0000-00-00``, null in the typed col
 Expressions use ``try_`` forms only, so a session with ANSI mode on turns a bad value into ``bad``, never into a
 failed batch. They are Spark's own casts; temporal text is first held to the codecs' exact form with one regular
 expression (Spark's casts trim blanks and newlines and take one-digit fields), so a text the codecs refuse is bad
-here too, as is float text only Java reads (``1.5d``, ``0x1p3``). Elsewhere they are a little more lenient than
-the codecs on malformed text: Spark's integer cast reads blanks around the digits, which Canal's codec refuses.
-Every well-formed value reads exactly as the codecs read it (a test holds the two paths equal).
+here too, as is float text only Java reads (``1.5d``, ``0x1p3``); integer text is held to ``[-]digits`` (Spark's
+cast trims blanks and reads a ``+``) and, for the protocols whose codecs bound integers, to its column's range
+(:func:`bounded`). Every well-formed value reads exactly as the codecs read it (a test holds the two paths equal).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from cdc_core.types import DataType, LogicalTypeVisitor
+from cdc_core.types import DataType, LogicalTypeVisitor, integer_range
 from cdc_spark.decoding.spark_types import decimal_shape, spark_type
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 # \z, not $: Java's $ also matches before a final newline, which the codecs refuse in an index or a bitmask
 DIGITS: Final = r"^[0-9]+\z"
+INTEGER_TEXT: Final = r"^-?[0-9]+\z"
 # MySQL's TIME range, -838:59:59 to 838:59:59, in the form itself (as cdc_core.textual.parse_time refuses the rest)
 TIME_TEXT: Final = r"^(-)?([0-9]{1,2}|[0-7][0-9]{2}|8[0-2][0-9]|83[0-8]):([0-5][0-9]):([0-5][0-9])(\.([0-9]{1,9}))?$"
 # The exact shapes cdc_core.textual reads: Spark's casts also take blanks and a newline around the text (they trim),
@@ -54,11 +55,25 @@ def checked(text: Column, value: Column) -> Typed:
 
 
 def integral(text: Column) -> Column:
-    """``text`` when it has no fraction or exponent (a cast to a decimal would round those), else null."""
+    """``text`` when it is an integer as the codecs read one (``[-]digits``), else null: Spark's casts also trim
+    blanks, read a ``+`` and, into a decimal, round a fraction or an exponent away."""
     from pyspark.sql import functions as F
 
-    lowered = F.lower(text)
-    return F.when(~lowered.contains(".") & ~lowered.contains("e"), text)
+    return F.when(text.rlike(INTEGER_TEXT), text)
+
+
+def bounded(typed: Typed, data_type: DataType) -> Typed:
+    """``typed`` held to its column type's range (:func:`cdc_core.types.integer_range`), for the protocols whose codecs
+    refuse an integer the column cannot hold: the contract's Spark type is often wider (TINYINT UNSIGNED is a short,
+    MEDIUMINT an int, BIT(n) a long)."""
+    from pyspark.sql import functions as F
+
+    bounds = integer_range(data_type)
+    if bounds is None:
+        return typed
+    low, high = (F.lit(str(bound)).cast("decimal(20,0)") for bound in bounds)
+    inside = typed.value.cast("decimal(20,0)").between(low, high)
+    return attrs.evolve(typed, value=F.when(inside, typed.value), bad=typed.bad | (typed.value.isNotNull() & ~inside))
 
 
 def integer_text(text: Column, data_type: DataType) -> Typed:
