@@ -61,8 +61,7 @@ class _CanalReader(TextReader):
     def visit_int(self, data_type: DataType) -> A.Reader | None:
         return lambda text: bounded(integer_text(text, data_type), data_type)
 
-    def visit_bit(self, data_type: DataType) -> A.Reader | None:
-        return lambda text: bounded(integer_text(text, data_type), data_type)
+    visit_bit = visit_int  # BIT(n) is integer text too, bounded by its width
 
     def visit_bytes(self, data_type: DataType) -> A.Reader | None:
         return _binary
