@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from cdc_core.events import Op, RowChange
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.textual import WIDE_DECIMAL, float32_value
-from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType, signed_range, unsigned_max
+from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType, integer_range
 from cdc_core.values import Value, ZeroTemporal
 
 
@@ -114,10 +114,9 @@ class _ValuesFor(LogicalTypeVisitor[_Values]):
         self.zero_dates = zero_dates
 
     def visit_int(self, data_type: DataType) -> _Values:
-        if data_type.unsigned:
-            return st.integers(0, unsigned_max(data_type.mysql_type))
-        low, high = signed_range(data_type.mysql_type)
-        return st.integers(low, high)
+        bounds = integer_range(data_type)
+        assert bounds is not None, data_type  # every integer type has a width (test_type_tables.py)
+        return st.integers(*bounds)
 
     def visit_float(self, data_type: DataType) -> _Values:
         return st.floats(width=32, allow_nan=False, allow_infinity=False).map(lambda f: float32_value(f) + 0.0)
