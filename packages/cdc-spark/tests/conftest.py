@@ -29,6 +29,15 @@ def _build(scratch: str) -> Any:
         conf={
             "spark.sql.warehouse.dir": os.path.join(scratch, "warehouse"),
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={scratch}",
+            # Spark keeps each query's plan and metrics for its UI, by default the last 1,000: in one JVM that
+            # runs many tests (the suite, a kept mutation session) they held most of the live heap (463 MB after
+            # 139 SCD2 mutants, over a million SQLPlanMetric objects); no test reads them.
+            "spark.sql.ui.retainedExecutions": "50",
+            "spark.ui.retainedJobs": "100",
+            "spark.ui.retainedStages": "100",
+            # Local mode runs the tasks in this heap too, and Spark ends the JVM on an OutOfMemoryError in a task
+            # (no crash file): a kept mutation session's JVM ended so after about 450 SCD2 mutants at 1 GB.
+            "spark.driver.memory": "2g",
         },
         log_level="ERROR",
     )
@@ -36,41 +45,27 @@ def _build(scratch: str) -> Any:
 
 def kept_session(build: Callable[[str], Any]) -> Any:
     """The session started by an earlier pytest run of this process (or of the process this one was forked from),
-    else a new one that is never stopped (the JVM ends with the process that started it).
-
-    A forked child must not share the parent's py4j socket: a child killed mid-command (mutmut's timeout) would
-    leave a half-read reply on it for the next one. So after a fork the child gets a connection of its own (its
-    end closes when the child exits); the parent's connection objects stay referenced, because collecting them in
-    the child would shut down the socket the parent still uses. The JVM objects a child creates are never released
-    (py4j's releasing thread does not survive a fork): a few per test, gone with the JVM.
-    """
+    else a new one that is never stopped (the JVM ends with the process that started it). A forked child talks to
+    it over a connection of its own and releases what it made (:mod:`cdc_testing.spark_fork`)."""
     from pyspark.sql import SparkSession
+
+    from cdc_testing.spark_fork import own_connection
 
     session = SparkSession._instantiatedSession
     if session is None or session._sc._jsc is None:
         scratch = tempfile.mkdtemp(prefix="cdc-spark-tests-")
         atexit.register(shutil.rmtree, scratch, True)  # the forked children leave with os._exit: not theirs
         session = build(scratch)
-        os.register_at_fork(after_in_child=_own_connection)
+        os.register_at_fork(after_in_child=own_connection)
     return session
 
 
-_inherited: list[Any] = []
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A forked child's pytest run ends with the JVM told of every object the child dropped: the child then
+    leaves with os._exit, and its releasing thread with it."""
+    from cdc_testing.spark_fork import release_dropped
 
-
-def _own_connection() -> None:
-    import collections
-    import threading
-
-    from pyspark import SparkContext
-
-    gateway = SparkContext._gateway
-    if gateway is None:
-        return
-    client = gateway._gateway_client
-    _inherited.append((client.thread_connection, client.deque))
-    client.thread_connection = threading.local()
-    client.deque = collections.deque()
+    release_dropped()
 
 
 @pytest.fixture(scope="session")

@@ -174,6 +174,16 @@ def test_a_delete_at_the_same_sequence_as_an_update_wins(spark: Any) -> None:
     assert rows_of(history.versions) == [version(1, "a", 1, 1, 3)]
 
 
+def test_a_stored_delete_wins_over_a_batch_update_at_its_sequence(spark: Any) -> None:
+    # each key was deleted at 3 (its stored version ended there, unfollowed) and the batch brings an update at
+    # that same sequence: the delete wins whatever the values (several keys, so no ordering of their content
+    # hashes can make the update win for all of them by chance)
+    keys = range(1, 9)
+    stored = [version(k, "a", 1, 1, 3) for k in keys]
+    rows = [change("update", 3, k, f"b{k}", k) for k in keys]
+    assert rows_of(plan(spark, rows, stored).versions) == stored
+
+
 def test_a_stored_delete_keeps_its_gap(spark: Any) -> None:
     # the stored version ended at 2 and nothing followed: the key was deleted then
     stored = [version(1, "a", 1, 1, 2)]
@@ -217,6 +227,13 @@ def test_a_truncate_leaves_versions_touched_by_the_batch_that_did_not_cross_it(s
         version(7, "h", 1, 2, 5),
         version(7, "n", 2, 9),
     ]
+
+
+def test_a_truncate_leaves_a_version_that_ended_before_it_for_a_key_the_batch_touches(spark: Any) -> None:
+    # deleted at 3, before the truncate at 5, and inserted again after it: the gap stays where it was
+    stored = [version(3, "c", 1, 1, 3)]
+    rows = [change("truncate", 5, None), change("insert", 6, 3, "c", 2)]
+    assert rows_of(plan(spark, rows, stored).versions) == [version(3, "c", 1, 1, 3), version(3, "c", 2, 6)]
 
 
 def test_partial_updates_keep_what_the_previous_change_left(spark: Any) -> None:
