@@ -38,6 +38,9 @@ def _build(scratch: str) -> Any:
             # Local mode runs the tasks in this heap too, and Spark ends the JVM on an OutOfMemoryError in a task
             # (no crash file): a kept mutation session's JVM ended so after about 450 SCD2 mutants at 1 GB.
             "spark.driver.memory": "2g",
+            # An error thrown in the JVM shows its Java stack in the test's output: a rare failure in CI
+            # ("requirement failed", from a summary query of the Avro job test) came with none to trace it by.
+            "spark.sql.pyspark.jvmStacktrace.enabled": "true",
         },
         log_level="ERROR",
     )

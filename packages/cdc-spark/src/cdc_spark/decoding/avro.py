@@ -47,6 +47,7 @@ from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
+from cdc_spark.decoding.avro_records import permissive_from_avro
 from cdc_spark.decoding.jvm_values import (
     Typed,
     checked,
@@ -409,7 +410,6 @@ class AvroAdapter:
 
     def prepare(self, messages: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
-        from pyspark.sql.avro.functions import from_avro
 
         self._learn_schemas(messages)
         key, value = F.col("key"), F.col("value")
@@ -425,7 +425,7 @@ class AvroAdapter:
             body = F.concat(F.substring(data, HEADER + 1, 1 << 30), end)
             header = F.col(f"__{role}h")
             return [
-                F.when(header == F.lit(_header_of(i)), from_avro(body, s.spark_schema, {"mode": "PERMISSIVE"})).alias(
+                F.when(header == F.lit(_header_of(i)), permissive_from_avro(body, s.spark_schema)).alias(
                     f"__av{role}{i}"
                 )
                 for i, s in schemas.items()

@@ -33,6 +33,7 @@ from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
+from cdc_spark.decoding.avro_records import permissive_from_avro
 from cdc_spark.decoding.jvm_values import (
     Typed,
     bounded,
@@ -310,11 +311,10 @@ def wire_form(kind: str | None, name: str | None, data_type: DataType, modes: Mo
 def _decimal_from_bytes(binary: Column, scale: int) -> Column:
     """Big-endian two's-complement bytes as decimal(38, scale), read by Avro's decimal logical type."""
     from pyspark.sql import functions as F
-    from pyspark.sql.avro.functions import from_avro
 
     framed = F.concat(F.unhex(F.lpad(F.hex(F.length(binary) * 2), 2, "0")), binary)  # Avro bytes: zigzag length
     schema = json.dumps({"type": "bytes", "logicalType": "decimal", "precision": 38, "scale": scale})
-    return F.when(F.length(binary).between(1, 16), from_avro(framed, schema, {"mode": "PERMISSIVE"}))
+    return F.when(F.length(binary).between(1, 16), permissive_from_avro(framed, schema))
 
 
 def _bits(binary: Column, data_type: DataType) -> Column:
