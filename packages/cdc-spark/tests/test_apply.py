@@ -22,6 +22,7 @@ import pytest
 from cdc_core.errors import ConfigError
 from cdc_spark import demo
 from cdc_spark.apply import SchemaEvolutionError, apply_changes
+from cdc_spark.merge import build_spec
 from cdc_spark.sinks import BatchInfo, load_sink
 from cdc_testing.targets import delta_commit_metadata
 
@@ -71,6 +72,19 @@ def live(target: Path, fmt: str) -> dict[int, tuple[Any, ...]]:
     rows = read_table(str(target), TABLE, fmt)
     assert rows.column_names == ["id", "name", "amount"]
     return {r["id"]: (r["name"], r["amount"]) for r in rows.to_pylist()}
+
+
+def test_a_spec_left_to_its_defaults_is_scd1_by_the_change_sequence(spark: Any) -> None:
+    # what the job and a library caller get without naming them (docs/spark.md): SCD1, changes ordered by
+    # `_cdc_sequence`, deletes remembered for 7 days, no metadata columns written
+    schema = "id int, name string, _cdc_op string, _cdc_sequence bigint"
+    changes = spark.createDataFrame([(1, "a", "insert", 5)], schema)
+    spec = build_spec(changes, table="shop.t", keys=["id"])
+    assert (spec.scd, spec.sequence_by, spec.tombstone_retention) == (1, "_cdc_sequence", dt.timedelta(days=7))
+    assert (spec.columns, spec.track_columns, spec.metadata) == (("id", "name"), None, ())
+    without = changes.withColumnRenamed("_cdc_sequence", "seq")
+    with pytest.raises(ConfigError, match="sequence_by column '_cdc_sequence' is not in the change frame"):
+        build_spec(without, table="shop.t", keys=["id"])
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -29,6 +29,7 @@ def ids(frame: Any) -> list[int]:
 
 
 @pytest.mark.spark
+@pytest.mark.usefixtures("case_sensitive")
 def test_changes_are_held_until_every_partition_passes_them(spark: Any, tmp_path: Path) -> None:
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0, 1))
     batch0 = {
@@ -50,6 +51,7 @@ def test_changes_are_held_until_every_partition_passes_them(spark: Any, tmp_path
 
 
 @pytest.mark.spark
+@pytest.mark.usefixtures("case_sensitive")
 def test_a_partition_missing_from_the_topic_holds_everything(spark: Any, tmp_path: Path) -> None:
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0, 1, 2))
     batch = {"db.t": spark.createDataFrame([(1, "insert", 10, 0), (2, "insert", None, 1)], CHANGES)}
@@ -58,6 +60,7 @@ def test_a_partition_missing_from_the_topic_holds_everything(spark: Any, tmp_pat
 
 
 @pytest.mark.spark
+@pytest.mark.usefixtures("case_sensitive")
 def test_a_watermark_never_goes_back_and_other_control_rows_do_not_count(spark: Any, tmp_path: Path) -> None:
     rows = [(1, "insert", 20, 0), (2, "insert", 25, 1), (3, "insert", 28, 1)]
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0, 1))
@@ -79,6 +82,7 @@ def test_a_watermark_never_goes_back_and_other_control_rows_do_not_count(spark: 
 
 
 @pytest.mark.spark
+@pytest.mark.usefixtures("case_sensitive")
 def test_a_snapshot_whose_commit_did_not_finish_is_not_read(spark: Any, tmp_path: Path) -> None:
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0,))
     gate.gate(0, {"db.t": spark.createDataFrame([(1, "insert", 20, 0)], CHANGES)}, watermarks(spark, [(0, 10)]))
@@ -93,6 +97,7 @@ def test_a_snapshot_whose_commit_did_not_finish_is_not_read(spark: Any, tmp_path
 
 
 @pytest.mark.spark
+@pytest.mark.usefixtures("case_sensitive")
 def test_held_changes_of_several_tables_each_come_back(spark: Any, tmp_path: Path) -> None:
     def one(key: int, ts: int) -> Any:
         return spark.createDataFrame([(key, "insert", ts, 0)], CHANGES)
@@ -123,6 +128,7 @@ def test_held_changes_of_several_tables_each_come_back(spark: Any, tmp_path: Pat
 
 
 @pytest.mark.spark
+@pytest.mark.usefixtures("case_sensitive")
 def test_held_changes_meet_a_batch_with_a_new_column(spark: Any, tmp_path: Path) -> None:
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0,))
     gate.gate(0, {"db.t": spark.createDataFrame([(1, "insert", 20, 0)], CHANGES)}, watermarks(spark, [(0, 10)]))
@@ -133,6 +139,7 @@ def test_held_changes_meet_a_batch_with_a_new_column(spark: Any, tmp_path: Path)
 
 
 @pytest.mark.spark
+@pytest.mark.usefixtures("case_sensitive")
 def test_only_the_last_two_snapshots_are_kept(spark: Any, tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()  # not a snapshot: left alone
     for batch_id in range(4):
@@ -143,6 +150,7 @@ def test_only_the_last_two_snapshots_are_kept(spark: Any, tmp_path: Path) -> Non
 
 
 @pytest.mark.spark
+@pytest.mark.usefixtures("case_sensitive")
 def test_state_that_cannot_be_saved_is_a_storage_error(spark: Any, tmp_path: Path) -> None:
     blocked = tmp_path / "checkpoint"
     blocked.write_text("a file where the state directory should be")
