@@ -74,17 +74,43 @@ def live(target: Path, fmt: str) -> dict[int, tuple[Any, ...]]:
     return {r["id"]: (r["name"], r["amount"]) for r in rows.to_pylist()}
 
 
+# a change frame as build_spec checks it: two table columns and the change's operation and sequence
+SPEC_FRAME = "id int, name string, _cdc_op string, _cdc_sequence bigint"
+
+
 def test_a_spec_left_to_its_defaults_is_scd1_by_the_change_sequence(spark: Any) -> None:
     # what the job and a library caller get without naming them (docs/spark.md): SCD1, changes ordered by
     # `_cdc_sequence`, deletes remembered for 7 days, no metadata columns written
-    schema = "id int, name string, _cdc_op string, _cdc_sequence bigint"
-    changes = spark.createDataFrame([(1, "a", "insert", 5)], schema)
+    changes = spark.createDataFrame([(1, "a", "insert", 5)], SPEC_FRAME)
     spec = build_spec(changes, table="shop.t", keys=["id"])
     assert (spec.scd, spec.sequence_by, spec.tombstone_retention) == (1, "_cdc_sequence", dt.timedelta(days=7))
     assert (spec.columns, spec.track_columns, spec.metadata) == (("id", "name"), None, ())
     without = changes.withColumnRenamed("_cdc_sequence", "seq")
     with pytest.raises(ConfigError, match="sequence_by column '_cdc_sequence' is not in the change frame"):
         build_spec(without, table="shop.t", keys=["id"])
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"scd": 3}, r"^scd must be 1 or 2, not 3$"),
+        ({"keys": []}, r"^table shop\.t: no key columns; pass keys"),
+        ({"drop": "_cdc_op"}, r"^table shop\.t: the change frame has no _cdc_op column$"),
+        ({"metadata": ["_cdc_commit_ts"]}, r"^table shop\.t: metadata columns \['_cdc_commit_ts'\] are not in the"),
+        ({"track_columns": ["nope"]}, r"^table shop\.t: track_columns names columns not written \['nope'\]$"),
+    ],
+)
+def test_a_spec_that_does_not_fit_its_change_frame_is_refused_with_the_reason(
+    spark: Any, settings: dict[str, Any], message: str
+) -> None:
+    changes = spark.createDataFrame(
+        [(1, "a", "insert", 5)], "id int, name string, _cdc_op string, _cdc_sequence bigint"
+    )
+    settings = {"keys": ["id"], **settings}
+    if "drop" in settings:
+        changes = changes.drop(settings.pop("drop"))
+    with pytest.raises(ConfigError, match=message):
+        build_spec(changes, table="shop.t", **settings)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
