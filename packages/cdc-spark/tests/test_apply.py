@@ -91,6 +91,23 @@ def test_a_spec_left_to_its_defaults_is_scd1_by_the_change_sequence(spark: Any) 
 
 
 @pytest.mark.parametrize(
+    ("choice", "columns"),
+    [
+        ({}, ("id", "name", "qty")),
+        ({"include_columns": ["qty"]}, ("id", "qty")),
+        ({"exclude_columns": ["name"]}, ("id", "qty")),
+        ({"include_columns": ["name", "qty"], "exclude_columns": ["qty", "id"]}, ("id", "name")),
+    ],
+)
+def test_a_spec_writes_the_chosen_columns_and_always_the_keys(
+    spark: Any, choice: dict[str, list[str]], columns: tuple[str, ...]
+) -> None:
+    frame = "id int, name string, qty int, _cdc_op string, _cdc_sequence bigint"
+    changes = spark.createDataFrame([(1, "a", 2, "insert", 5)], frame)
+    assert build_spec(changes, table="shop.t", keys=["id"], **choice).columns == columns
+
+
+@pytest.mark.parametrize(
     ("settings", "message"),
     [
         ({"scd": 3}, r"^scd must be 1 or 2, not 3$"),
