@@ -120,9 +120,7 @@ def test_a_spec_writes_the_chosen_columns_and_always_the_keys(
 def test_a_spec_that_does_not_fit_its_change_frame_is_refused_with_the_reason(
     spark: Any, settings: dict[str, Any], message: str
 ) -> None:
-    changes = spark.createDataFrame(
-        [(1, "a", "insert", 5)], "id int, name string, _cdc_op string, _cdc_sequence bigint"
-    )
+    changes = spark.createDataFrame([(1, "a", "insert", 5)], SPEC_FRAME)
     settings = {"keys": ["id"], **settings}
     if "drop" in settings:
         changes = changes.drop(settings.pop("drop"))
