@@ -27,6 +27,7 @@ from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import TextReader, Typed, bounded, checked, every_reader, integer_text
+from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import zoned_key
 
 if TYPE_CHECKING:
@@ -183,7 +184,7 @@ class CanalAdapter:
         row, kind = F.col("__row"), F.col("__type")
         old = F.element_at(F.col("__olds"), F.col(A.POSITION) + 1)
         update, delete = kind == "UPDATE", kind == "DELETE"
-        op = F.create_map(*[x for name, value in _OPS.items() for x in (F.lit(name), F.lit(value))])[kind]
+        op = lookup(_OPS, kind)
         return exploded.select(
             *[c for c in exploded.columns if not c.startswith("__")],
             A.DATABASE, A.TABLE, A.SHAPE, A.TS, A.POSITION,

@@ -44,6 +44,7 @@ from cdc_spark.decoding.jvm_values import (
     set_names,
     vector_text,
 )
+from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import zoned_key
 from cdc_spark.decoding.spark_types import spark_type
 
@@ -534,7 +535,7 @@ class DebeziumAdapter:
         from pyspark.sql import functions as F
 
         env = F.col("__env")
-        op = F.create_map(*[x for wire, name in _OPS.items() for x in (F.lit(wire), F.lit(name))])[env["op"]]
+        op = lookup(_OPS, env["op"])
         return prepared.select(
             *[c for c in prepared.columns if not c.startswith("__")],
             A.DATABASE, A.TABLE, A.SHAPE, A.TS,

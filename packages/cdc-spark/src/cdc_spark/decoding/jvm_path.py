@@ -32,6 +32,7 @@ from cdc_core.schema import TableSchema
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Adapter, Route, Sample, ShapeReaders
 from cdc_spark.decoding.contract import DecodedChanges
+from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.python_path import (
     COORDINATES,
     MESSAGE_COLUMNS,
@@ -526,6 +527,14 @@ def _build_typing(typings: Sequence[_TableTyping]) -> _Typing:
     return _Typing(index, first, after_columns, before_columns, structs, bad, parts)
 
 
+def _seeded_clock(partition_ts: Mapping[PartitionKey, int]) -> Column:
+    """The clock each row's topic-partition ended the last batch on (null for one not seen before)."""
+    from pyspark.sql import functions as F
+
+    here = F.concat_ws("\u0000", F.col("topic"), F.col("partition").cast("string"))
+    return lookup({f"{t}\u0000{p}": ts for (t, p), ts in partition_ts.items()}, here)
+
+
 def _typed_wide(rows: DataFrame, typing: _Typing, partition_ts: Mapping[PartitionKey, int]) -> Any:
     """Every change as one row: common columns, ``__tidx`` and one typed struct per table; ``__bad`` rows did not
     convert (their messages go to the codec).
@@ -542,8 +551,7 @@ def _typed_wide(rows: DataFrame, typing: _Typing, partition_ts: Mapping[Partitio
     staged = staged.select(*carried, *typing.first)
     staged = staged.select("*", *typing.after)
     staged = staged.select("*", *typing.before)
-    seed = F.create_map(*[x for (t, p), ts in partition_ts.items() for x in (F.lit(f"{t}\u0000{p}"), F.lit(ts))])
-    clock_ts = F.element_at(seed, F.concat_ws("\u0000", F.col("topic"), F.col("partition").cast("string")))
+    clock_ts = _seeded_clock(partition_ts)
     running = F.col("clock_before") if "clock_before" in rows.columns else F.lit(None).cast("long")
     order_ts = F.coalesce(F.col(A.TS), F.greatest(running, clock_ts.cast("long")) if partition_ts else running)
     return staged.select(
@@ -581,8 +589,7 @@ def _reclocked(
     here = F.struct(F.col("topic").alias("t"), F.col("partition").alias("p"), F.col("offset").alias("o"))
     living = prepared.where(~here.isin(*[coordinates(*c) for c in dead]))
     clocks = _with_running_clock(living).select(*COORDINATES, F.col("clock_before").alias("__reclock"))
-    seed = F.create_map(*[x for (t, p), ts in partition_ts.items() for x in (F.lit(f"{t}\u0000{p}"), F.lit(ts))])
-    seeded = F.element_at(seed, F.concat_ws("\u0000", F.col("topic"), F.col("partition").cast("string")))
+    seeded = _seeded_clock(partition_ts)
     before = F.greatest(F.col("__reclock"), seeded.cast("long")) if partition_ts else F.col("__reclock")
     sequence = F.col("_cdc_sequence")
     reordered = F.struct(

@@ -34,6 +34,7 @@ from cdc_spark.decoding.jvm_values import (
     set_from_bits,
     timestamp_text,
 )
+from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import options_key
 from cdc_spark.decoding.spark_types import spark_type
 
@@ -219,7 +220,7 @@ class SimpleAdapter:
         from pyspark.sql import functions as F
 
         doc = F.col("__doc")
-        op = F.create_map(*[x for wire, name in _OPS.items() for x in (F.lit(wire), F.lit(name))])[doc["type"]]
+        op = lookup(_OPS, doc["type"])
         return prepared.select(
             *[c for c in prepared.columns if not c.startswith("__")],
             A.DATABASE, A.TABLE, A.SHAPE, A.TS,

@@ -1,0 +1,33 @@
+"""A constant mapping looked up in a Spark expression, safe to plan from several threads at once.
+
+``create_map(lit(k1), lit(v1), ...)[key]`` is the obvious spelling, but the optimizer folds that ``map(...)`` by
+evaluating it, and a ``map(...)`` expression fills a builder of its own that is not safe to share between threads.
+The job plans a batch's tables side by side over one decoded batch (:mod:`cdc_spark.table_workers`), and the plans
+share their expressions, so two threads could fold one map at once (the race seen with ``from_avro``'s options,
+:mod:`cdc_spark.decoding.avro_records`). A ``CASE`` over the keys builds nothing, and its value is the same: null
+for a key that is absent or null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+
+def lookup(mapping: Mapping[str, object], key: Column) -> Column:
+    """``mapping[key]`` as a Spark expression: null where ``key`` is null or not in ``mapping``."""
+    from pyspark.sql import functions as F
+
+    if not mapping:
+        return F.lit(None)
+    (first, value), *rest = mapping.items()
+    found = F.when(key == F.lit(first), F.lit(value))
+    for name, value in rest:
+        found = found.when(key == F.lit(name), F.lit(value))
+    return found
+
+
+__all__ = ["lookup"]

@@ -1,0 +1,63 @@
+"""Constant mappings in the decode plans: a CASE, never a map(...) that the optimizer folds
+(cdc_spark.decoding.literal_lookup)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+
+from cdc_core.message import Message
+from cdc_spark.decoding import decode
+from cdc_spark.decoding.literal_lookup import lookup
+from cdc_spark.source.columns import KAFKA_COLUMNS
+from cdc_testing.spark_plans import created_maps
+
+pytestmark = pytest.mark.spark
+
+
+def test_a_key_finds_its_value_and_an_absent_or_null_key_finds_null(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    frame = spark.createDataFrame([("c",), ("u",), ("x",), (None,)], "k string")
+    found = frame.select(lookup({"c": "insert", "u": "update"}, F.col("k")).alias("v"), lookup({}, F.col("k")))
+    assert [tuple(r) for r in found.collect()] == [("insert", None), ("update", None), (None, None), (None, None)]
+    assert created_maps(found) == []
+
+
+def _frame(spark: Any, messages: list[Message]) -> Any:
+    stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+    rows = [(m.key, m.value, "shop", m.partition, i, stamp, 0, None) for i, m in enumerate(messages)]
+    return spark.createDataFrame(rows, KAFKA_COLUMNS)
+
+
+def _untimed_canal(partition: int, number: int) -> Message:
+    # official Canal-JSON without TiDB's extension carries no commit ts: the change is ordered by its partition's clock
+    document = {
+        "id": 0, "database": "shop", "table": "days", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+        "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+        "mysqlType": {"id": "int(11)", "d": "date"}, "sqlType": {"id": 4, "d": 91},
+        "data": [{"id": str(number), "d": "2024-02-28"}],
+    }  # fmt: skip
+    return Message(value=json.dumps(document).encode(), partition=partition)
+
+
+@pytest.mark.parametrize("plan", ["jvm", "python"])
+def test_changes_without_a_commit_ts_take_their_partitions_seeded_clock(spark: Any, plan: str) -> None:
+    """The previous batch left partition 0 at ts 500 and partition 2 at 900; partition 1 has no clock yet. The
+    seed is a constant lookup in the JVM plan, which must not be a map(...) (see the module)."""
+    messages = [_untimed_canal(partition, number) for number, partition in enumerate([0, 1, 0, 2])]
+    frame = _frame(spark, messages).cache()
+    decoded = decode(frame, "canal-json", plan=plan, partition_ts={("shop", 0): 500, ("shop", 2): 900})
+    try:
+        table = decoded.table("shop", "days")
+        rows = table.select("_cdc_partition", "_cdc_offset", "_cdc_sequence.commit_ts").collect()
+        assert sorted(tuple(r) for r in rows) == [(0, 0, 500), (0, 2, 500), (1, 1, None), (2, 3, 900)]
+        if plan == "jvm":  # the JVM typed the changes: the seed went through its plan
+            assert decoded.paths["jvm"] == 4, decoded.paths
+        assert created_maps(table) == []
+    finally:
+        decoded.release()
+        frame.unpersist()

@@ -1,0 +1,26 @@
+"""What tests read from a DataFrame's plan."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# how Spark prints a map(...) expression in a plan; map_keys(...), map_from_entries(...), map<...> types and a
+# literal map (map(keys: [...], values: [...])) differ
+_CREATE_MAP = re.compile(r"(?<![\w<])map\((?!keys: \[)")
+
+
+def analyzed(frame: Any) -> str:
+    """The analyzed logical plan of ``frame``, as Spark prints it."""
+    return str(frame._jdf.queryExecution().analyzed().toString())
+
+
+def created_maps(frame: Any) -> list[str]:
+    """The ``map(...)`` expressions ``frame``'s plan builds, as printed (cut short). The optimizer folds a constant
+    one by evaluating it through a builder that threads planning over the same frame share
+    (cdc_spark.decoding.literal_lookup)."""
+    plan = analyzed(frame)
+    return [plan[found.start() : found.start() + 80] for found in _CREATE_MAP.finditer(plan)]
+
+
+__all__ = ["analyzed", "created_maps"]
