@@ -90,6 +90,19 @@ def test_a_spec_left_to_its_defaults_is_scd1_by_the_change_sequence(spark: Any) 
         build_spec(without, table="shop.t", keys=["id"])
 
 
+def test_a_spec_carries_what_the_caller_chose(spark: Any) -> None:
+    # SCD2 ordered by a table column (written like the others), tracking one column, with the metadata asked for
+    frame = "id int, name string, qty int, updated_at bigint, _cdc_op string, _cdc_commit_ts bigint"
+    changes = spark.createDataFrame([(1, "a", 2, 5, "insert", 9)], frame)
+    spec = build_spec(
+        changes, table="shop.t", keys=["id"], sequence_by="updated_at", scd=2, track_columns=["id", "qty"],
+        tombstone_retention=dt.timedelta(hours=3), metadata=["_cdc_commit_ts"],
+    )  # fmt: skip
+    assert (spec.table, spec.keys, spec.scd, spec.sequence_by) == ("shop.t", ("id",), 2, "updated_at")
+    assert (spec.columns, spec.track_columns) == (("id", "name", "qty", "updated_at"), ("qty",))
+    assert (spec.tombstone_retention, spec.metadata) == (dt.timedelta(hours=3), ("_cdc_commit_ts",))
+
+
 @pytest.mark.parametrize(
     ("choice", "columns"),
     [
@@ -115,6 +128,8 @@ def test_a_spec_writes_the_chosen_columns_and_always_the_keys(
         ({"drop": "_cdc_op"}, r"^table shop\.t: the change frame has no _cdc_op column$"),
         ({"metadata": ["_cdc_commit_ts"]}, r"^table shop\.t: metadata columns \['_cdc_commit_ts'\] are not in the"),
         ({"track_columns": ["nope"]}, r"^table shop\.t: track_columns names columns not written \['nope'\]$"),
+        ({"include_columns": ["name", "nope"]}, r"^table shop\.t: include_columns names unknown columns \['nope'\]$"),
+        ({"keys": ["id", "nope"]}, r"^table shop\.t: key columns \['nope'\] are not columns of the change frame"),
     ],
 )
 def test_a_spec_that_does_not_fit_its_change_frame_is_refused_with_the_reason(

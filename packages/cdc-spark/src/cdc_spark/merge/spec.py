@@ -89,7 +89,10 @@ def build_spec(
     absent = [c for c in metadata if c not in changes.columns]
     if absent:
         raise ConfigError(f"table {table}: metadata columns {absent} are not in the change frame")
-    columns = data_columns(changes, keys, include_columns, exclude_columns)
+    try:
+        columns = data_columns(changes, keys, include_columns, exclude_columns)
+    except ConfigError as error:
+        raise ConfigError(f"table {table}: {error}") from None
     if track_columns is not None:
         unknown = [c for c in track_columns if c not in columns]
         if unknown:
