@@ -108,7 +108,8 @@ def tests(session: nox.Session) -> None:
     paths = [f"packages/{name}/tests" for name in _present_packages() if (ROOT / "packages" / name / "tests").exists()]
     if (ROOT / "integration").exists():
         paths.append("integration")
-    args = session.posargs or ["-q", "-p", "no:cacheprovider", "--benchmark-disable", *paths]
+    # the slowest tests printed at the end: where CI's time goes
+    args = session.posargs or ["-q", "-p", "no:cacheprovider", "--benchmark-disable", "--durations=20", *paths]
     session.run(str(bindir / "python"), "-m", "pytest", *args, external=True, env=_env(bindir))
 
 
