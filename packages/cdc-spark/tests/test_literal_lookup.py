@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 from cdc_core.message import Message
 from cdc_spark.decoding import decode
 from cdc_spark.decoding.literal_lookup import lookup
-from cdc_spark.source.columns import KAFKA_COLUMNS
 from cdc_testing.spark_plans import created_maps
 
 pytestmark = pytest.mark.spark
@@ -27,12 +25,6 @@ def test_a_key_finds_its_value_and_an_absent_or_null_key_finds_null(spark: Any) 
     assert created_maps(found) == []
 
 
-def _frame(spark: Any, messages: list[Message]) -> Any:
-    stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
-    rows = [(m.key, m.value, "shop", m.partition, i, stamp, 0, None) for i, m in enumerate(messages)]
-    return spark.createDataFrame(rows, KAFKA_COLUMNS)
-
-
 def _untimed_canal(partition: int, number: int) -> Message:
     # official Canal-JSON without TiDB's extension carries no commit ts: the change is ordered by its partition's clock
     document = {
@@ -45,11 +37,11 @@ def _untimed_canal(partition: int, number: int) -> Message:
 
 
 @pytest.mark.parametrize("plan", ["jvm", "python"])
-def test_changes_without_a_commit_ts_take_their_partitions_seeded_clock(spark: Any, plan: str) -> None:
+def test_changes_without_a_commit_ts_take_their_partitions_seeded_clock(kafka_frame: Any, plan: str) -> None:
     """The previous batch left partition 0 at ts 500 and partition 2 at 900; partition 1 has no clock yet. The
     seed is a constant lookup in the JVM plan, which must not be a map(...) (see the module)."""
     messages = [_untimed_canal(partition, number) for number, partition in enumerate([0, 1, 0, 2])]
-    frame = _frame(spark, messages).cache()
+    frame = kafka_frame(messages).cache()
     decoded = decode(frame, "canal-json", plan=plan, partition_ts={("shop", 0): 500, ("shop", 2): 900})
     try:
         table = decoded.table("shop", "days")
