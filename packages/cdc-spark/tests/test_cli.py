@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 
+import attrs
 import pytest
 
 from cdc_core.codec import IgnoredOptionsWarning
 from cdc_core.errors import ConfigError
 from cdc_spark.cli import build_parser, config_from, main
-from cdc_spark.job import BatchReport, JobConfig, SourceSpec, describe, parse_keys, steady_rate
+from cdc_spark.job import (
+    SMALL_BATCH,
+    BatchReport,
+    JobConfig,
+    SourceSpec,
+    batch_plan,
+    describe,
+    parse_keys,
+    steady_rate,
+)
 
 
 def test_source_uris() -> None:
@@ -104,6 +114,24 @@ def test_an_unknown_decode_choice_is_a_config_error(option: str, value: str) -> 
     assert option not in config.codec_options()
 
 
+@pytest.mark.parametrize(("option", "plan"), [(None, "auto"), ("auto", "auto"), ("jvm", "jvm"), ("python", "python")])
+def test_the_decode_option_defaults_to_auto(option: str | None, plan: str) -> None:
+    options = {} if option is None else {"decode": option}
+    config = JobConfig(
+        protocol="debezium", source=SourceSpec.parse("file://x"), target="t", checkpoint="c", options=options
+    )
+    assert config.decode_plan == plan
+
+
+def test_auto_decodes_small_batches_with_the_codec_and_larger_ones_in_the_jvm() -> None:
+    assert batch_plan("auto", 1) == "python"
+    assert batch_plan("auto", SMALL_BATCH - 1) == "python"
+    assert batch_plan("auto", SMALL_BATCH) == "jvm"
+    assert batch_plan("auto", 10**6) == "jvm"
+    for forced in ("jvm", "python"):  # a plan the user named holds for every batch
+        assert {batch_plan(forced, n) for n in (1, SMALL_BATCH - 1, SMALL_BATCH, 10**6)} == {forced}
+
+
 def test_bad_option_syntax_exits_with_usage(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["apply", "--protocol", "x", "--source", "file://a", "--target", "t", "-o", "novalue"])
@@ -134,6 +162,12 @@ def _report(batch_id: int, messages: int, seconds: float) -> BatchReport:
 def test_progress_lines_give_each_batch_rate_and_the_steady_rate_leaves_out_the_first_batch() -> None:
     reports = [_report(0, 1000, 10.0), _report(1, 4000, 2.0), _report(2, 0, 0.5), _report(3, 2000, 2.0)]
     assert describe(reports[1]) == "batch 1: 4000 messages -> shop.orders +4000 (2.0 s, 2,000 messages/s)"
+    assert describe(_report(0, 10, 21.3)) == "batch 0: 10 messages -> shop.orders +10 (21.3 s, 0.5 messages/s)"
+    decoded = attrs.evolve(reports[1], decoded={"jvm": 3990, "codec": 10})
+    assert describe(decoded) == (
+        "batch 1: 4000 messages -> shop.orders +4000; decoded: 3,990 in the JVM, 10 by the codec"
+        " (2.0 s, 2,000 messages/s)"
+    )
     assert steady_rate(reports) == 1500.0  # 6000 messages over 4 s; the warm-up batch and the empty one left out
     assert steady_rate(reports[:1]) is None
 

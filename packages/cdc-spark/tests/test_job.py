@@ -21,7 +21,7 @@ import pytest
 from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
 from cdc_core.registry import get_codec, installed_codecs
 from cdc_spark.demo import differences
-from cdc_spark.job import KAFKA_SCHEMA, BatchReport, JobConfig, SourceSpec, make_sink, run
+from cdc_spark.job import KAFKA_SCHEMA, SMALL_BATCH, BatchReport, JobConfig, SourceSpec, make_sink, run
 from cdc_testing.changefeed import Changefeed, encode, generate
 from cdc_testing.faults import InjectedFault, KillingSink
 
@@ -108,12 +108,14 @@ def with_truncate(feed: Changefeed, table: str = "items") -> Changefeed:
 
 
 def config(tmp_path: Path, protocol: str = "debezium", options: dict[str, str] | None = None) -> JobConfig:
+    """The job over ``tmp_path/messages``. Its batches are small, which ``decode=auto`` hands to the codec: the
+    JVM plan is named, as every large batch takes it (``decode`` in ``options`` wins)."""
     return JobConfig(
         protocol=protocol,
         source=SourceSpec.parse(f"file://{tmp_path / 'messages'}"),
         target=str(tmp_path / "tables"),
         checkpoint=str(tmp_path / "checkpoint"),
-        options=options or {},
+        options={"decode": "jvm", **(options or {})},
     )
 
 
@@ -136,6 +138,19 @@ def test_changefeed_with_replays_ends_in_the_source_state(
     reports: list[BatchReport] = []
     run(spark, config(tmp_path, protocol, job_options), reports.append, stream(spark, tmp_path / "messages"))
     assert [r.batch_id for r in reports] == [0, 1, 2]
+    assert all(r.decoded["jvm"] > 0 for r in reports)  # the row changes were typed by Spark
+    assert differences(str(tmp_path / "tables"), feed) == []
+
+
+def test_by_default_a_small_batch_is_decoded_by_the_codec_with_the_same_result(spark: Any, tmp_path: Path) -> None:
+    feed = generate(seed=11, transactions=60)
+    record(spark, feed, tmp_path / "messages", files=2, seed=1)
+    reports: list[BatchReport] = []
+    job = attrs.evolve(config(tmp_path), options={})  # decode=auto
+    run(spark, job, reports.append, stream(spark, tmp_path / "messages"))
+    assert [r.batch_id for r in reports] == [0, 1]
+    assert all(0 < r.messages < SMALL_BATCH for r in reports)
+    assert [r.decoded for r in reports] == [{"jvm": 0, "codec": r.messages} for r in reports]
     assert differences(str(tmp_path / "tables"), feed) == []
 
 
