@@ -4,9 +4,11 @@ Delta append of the same rows, measured in the same run.
 The target holds ``CDC_BENCH_APPLY_ROWS`` rows (default 10^6) and every round changes every one of its keys: 10 %
 deletes, 20 % partial updates (one column set, the others absent), 70 % full updates, each round ordered after
 the previous ones. The baseline appends the same rows (the table's columns) to a Delta table with Spark: no net
-change, no state, no join. Printed: changed keys/s of both, their ratio (goal: apply at least 0.25 of the
-append's rate), and the driver's JVM heap and Python memory before and after (nothing is collected to the
-driver, so both stay flat).
+change, no state, no join. A second reference, the bare MERGE, runs one Delta ``MERGE INTO`` of the same changes
+into a table of the same 10^6 rows (delete, update every column, insert; no sequence check, no state table, no
+partial updates): what any apply that merges pays at least. Printed: changed keys/s of each, the ratios (goal:
+apply at least 0.25 of the append's rate), and the driver's JVM heap and Python memory before and after (nothing
+is collected to the driver, so both stay flat).
 
     nox -s bench -- benchmarks/bench_spark_apply.py -s
     CDC_BENCH_APPLY_ROWS=100000 nox -s bench -- benchmarks/bench_spark_apply.py -s   # a quick run
@@ -72,6 +74,19 @@ def changes(spark: Any, generation: int) -> Any:
     )
 
 
+def bare_merge(spark: Any, table: str, changes: Any, columns: list[str]) -> None:
+    """The changes merged into ``table`` (a Delta path) with one plain MERGE: the least a merging apply costs."""
+    changes.createOrReplaceTempView("bench_changes")
+    updates = ", ".join(f"t.{c} = s.{c}" for c in columns[1:])
+    names, values = ", ".join(columns), ", ".join(f"s.{c}" for c in columns)
+    spark.sql(
+        f"MERGE INTO delta.`{table}` t USING bench_changes s ON t.id = s.id"
+        " WHEN MATCHED AND s._cdc_op = 'delete' THEN DELETE"
+        f" WHEN MATCHED THEN UPDATE SET {updates}"
+        f" WHEN NOT MATCHED AND s._cdc_op <> 'delete' THEN INSERT ({names}) VALUES ({values})"
+    )
+
+
 def driver_memory(spark: Any) -> tuple[float, float]:
     """(JVM heap in use after a GC, Python peak RSS) of the driver, in MiB."""
     runtime = spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
@@ -96,6 +111,14 @@ def test_apply_changed_keys_against_a_plain_delta_append(benchmark: Any, spark: 
         batches[g].select(*columns).write.format("delta").mode("append").save(str(tmp_path / "baseline"))
         baseline_times.append(time.perf_counter() - start)
 
+    merged = str(tmp_path / "merged")
+    changes(spark, 0).select(*columns).write.format("delta").save(merged)
+    merge_times = []
+    for g in range(1, ROUNDS + 1):
+        start = time.perf_counter()
+        bare_merge(spark, merged, batches[g], columns)
+        merge_times.append(time.perf_counter() - start)
+
     before = driver_memory(spark)
     generation = itertools.count(1)
 
@@ -105,11 +128,14 @@ def test_apply_changed_keys_against_a_plain_delta_append(benchmark: Any, spark: 
     benchmark.pedantic(apply_one, rounds=ROUNDS, iterations=1)
     after = driver_memory(spark)
     baseline = statistics.median(baseline_times)
+    merge = statistics.median(merge_times)
     applied = benchmark.stats.stats.median
     print(
         f"\napply_changes: {ROWS / applied:,.0f} changed keys/s ({applied:.1f} s per {ROWS:,} keys: 10 % deletes,"
         f" 20 % partial updates) into a Delta table of {ROWS:,} rows; plain Spark Delta append of the same rows:"
         f" {ROWS / baseline:,.0f} rows/s ({baseline:.1f} s); apply/append rate = {baseline / applied:.2f}x;"
+        f" bare Delta MERGE of the same changes: {ROWS / merge:,.0f} keys/s ({merge:.1f} s), merge/append rate ="
+        f" {baseline / merge:.2f}x, apply/merge rate = {merge / applied:.2f}x;"
         f" driver JVM heap {before[0]:.0f} -> {after[0]:.0f} MiB, driver Python peak RSS {before[1]:.0f} ->"
         f" {after[1]:.0f} MiB"
     )
