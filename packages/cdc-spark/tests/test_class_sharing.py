@@ -59,6 +59,13 @@ def test_the_connectors_are_the_jars_or_else_the_coordinates() -> None:
     assert connectors_of({}) == ""
 
 
+def test_an_archive_is_made_for_a_local_master_only() -> None:
+    from cdc_spark.class_archive import ClassSharingError, create
+
+    with pytest.raises(ClassSharingError, match="local master"):
+        create("yarn")
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_the_archive_made_is_mapped_by_a_cold_cdc_apply(tmp_path: Path) -> None:

@@ -18,11 +18,14 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from cdc_core.errors import CdcError
 from cdc_spark.class_sharing import DRIVER_OPTIONS, QUIET, SWITCH_ENV, archive_path, connectors_of
 from cdc_spark.session import build_session, session_settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 DUMP_TIMEOUT_S: Final = 600.0
 
@@ -31,15 +34,13 @@ class ClassSharingError(CdcError, RuntimeError):
     """The archive could not be made (the message says which step failed and why)."""
 
 
-def _workload(spark: object, scratch: str) -> None:
+def _workload(spark: SparkSession, scratch: str) -> None:
     """What a first batch runs: JSON parsed, a Delta table created by an apply, then merged into by the next."""
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
     from cdc_spark.apply import apply_changes
     from cdc_spark.sinks import BatchInfo
 
-    assert isinstance(spark, SparkSession)
     seq = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
     schema = f"id int, name string, _cdc_op string, _cdc_sequence {seq}"
     parsed = spark.createDataFrame([('{"id": 1}',)], "j string").select(F.from_json("j", "id int").alias("d"))
@@ -74,6 +75,8 @@ def _alive(pid: int) -> bool:
 
 def create(master: str = "local[2]") -> Path:
     """Make the archive for the connectors a local session gets (see the module doc); returns its path."""
+    if not master.startswith("local"):
+        raise ClassSharingError(f"master {master!r}: the archive is for drivers of a local master (local[N])")
     connectors = connectors_of(session_settings(master, {}))
     if not connectors:
         raise ClassSharingError("no connector jars to archive: the session builder found none")
@@ -83,9 +86,12 @@ def create(master: str = "local[2]") -> Path:
     command = [sys.executable, "-m", "cdc_spark.class_archive", "--dump", str(partial), "--master", master]
     environment = {**os.environ, SWITCH_ENV: "off"}
     try:
-        done = subprocess.run(
-            command, check=False, capture_output=True, text=True, timeout=DUMP_TIMEOUT_S, env=environment
-        )
+        try:
+            done = subprocess.run(
+                command, check=False, capture_output=True, text=True, timeout=DUMP_TIMEOUT_S, env=environment
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise ClassSharingError(f"the archiving session did not end in {DUMP_TIMEOUT_S:.0f} s") from exc
         if done.returncode != 0:
             raise ClassSharingError(f"the archiving session failed ({done.returncode}): {done.stderr[-2000:]}")
         pids = [line.split("=", 1)[1] for line in done.stdout.splitlines() if line.startswith("jvm-pid=")]
