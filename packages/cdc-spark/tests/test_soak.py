@@ -24,7 +24,7 @@ import pytest
 from cdc_spark.demo import comparable, differences, read_table
 from cdc_spark.job import BatchReport, JobConfig, SourceSpec, make_sink, run
 from cdc_testing.changefeed import encode, generate
-from cdc_testing.faults import InjectedFault, KillingSink, proxied
+from cdc_testing.faults import InjectedFault, KillingSink, proxied, reopenable_port
 from cdc_testing.kafka import BOOTSTRAP_ENV, create_topic, free_port, produce, running_broker
 
 pytest.importorskip("cdc_debezium")
@@ -70,7 +70,7 @@ def test_soak_with_broker_outages_and_consumer_kills(spark: Any, tmp_path: Path,
     ]
     replays = rng.sample(messages, len(messages) // 10)  # at-least-once delivery: some messages twice
     stream_of = messages + replays
-    broker_port, proxy_port = free_port(), free_port()
+    broker_port, proxy_port = free_port(), reopenable_port()  # the proxy port closes and opens again
     kills = restarts = batches = 0
     started = time.monotonic()
     with running_broker(port=broker_port, advertised_port=proxy_port), proxied(broker_port, proxy_port) as proxy:

@@ -10,10 +10,40 @@ what clients see when a broker goes down, then serves again on the same port.
 from __future__ import annotations
 
 import contextlib
+import random
 import socket
 import threading
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
+
+EPHEMERAL_RANGE: Final = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOWEST_PORT: Final = 10_000
+
+
+def _ephemeral_low() -> int:
+    """The first port the kernel hands out to outgoing connections (32768 where it does not say)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    return 32_768
+
+
+def reopenable_port(attempts: int = 200) -> int:
+    """A free loopback port below the kernel's ephemeral range, for a listener that closes and opens again.
+
+    A port from the ephemeral range (what binding port 0 gives) can be taken while its listener is down: a client
+    reconnecting to it may be given that very port as its own end (a TCP self-connect), or another process's
+    outgoing connection may, and the listener then cannot come back (``Address already in use``)."""
+    high = _ephemeral_low() - 1
+    for _ in range(attempts):
+        port = random.randint(LOWEST_PORT, high)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise OSError(f"no free port between {LOWEST_PORT} and {high} after {attempts} tries")
 
 
 class TcpProxy:
@@ -42,6 +72,10 @@ class TcpProxy:
             connections, self._connections = self._connections, []
         if listener is not None:
             self.outages += 1
+            # close() alone leaves the socket listening while the accept thread still waits on it: it would take
+            # connections during the outage and hold the port against up() (Address already in use)
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)
             listener.close()
         for connection in connections:
             with contextlib.suppress(OSError):
