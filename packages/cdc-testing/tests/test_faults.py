@@ -1,4 +1,5 @@
-"""The fault-injecting proxy's port: outside the ephemeral range, so the proxy always comes back after an outage."""
+"""The fault-injecting proxy: an outage refuses connections, the proxy comes back on its port, and that port lies
+below the ephemeral range, where no outgoing connection can take it meanwhile."""
 
 from __future__ import annotations
 
