@@ -12,6 +12,9 @@
 * **Generated code kept between micro-batches**: a codegen cache of 4,000 classes (Spark's default is 100).
 * **A local master** (``local[N]``, also the default when nothing names one): shuffle partitions follow the cores,
   adaptive execution on, no UI and no console progress bar, Spark's logs at WARN.
+* **A class-sharing archive** for the driver JVM of a local master, once ``python -m cdc_spark.class_archive`` has
+  made one for these connectors (:mod:`cdc_spark.class_sharing`): a cold start maps the classes instead of loading
+  them.
 * **Python workers** run this interpreter when ``PYSPARK_PYTHON`` is unset, so a job started by absolute path (cron,
   a scheduler, no virtualenv on ``PATH``) finds its packages in the workers too.
 
@@ -28,6 +31,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 from cdc_core.jvm import classpath, maven_available, spark_packages
+from cdc_spark.class_sharing import DRIVER_OPTIONS, connectors_of, driver_options
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -86,6 +90,9 @@ def session_settings(master: str | None, user: Mapping[str, str] | None = None) 
             settings["spark.sql.shuffle.partitions"] = "4"
             settings["spark.databricks.delta.snapshotPartitions"] = "4"
             settings["spark.ui.enabled"] = "false"
+    sharing = driver_options(master, given, connectors_of({**settings, **given}))
+    if sharing is not None:
+        settings[DRIVER_OPTIONS] = sharing
     return {k: v for k, v in settings.items() if k not in given}
 
 

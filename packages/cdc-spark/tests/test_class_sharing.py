@@ -1,0 +1,94 @@
+"""The driver JVM's class-sharing archive: when a session maps it, and that the archive made is one the JVM of a
+real ``cdc apply`` accepts (``-Xshare:on`` fails the JVM's start otherwise)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cdc_core.messagelines import write_lines
+from cdc_spark.class_sharing import DRIVER_OPTIONS, SWITCH_ENV, archive_path, connectors_of, driver_options
+from cdc_spark.session import session_settings
+
+JARS = "/jars/delta-spark.jar,/jars/iceberg-spark-runtime.jar"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CDC_JVM_CACHE", str(tmp_path))
+    monkeypatch.delenv(SWITCH_ENV, raising=False)
+    return tmp_path
+
+
+def _archive(connectors: str) -> Path:
+    path = archive_path(connectors)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"archive")
+    return path
+
+
+def test_a_local_driver_maps_the_archive_made_for_its_connectors(cache: Path) -> None:
+    assert DRIVER_OPTIONS not in session_settings("local[2]", {"spark.jars": JARS})  # none made yet
+    path = _archive(JARS)
+    assert path.is_relative_to(cache)
+    options = session_settings("local[2]", {"spark.jars": JARS})[DRIVER_OPTIONS]
+    assert f"-XX:SharedArchiveFile={path}" in options.split()
+    assert driver_options("local-cluster[2,1,1024]", {}, JARS) == options
+
+
+def test_other_connectors_a_cluster_the_users_own_options_or_the_switch_keep_it_off(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _archive(JARS)
+    assert archive_path(JARS + ",/jars/more.jar") != archive_path(JARS)
+    assert driver_options("local[2]", {}, JARS + ",/jars/more.jar") is None
+    assert driver_options("yarn", {}, JARS) is None
+    assert driver_options(None, {}, JARS) is None
+    assert driver_options("local[2]", {DRIVER_OPTIONS: "-Xmx1g"}, JARS) is None
+    assert driver_options("local[2]", {}, "") is None
+    monkeypatch.setenv(SWITCH_ENV, "off")
+    assert driver_options("local[2]", {}, JARS) is None
+
+
+def test_the_connectors_are_the_jars_or_else_the_coordinates() -> None:
+    assert connectors_of({"spark.jars": "a.jar", "spark.jars.packages": "g:a:1"}) == "a.jar"
+    assert connectors_of({"spark.jars.packages": "g:a:1"}) == "g:a:1"
+    assert connectors_of({}) == ""
+
+
+def test_an_archive_is_made_for_a_local_master_only() -> None:
+    from cdc_spark.class_archive import ClassSharingError, create
+
+    with pytest.raises(ClassSharingError, match="local master"):
+        create("yarn")
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_archive_made_is_mapped_by_a_cold_cdc_apply(tmp_path: Path) -> None:
+    from cdc_spark.class_archive import create
+    from cdc_spark.demo import differences
+    from cdc_testing.changefeed import encode, generate
+
+    pytest.importorskip("cdc_debezium")
+    made = create()
+    assert made.is_file() and made.stat().st_size > 10_000_000
+    assert sorted(p.name for p in made.parent.iterdir()) == [made.name]  # no partial file, no older archive
+    settings = session_settings("local[2]", {})
+    assert f"-XX:SharedArchiveFile={made}" in settings[DRIVER_OPTIONS].split()
+
+    feed = generate(seed=4, transactions=8)
+    messages = tmp_path / "changes.jsonl"
+    with messages.open("w", encoding="utf-8") as handle:
+        write_lines(encode(feed, "debezium", {"enable-tidb-extension": True}), handle)
+    target = tmp_path / "tables"
+    strict = f"{settings[DRIVER_OPTIONS]} -Xshare:on"  # an archive the JVM cannot map stops it from starting
+    command = [sys.executable, "-m", "cdc_spark.cli", "apply", "--protocol", "debezium",
+               "--source", f"file://{messages}", "--target", str(target), "--once", "--master", "local[2]",
+               "--conf", f"{DRIVER_OPTIONS}={strict}"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert differences(str(target), feed) == []
