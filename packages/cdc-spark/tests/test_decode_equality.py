@@ -422,6 +422,23 @@ def test_avro_values_the_jvm_cannot_read_go_to_the_codec(spark: Any, schema_regi
     assert decoded.paths["codec"] >= 7, decoded.paths
 
 
+def test_a_schema_id_the_registry_does_not_know_is_said_and_its_message_is_the_codecs(
+    spark: Any, schema_registry: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The JVM plan cannot read a record whose writer schema the registry does not give: it says so once per id
+    (a warning naming the id and the registry's answer) and the codec makes the message a dead letter."""
+    if "avro" not in installed_codecs():
+        pytest.skip("needs cdc-avro")
+    unknown = b"\x00" + (987_654).to_bytes(4, "big")
+    messages = [Message(key=unknown + b"\x02", value=unknown + b"\x02\x04", partition=0)]
+    with caplog.at_level("WARNING", logger="cdc_spark.decoding.avro"):
+        decoded = decode(_frame(spark, messages), "avro", {"schema-registry": schema_registry.url}, plan="jvm")
+        dead = decoded.dead_letters().collect()
+    said = [r.getMessage() for r in caplog.records if "987654" in r.getMessage()]
+    assert len(said) == 1 and "go to the codec" in said[0] and "unknown to the registry" in said[0], said
+    assert [r["offset"] for r in dead] == [0], dead
+
+
 def test_json_scalar_documents_decode_alike(spark: Any) -> None:
     """A JSON column holding a string, number or null document: Spark's JSON path would drop a string's quotes,
     so scalars go to the codec; objects and arrays are typed in the JVM."""
@@ -474,6 +491,24 @@ def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any) -> None:
         messages.append(Message(value=json.dumps(document).encode(), partition=partition))
     decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.7)
     assert decoded.partition_commit_ts() == {("shop", 0): 200, ("shop", 1): 400}
+
+
+def test_a_shape_whose_newest_message_the_codec_rejects_is_still_typed_in_the_jvm(spark: Any) -> None:
+    """The codec learns a shape's schema from its newest message; when that one holds a value the codec refuses,
+    the shape's oldest message teaches it instead: the other rows are typed in the JVM and the bad one is a dead
+    letter on both paths (the shape would otherwise go to the codec whole)."""
+    messages = []
+    for number in range(6):
+        day = "2024-02-30" if number == 5 else f"2024-02-{number + 1:02d}"
+        document = {
+            "id": number, "database": "shop", "table": "late_days", "pkNames": ["id"], "isDdl": False,
+            "type": "INSERT", "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)", "d": "date"}, "sqlType": {"id": 4, "d": 91},
+            "data": [{"id": str(number), "d": day}], "_tidb": {"commitTs": 100 + number},
+        }  # fmt: skip
+        messages.append(Message(value=json.dumps(document).encode(), partition=0))
+    decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=1.0, dead_offsets={5})
+    assert decoded.paths["jvm"] == 5, decoded.paths
 
 
 # One value each that TiDB never prints and the codec refuses, but Spark's casts (which trim blanks and newlines,

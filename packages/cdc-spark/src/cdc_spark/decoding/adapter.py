@@ -59,7 +59,9 @@ Reader = Callable[["Column"], Typed]
 
 @attrs.frozen(kw_only=True)
 class Sample:
-    """One shape of one table in a batch: how many messages, its newest rank, and a message to decode."""
+    """One shape of one table in a batch: its newest rank and message to decode, and its oldest message, decoded
+    when the newest is one the codec rejects (a bad value in it must not send every row of the shape to the codec:
+    the JVM's checks send each row it cannot convert there)."""
 
     database: str
     table: str
@@ -67,6 +69,7 @@ class Sample:
     rank: tuple[int, int, int, int]
     message: Message | None
     jvm: bool  # rows of this shape are for the JVM (else the sample only teaches a schema, e.g. a BOOTSTRAP)
+    fallback: Message | None = None  # None: the shape has one message, or its sample needs none
 
 
 @attrs.frozen(kw_only=True)

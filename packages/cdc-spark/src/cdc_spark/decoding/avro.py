@@ -29,6 +29,7 @@ the value record.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -76,6 +77,7 @@ _DELETE: Final = 0x03
 _TOMBSTONE: Final = "tombstone"  # the value part of a tombstone's shape
 _DDL_ENVELOPE: Final = "type bigint, commitTs decimal(20,0), query string, schema string, table string"
 _DDL_COMMIT_TS: Final = r'[{,]\s*"commitTs"\s*:\s*([0-9]+)\s*[,}]'  # an integer literal, not a string
+_LOG = logging.getLogger(__name__)
 _REGISTRIES: dict[RegistrySettings, Registry] = {}  # one client (and schema cache) per registry, for the process
 
 
@@ -391,8 +393,10 @@ class AvroAdapter:
         for schema_id in sorted(ids):
             try:
                 found[schema_id] = writer_schema(schema_id, registry.schema(schema_id))
-            except (SchemaNotFoundError, RegistryUnavailableError, WriterSchemaError, CdcError, ValueError):
-                continue  # the codec reports each message of it, with its reason
+            except (SchemaNotFoundError, RegistryUnavailableError, WriterSchemaError, CdcError, ValueError) as exc:
+                # the codec decodes or reports each message of it, with its reason
+                _LOG.warning("schema id %d: its messages go to the codec (%s)", schema_id, exc)
+                continue
         return found
 
     def _learn_schemas(self, messages: DataFrame) -> None:

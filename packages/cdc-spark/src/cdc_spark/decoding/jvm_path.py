@@ -47,7 +47,7 @@ from cdc_spark.decoding.spark_types import spark_type
 from cdc_spark.partition_clock import PartitionKey, merge_clocks
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, Row, SparkSession
 
 
 @attrs.frozen
@@ -63,10 +63,23 @@ class _Shapes:
     untimed_after_timed: bool = False
 
 
+def _rank(row: Row) -> Rank:
+    return (row["ts"], row["partition"], row["offset"], row["position"])
+
+
+def _message(row: Row) -> Message:
+    stamp = row["timestamp"]
+    return Message(
+        value=row["value"], key=row["key"], topic=row["topic"], partition=row["partition"], offset=row["offset"],
+        timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
+    )  # fmt: skip
+
+
 def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]) -> _Shapes:
-    """One aggregate per shape and topic-partition (counts, newest rank, newest commit ts), then the newest message
-    of each sampled shape fetched by its coordinates: no payload goes through the aggregate. A JVM shape that is
-    ``described(database, table, shape)`` already needs no message (its sample has none)."""
+    """One aggregate per shape and topic-partition (counts, newest and oldest rank, newest commit ts), then the
+    newest and the oldest message of each sampled shape fetched by their coordinates: no payload goes through the
+    aggregate. A JVM shape that is ``described(database, table, shape)`` already needs no message (its sample has
+    none)."""
     from pyspark.sql import functions as F
 
     keys = [A.ROUTE, A.DATABASE, A.TABLE, A.SHAPE, A.SAMPLE, "topic", "partition"]
@@ -75,6 +88,7 @@ def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]
         .agg(
             F.count(F.lit(1)).alias("messages"),
             F.max(A.RANK).alias("rank"),
+            F.min(A.RANK).alias("oldest"),
             F.max(A.TS).alias("ts"),
             F.count_if(F.col(A.TS).isNull()).alias("untimed"),
         )
@@ -84,7 +98,8 @@ def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]
     other_clock: dict[PartitionKey, int] = {}
     untimed: set[PartitionKey] = set()
     python_messages = 0
-    newest: dict[tuple[str, str, str, bool], tuple[tuple[int, int, int, int], str]] = {}
+    newest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
+    oldest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
     for row in groups:
         where = (row["topic"], row["partition"])
         if row["ts"] is not None and row["ts"] > clock.get(where, -1):
@@ -97,17 +112,19 @@ def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]
             untimed.add(where)
         if not row[A.SAMPLE] or row[A.DATABASE] is None or row[A.TABLE] is None:
             continue
-        rank_row = row["rank"]
-        rank = (rank_row["ts"], rank_row["partition"], rank_row["offset"], rank_row["position"])
+        rank, first = _rank(row["rank"]), _rank(row["oldest"])
         key = (row[A.DATABASE], row[A.TABLE], row[A.SHAPE] or "", row[A.ROUTE] == Route.JVM)
         if key not in newest or (rank, row["topic"]) > newest[key]:
             newest[key] = (rank, row["topic"])
+        if key not in oldest or (first, row["topic"]) < oldest[key]:
+            oldest[key] = (first, row["topic"])
     untimed_after_timed = bool(untimed & clock.keys())
     if not newest:
         return _Shapes([], python_messages, clock, other_clock, untimed_after_timed)
     known = {key for key in newest if key[3] and described(*key[:3])}
-    wanted = [F.struct(F.lit(topic).alias("t"), F.lit(rank[1]).alias("p"), F.lit(rank[2]).alias("o"))
-              for key, (rank, topic) in newest.items() if key not in known]  # fmt: skip
+    ends = {(topic, rank[1], rank[2]) for picked in (newest, oldest) for key, (rank, topic) in picked.items()
+            if key not in known}  # fmt: skip
+    wanted = [F.struct(F.lit(t).alias("t"), F.lit(p).alias("p"), F.lit(o).alias("o")) for t, p, o in sorted(ends)]
     coordinates = F.struct(F.col("topic").alias("t"), F.col("partition").alias("p"), F.col("offset").alias("o"))
     fetched = (
         {
@@ -125,12 +142,13 @@ def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]
         found = fetched.get((topic, rank[1], rank[2]))
         if found is None:
             continue
-        stamp = found["timestamp"]
-        message = Message(
-            value=found["value"], key=found["key"], topic=found["topic"], partition=found["partition"],
-            offset=found["offset"], timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
+        first, first_topic = oldest[(database, table, shape, jvm)]
+        other = fetched.get((first_topic, first[1], first[2]))
+        fallback = None if other is None or other is found else _message(other)
+        samples.append(
+            Sample(database=database, table=table, shape=shape, message=_message(found), rank=rank, jvm=jvm,
+                   fallback=fallback)
         )  # fmt: skip
-        samples.append(Sample(database=database, table=table, shape=shape, message=message, rank=rank, jvm=jvm))
     return _Shapes(samples, python_messages, clock, other_clock, untimed_after_timed)
 
 
@@ -482,6 +500,10 @@ class _ShapeReuse:
     ) -> dict[tuple[str, str, str], ShapeReaders | None]:
         """The adapter's readers for the samples with a message, the kept ones for the others (then kept too)."""
         described = self.adapter.describe([s for s in samples if s.message is not None], known)
+        retry = [attrs.evolve(s, message=s.fallback, fallback=None) for s in samples
+                 if s.fallback is not None and described.get((s.database, s.table, s.shape)) is None]  # fmt: skip
+        if retry:  # the newest message of these shapes did not decode: their oldest may
+            described.update({k: v for k, v in self.adapter.describe(retry, known).items() if v is not None})
         for sample in samples:
             name = (sample.database, sample.table, sample.shape)
             if sample.jvm and sample.message is None:
