@@ -32,3 +32,18 @@ def test_cdc_apply_by_absolute_path_from_a_bare_environment(tmp_path: Path) -> N
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "batch 0:" in done.stdout
     assert differences(str(target), feed) == []
+
+
+def test_a_driver_jvm_that_cannot_start_is_one_typed_line_and_status_2(tmp_path: Path) -> None:
+    messages = tmp_path / "changes.jsonl"
+    messages.write_text('{"value": null}\n', encoding="utf-8")
+    strict = f"-Xshare:on -XX:SharedArchiveFile={tmp_path / 'missing.jsa'}"  # a JVM option the JVM cannot honour
+    command = [sys.executable, "-m", "cdc_spark.cli", "apply", "--protocol", "debezium",
+               "--source", f"file://{messages}", "--target", str(tmp_path / "tables"), "--once",
+               "--master", "local[1]", "--conf", f"spark.driver.extraJavaOptions={strict}"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("cdc apply: the Spark driver JVM (master local[1]) exited before the session started")
+    assert "spark.driver.extraJavaOptions" in last
+    assert "Traceback" not in done.stderr

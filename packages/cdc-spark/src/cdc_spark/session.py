@@ -30,6 +30,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
+from cdc_core.errors import CdcError
 from cdc_core.jvm import classpath, maven_available, spark_packages
 from cdc_spark.class_sharing import DRIVER_OPTIONS, connectors_of, driver_options
 
@@ -120,6 +121,26 @@ def _submitted() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+class SparkStartError(CdcError, RuntimeError):
+    """The driver JVM exited before the session started (its own reason is on stderr just above)."""
+
+
+def _start(builder: SparkSession.Builder, master: str | None, user: Mapping[str, str]) -> SparkSession:
+    from pyspark.errors import PySparkRuntimeError
+
+    try:
+        return builder.getOrCreate()
+    except PySparkRuntimeError as exc:
+        if exc.getCondition() != "JAVA_GATEWAY_EXITED":
+            raise
+        given = sorted(k for k in user if k.startswith(("spark.driver.", "spark.jars")))
+        hint = f"; the settings given for it: {', '.join(given)}" if given else ""
+        raise SparkStartError(
+            f"the Spark driver JVM (master {master or 'from spark-submit'}) exited before the session started; "
+            f"its reason is printed above (JAVA_HOME, the java on PATH, driver JVM options){hint}"
+        ) from exc
+
+
 def build_session(
     master: str | None = None,
     app_name: str = "cdc",
@@ -144,9 +165,9 @@ def build_session(
         builder = builder.master(master)
     for key, value in {**session_settings(master, user), **user}.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    session = _start(builder, master, user)
     session.sparkContext.setLogLevel(log_level)
     return session
 
 
-__all__ = ["build_session", "connector_jars", "local_cores", "session_settings"]
+__all__ = ["SparkStartError", "build_session", "connector_jars", "local_cores", "session_settings"]
