@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from cdc_core.messagelines import write_lines
-from cdc_spark.class_sharing import DRIVER_OPTIONS, SWITCH_ENV, archive_path, connectors_of, driver_options
+from cdc_spark.class_sharing import (
+    DRIVER_OPTIONS,
+    SWITCH_ENV,
+    archive_path,
+    connectors_of,
+    driver_options,
+    install_prefix,
+)
 from cdc_spark.session import session_settings
 
 JARS = "/jars/delta-spark.jar,/jars/iceberg-spark-runtime.jar"
@@ -37,6 +44,18 @@ def test_a_local_driver_maps_the_archive_made_for_its_connectors(cache: Path) ->
     options = session_settings("local[2]", {"spark.jars": JARS})[DRIVER_OPTIONS]
     assert f"-XX:SharedArchiveFile={path}" in options.split()
     assert driver_options("local-cluster[2,1,1024]", {}, JARS) == options
+
+
+def test_another_pyspark_installation_has_archives_of_its_own(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The JVM maps an archive only with the class path it was made with, Spark's jars from pyspark's directory:
+    the same pyspark version installed elsewhere (another virtualenv) must not find this one's archive."""
+    import pyspark
+
+    here = archive_path(JARS)
+    assert here.name.startswith(install_prefix())
+    monkeypatch.setattr(pyspark, "__file__", str(cache / "elsewhere" / "pyspark" / "__init__.py"))
+    assert not archive_path(JARS).name.startswith(here.name[: len(install_prefix())])
+    assert archive_path(JARS).name[len(install_prefix()) :] == here.name[len(install_prefix()) :]
 
 
 def test_other_connectors_a_cluster_the_users_own_options_or_the_switch_keep_it_off(
@@ -76,7 +95,8 @@ def test_the_archive_made_is_mapped_by_a_cold_cdc_apply(tmp_path: Path) -> None:
     pytest.importorskip("cdc_debezium")
     made = create()
     assert made.is_file() and made.stat().st_size > 10_000_000
-    assert sorted(p.name for p in made.parent.iterdir()) == [made.name]  # no partial file, no older archive
+    assert not list(made.parent.glob("*.part"))  # no partial file
+    assert list(made.parent.glob(f"{install_prefix()}*")) == [made]  # no older archive of this installation
     settings = session_settings("local[2]", {})
     assert f"-XX:SharedArchiveFile={made}" in settings[DRIVER_OPTIONS].split()
 

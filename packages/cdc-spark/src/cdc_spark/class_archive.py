@@ -4,8 +4,8 @@
 A throwaway session with the connectors :func:`cdc_spark.session.build_session` gives a local master runs what a
 first batch runs (JSON parsed, a Delta table created by an apply, then merged into); its JVM dumps the classes it
 loaded as it exits, after the Python side is gone, so the archive is moved into place only once that JVM has
-exited: no session maps a half-written archive. Archives of other JDKs, Spark versions or connector sets are
-removed.
+exited: no session maps a half-written archive. This installation's archives of other JDKs, Spark versions or
+connector sets are removed.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from cdc_core.errors import CdcError
-from cdc_spark.class_sharing import DRIVER_OPTIONS, QUIET, SWITCH_ENV, archive_path, connectors_of
+from cdc_spark.class_sharing import DRIVER_OPTIONS, QUIET, SWITCH_ENV, archive_path, connectors_of, install_prefix
 from cdc_spark.session import build_session, session_settings
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def create(master: str = "local[2]") -> Path:
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
-    for other in target.parent.glob("driver-*.jsa"):
+    for other in target.parent.glob(f"{install_prefix()}*.jsa"):  # this installation's older archives
         if other != target:
             other.unlink(missing_ok=True)
     return target

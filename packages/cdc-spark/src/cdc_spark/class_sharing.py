@@ -9,10 +9,11 @@ verified, from an archive made by an earlier JVM with the same class path (dynam
 and dumps the classes it loaded when its JVM exits; the archive is moved into place only when that JVM is gone,
 so a session never maps a half-written one. From then on :func:`cdc_spark.session.session_settings` starts every
 local driver JVM with it (``spark.driver.extraJavaOptions``), unless the user sets that option, or
-``CDC_CLASS_SHARING=off``. The archive's name is a digest of the Java executable, the pyspark version and the
-connector jars, so a new JDK, Spark or connector set is never matched with an old archive; the JVM itself refuses
-an archive whose class path differs and then starts without it. Archives live in
-``<CDC_JVM_CACHE or ~/.cache/cdc-jvm>/class-sharing`` (about 200 MB); making one replaces the others.
+``CDC_CLASS_SHARING=off``. The archive's name is a digest of the pyspark installation's directory, then of the
+Java executable, the pyspark version and the connector jars, so another environment, a new JDK, Spark or
+connector set is never matched with an old archive (the JVM would refuse an archive whose class path differs and
+start without it, silently). Archives live in ``<CDC_JVM_CACHE or ~/.cache/cdc-jvm>/class-sharing`` (about 200 MB
+each); making one replaces the others of the same installation.
 """
 
 from __future__ import annotations
@@ -34,6 +35,18 @@ def archive_dir() -> Path:
     return cache_root() / "class-sharing"
 
 
+def _digest(text: str, size: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:size]
+
+
+def install_prefix() -> str:
+    """The start of the archive names of this pyspark installation: the JVM maps an archive only with the class
+    path it was made with, and Spark's own jars are on that path from the installation's directory."""
+    import pyspark
+
+    return f"driver-{_digest(str(Path(pyspark.__file__).resolve().parent), 8)}-"
+
+
 def archive_path(connectors: str) -> Path:
     """Where the archive for ``connectors`` (the session's ``spark.jars`` or ``spark.jars.packages``) lives."""
     import pyspark
@@ -41,7 +54,7 @@ def archive_path(connectors: str) -> Path:
     java = Path(java_executable()).resolve()
     stat = java.stat()
     identity = "|".join((str(java), str(stat.st_size), str(stat.st_mtime_ns), pyspark.__version__, connectors))
-    return archive_dir() / f"driver-{hashlib.sha256(identity.encode()).hexdigest()[:20]}.jsa"
+    return archive_dir() / f"{install_prefix()}{_digest(identity, 16)}.jsa"
 
 
 def enabled() -> bool:
@@ -65,4 +78,13 @@ def connectors_of(settings: Mapping[str, str]) -> str:
     return settings.get("spark.jars") or settings.get("spark.jars.packages") or ""
 
 
-__all__ = ["DRIVER_OPTIONS", "QUIET", "SWITCH_ENV", "archive_path", "connectors_of", "driver_options", "enabled"]
+__all__ = [
+    "DRIVER_OPTIONS",
+    "QUIET",
+    "SWITCH_ENV",
+    "archive_path",
+    "connectors_of",
+    "driver_options",
+    "enabled",
+    "install_prefix",
+]
