@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from cdc_core.message import Message
 from cdc_core.schema import TableSchema
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Adapter, Route, Sample, ShapeReaders
@@ -41,6 +40,7 @@ from cdc_spark.decoding.python_path import (
     Rank,
     assemble,
     newest,
+    row_message,
 )
 from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.decoding.spark_types import spark_type
@@ -65,14 +65,6 @@ class _Shapes:
 
 def _rank(row: Row) -> Rank:
     return (row["ts"], row["partition"], row["offset"], row["position"])
-
-
-def _message(row: Row) -> Message:
-    stamp = row["timestamp"]
-    return Message(
-        value=row["value"], key=row["key"], topic=row["topic"], partition=row["partition"], offset=row["offset"],
-        timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
-    )  # fmt: skip
 
 
 def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]) -> _Shapes:
@@ -144,9 +136,9 @@ def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]
             continue
         first, first_topic = oldest[(database, table, shape, jvm)]
         other = fetched.get((first_topic, first[1], first[2]))
-        fallback = None if other is None or other is found else _message(other)
+        fallback = None if other is None or other is found else row_message(other)
         samples.append(
-            Sample(database=database, table=table, shape=shape, message=_message(found), rank=rank, jvm=jvm,
+            Sample(database=database, table=table, shape=shape, message=row_message(found), rank=rank, jvm=jvm,
                    fallback=fallback)
         )  # fmt: skip
     return _Shapes(samples, python_messages, clock, other_clock, untimed_after_timed)

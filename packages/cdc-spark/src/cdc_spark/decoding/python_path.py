@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
 
@@ -65,18 +65,29 @@ class DecodeRetryError(CdcError, RuntimeError):
     """A message decoded in the first pass failed in the second: the batch fails (and is retried), nothing is lost."""
 
 
+class Fields(Protocol):
+    """A row of the Kafka source's columns by name: a Spark ``Row`` or an Arrow batch's row as a dict."""
+
+    def __getitem__(self, name: str, /) -> Any: ...
+
+
+def row_message(row: Fields) -> Message:
+    """The message of a row of the Kafka source's columns (headers left out: no decoder reads them)."""
+    stamp = row["timestamp"]
+    return Message(
+        value=row["value"],
+        key=row["key"],
+        topic=row["topic"],
+        partition=row["partition"],
+        offset=row["offset"],
+        timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
+    )
+
+
 def _messages(batches: Iterator[pa.RecordBatch]) -> Iterator[Message]:
     for batch in batches:
         for row in batch.to_pylist():
-            stamp = row["timestamp"]
-            yield Message(
-                value=row["value"],
-                key=row["key"],
-                topic=row["topic"],
-                partition=row["partition"],
-                offset=row["offset"],
-                timestamp=None if stamp is None else int(stamp.timestamp() * 1000),
-            )
+            yield row_message(row)
 
 
 @attrs.define
@@ -453,6 +464,7 @@ __all__ = [
     "PythonResult",
     "assemble",
     "newest",
+    "row_message",
     "table_part",
     "untyped_dead_letters",
     "wide_schema",
