@@ -266,10 +266,11 @@ def _before_text(name: str) -> Column:
 
 
 def _names_in(image: Column, names: Sequence[str]) -> Column:
-    """The ``names`` that are keys of ``image``, in order."""
+    """The ``names`` that are keys of ``image``, in order (``array_intersect`` keeps the first array's order; it is
+    generated code, where ``array_compact`` of lookups ran interpreted, as higher-order functions do)."""
     from pyspark.sql import functions as F
 
-    return F.array_compact(F.array(*[F.when(F.map_contains_key(image, F.lit(n)), F.lit(n)) for n in names]))
+    return F.array_intersect(F.array(*[F.lit(n) for n in names]).cast("array<string>"), F.map_keys(image))
 
 
 def _struct(fields: list[Column]) -> Column:
