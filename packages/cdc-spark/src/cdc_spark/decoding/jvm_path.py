@@ -266,11 +266,10 @@ def _before_text(name: str) -> Column:
 
 
 def _names_in(image: Column, names: Sequence[str]) -> Column:
-    """The ``names`` that are keys of ``image``, in order (``array_intersect`` keeps the first array's order; it is
-    generated code, where ``array_compact`` of lookups ran interpreted, as higher-order functions do)."""
+    """The ``names`` that are keys of ``image``, in order."""
     from pyspark.sql import functions as F
 
-    return F.array_intersect(F.array(*[F.lit(n) for n in names]).cast("array<string>"), F.map_keys(image))
+    return F.array_compact(F.array(*[F.when(F.map_contains_key(image, F.lit(n)), F.lit(n)) for n in names]))
 
 
 def _struct(fields: list[Column]) -> Column:

@@ -257,17 +257,7 @@ def set_from_bits(number: Column, elements: list[str]) -> Column:
 
     in_range = number.isNotNull() & (F.shiftright(number, len(elements)) == 0) if len(elements) < 63 else number >= 0
     bits = [F.when(F.shiftright(number, i).bitwiseAND(1) == 1, F.lit(e)) for i, e in enumerate(elements)]
-    return F.when(in_range, without_nulls(F.array(*bits)))
-
-
-def without_nulls(array: Column) -> Column:
-    """``array`` without its nulls, for arrays whose other elements are distinct (a SET's members).
-
-    Not ``array_compact``: it is a higher-order function, which Spark evaluates interpreted, as it does every
-    expression under it; ``array_except`` is generated code."""
-    from pyspark.sql import functions as F
-
-    return F.array_except(array, F.array(F.lit(None).cast("string")))
+    return F.when(in_range, F.array_compact(F.array(*bits)))
 
 
 def _set_from_names(text: Column, elements: list[str]) -> Column:
@@ -275,7 +265,7 @@ def _set_from_names(text: Column, elements: list[str]) -> Column:
 
     given = F.when(text == "", F.array().cast("array<string>")).otherwise(F.split(text, ","))
     known = F.size(F.array_except(given, F.array(*[F.lit(e) for e in elements]))) == 0
-    ordered = F.array_intersect(F.array(*[F.lit(e) for e in elements]), given)  # the members' order, no repeats
+    ordered = F.array_compact(F.array(*[F.when(F.array_contains(given, e), F.lit(e)) for e in elements]))
     return F.when(known, ordered)
 
 
