@@ -74,18 +74,29 @@ def best_of(runs: int, action: Callable[[], None]) -> float:
     return min(times)
 
 
-def decode_everything(frame: Any, protocol: str, options: dict[str, Any], plan: str, paths: dict[str, int]) -> None:
+def decode_everything(
+    frame: Any,
+    protocol: str,
+    options: dict[str, Any],
+    plan: str,
+    *,
+    paths: dict[str, int],
+    steps: list[dict[str, float]],
+) -> None:
     """``decode`` with ``plan``, every table, the control frame and the dead letters through the noop sink;
-    ``paths`` gets the decode's count of changes per path (typed in the JVM, through the codec)."""
+    ``paths`` gets the decode's count of changes per path (typed in the JVM, through the codec), ``steps`` one
+    entry per run: the decode's steps (``DecodedChanges.steps``) and ``outputs``, the time writing them took."""
     from cdc_spark.decoding import decode
 
     decoded = decode(frame, protocol, options, plan=plan)
     try:
+        started = time.perf_counter()
         for database, table in decoded.tables():
             noop(decoded.table(database, table))
         noop(decoded.control())
         noop(decoded.dead_letters())
         paths.update(decoded.paths)
+        steps.append({**decoded.steps, "outputs": time.perf_counter() - started})
     finally:
         decoded.release()
 
@@ -105,8 +116,10 @@ def time_decode_against(
     them and the ratios, returns the jvm run's changes per path."""
     small, large = one.count(), many.count()
 
+    steps: list[dict[str, float]] = []
+
     def run(frame: Any, plan: str, paths: dict[str, int]) -> Callable[[], None]:
-        return lambda: decode_everything(frame, protocol, options or {}, plan, paths)
+        return lambda: decode_everything(frame, protocol, options or {}, plan, paths=paths, steps=steps)
 
     baseline()  # warm the JVM paths once before timing anything
     raw = large / best_of(3, baseline)
@@ -117,10 +130,12 @@ def time_decode_against(
     # the first batch of a job, and every later batch of a stream runs it compiled
     benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=2, iterations=1, warmup_rounds=1)
     jvm = large / benchmark.stats.stats.min
+    fastest = min(steps[-2:], key=lambda s: sum(s.values()))  # the timed rounds' steps, the warm-up's before them
     print(
         f"\n{protocol}: {baseline_name} {raw:,.0f} rows/s ({large} messages);"
         f" jvm {jvm:,.0f} rows/s ({jvm / raw:.2f}x; typed in the JVM {jvm_paths.get('jvm', 0)},"
         f" through the codec {jvm_paths.get('codec', 0)});"
         f" python {python:,.0f} rows/s ({python / raw:.2f}x, {small} messages)"
+        f"\n{protocol}: the fastest jvm round's steps: {', '.join(f'{k} {v:.2f} s' for k, v in fastest.items())}"
     )
     return jvm_paths

@@ -168,6 +168,13 @@ def test_progress_lines_give_each_batch_rate_and_the_steady_rate_leaves_out_the_
         "batch 1: 4000 messages -> shop.orders +4000; decoded: 3,990 in the JVM, 10 by the codec"
         " (2.0 s, 2,000 messages/s)"
     )
+    timed = attrs.evolve(
+        reports[1], decode_seconds=1.24, decode_steps={"shapes": 0.41, "typing": 0.66}, apply_seconds=0.7
+    )
+    assert describe(timed) == (
+        "batch 1: 4000 messages -> shop.orders +4000"
+        " (2.0 s, 2,000 messages/s; decode 1.2 s (shapes 0.4, typing 0.7), apply 0.7 s)"
+    )
     assert steady_rate(reports) == 1500.0  # 6000 messages over 4 s; the warm-up batch and the empty one left out
     assert steady_rate(reports[:1]) is None
 

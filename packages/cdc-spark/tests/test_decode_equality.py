@@ -106,6 +106,7 @@ def assert_same_decode(spark: Any, messages: list[Message], protocol: str, optio
         assert actual.partition_commit_ts() == expected.partition_commit_ts()
         changes = sum(len(_rows(expected, name)) for name in expected.tables())
         assert actual.paths["jvm"] >= jvm_share * changes, actual.paths
+        assert list(expected.steps) == ["codec"], expected.steps  # the python plan is the codec's, all of it
     finally:
         expected.release()
         actual.release()
@@ -473,6 +474,9 @@ def test_numbers_with_an_exponent_in_either_case_go_to_the_codec(spark: Any) -> 
         messages.append(Message(value=json.dumps(document).encode(), partition=0))
     decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.2)
     assert decoded.paths == {"jvm": 1, "codec": 4}
+    # every step ran, the residue's too, each timed in the order it ran
+    assert list(decoded.steps) == ["shapes", "schemas", "typing", "codec"], decoded.steps
+    assert all(seconds > 0 for seconds in decoded.steps.values()), decoded.steps
 
 
 def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any) -> None:

@@ -48,6 +48,7 @@ def _decoded(spark: Any, messages: list[Message], zone_option: str = "UTC") -> l
     decoded = decode(spark.createDataFrame(rows, KAFKA_COLUMNS), "canal-json", {"time-zone": zone_option})
     try:
         assert decoded.paths == {"jvm": len(messages), "codec": 0}
+        assert list(decoded.steps) == ["shapes", "schemas", "typing"], decoded.steps  # no residue: no codec step
         frame = decoded.table(*EVENTS).select("id", F.unix_micros("at").alias("at"), "v")
         return sorted((r["id"], r["at"], r["v"]) for r in frame.collect())
     finally:

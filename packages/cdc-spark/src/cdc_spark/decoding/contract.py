@@ -38,7 +38,11 @@ class DecodedChanges:
     * :meth:`partition_commit_ts`: the newest commit ts per topic-partition, for the next batch;
     * :meth:`release`: drop what was cached for this batch;
     * :attr:`paths`: how the batch was decoded: ``jvm`` changes typed by Spark, ``codec`` messages the protocol's
-      codec decoded in the executors (the residue, or everything with the ``python`` plan).
+      codec decoded in the executors (the residue, or everything with the ``python`` plan);
+    * :attr:`steps`: seconds of wall time per step decode ran before it returned (``shapes``: parsing, caching and
+      grouping the batch by shape; ``schemas``: the samples decoded on the driver; ``typing``: every change typed
+      and counted; ``codec``: the residue, or every message with the ``python`` plan). Writing the frames is the
+      caller's time.
     """
 
     spark: SparkSession
@@ -50,6 +54,7 @@ class DecodedChanges:
     _cached: Sequence[DataFrame] = ()
     time_as: str = "interval"
     paths: Mapping[str, int] = attrs.field(factory=dict)
+    steps: Mapping[str, float] = attrs.field(factory=dict)
 
     def tables(self) -> list[tuple[str, str]]:
         return sorted(name for name, parts in self._parts.items() if parts)

@@ -44,6 +44,7 @@ from cdc_spark.decoding.python_path import (
 )
 from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.decoding.spark_types import spark_type
+from cdc_spark.decoding.steps import Steps
 from cdc_spark.partition_clock import PartitionKey, merge_clocks
 
 if TYPE_CHECKING:
@@ -673,11 +674,14 @@ def decode(
     from pyspark.sql import functions as F
 
     spark = df.sparkSession
-    prepared = adapter.prepare(df.select(*MESSAGE_COLUMNS)).persist()
+    steps = Steps()
+    with steps.timed("shapes"):
+        prepared = adapter.prepare(df.select(*MESSAGE_COLUMNS)).persist()
+        reused = _ShapeReuse(spark.conf.get("spark.app.id", None), adapter)
+        found = _find_shapes(prepared, reused.kept)
     cached: list[DataFrame] = [prepared]
-    reused = _ShapeReuse(spark.conf.get("spark.app.id", None), adapter)
-    found = _find_shapes(prepared, reused.kept)
-    described = reused.described(found.samples, [*known_versions, *schemas.values()])
+    with steps.timed("schemas"):
+        described = reused.described(found.samples, [*known_versions, *schemas.values()])
     candidates: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {
         name: [(SEED_RANK, schema)] for name, schema in schemas.items()
     }
@@ -712,28 +716,29 @@ def decode(
     typed_clock: dict[PartitionKey, int] = {}
     bad_messages: DataFrame | None = None
     if typings:
-        source = _with_running_clock(prepared) if found.untimed_after_timed else prepared
-        rows = adapter.rows(source.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM)))
-        projections = TYPINGS.get(_typings_key(reused.app, adapter, typings), lambda: _build_typing(typings))
-        wide = _typed_wide(rows, projections, partition_ts).persist()
-        cached.append(wide)
-        bad_rows = 0
-        with _without_whole_stage_codegen(spark):  # the typing projections run faster as split methods
-            counted = (
-                wide.groupBy("__tidx", "__bad", "topic", "partition")
-                .agg(F.count(F.lit(1)).alias("count"), F.max("_cdc_commit_ts").alias("ts"))
-                .collect()
-            )
-        for row in counted:
-            if row["__bad"]:
-                bad_rows += row["count"]
-                continue
-            counts[row["__tidx"]] = counts.get(row["__tidx"], 0) + row["count"]
-            where = (row["topic"], row["partition"])
-            if row["ts"] is not None and row["ts"] > typed_clock.get(where, -1):
-                typed_clock[where] = row["ts"]
-        if bad_rows:
-            bad_messages = wide.where(F.col("__bad")).select(*COORDINATES).distinct()
+        with steps.timed("typing"):
+            source = _with_running_clock(prepared) if found.untimed_after_timed else prepared
+            rows = adapter.rows(source.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM)))
+            projections = TYPINGS.get(_typings_key(reused.app, adapter, typings), lambda: _build_typing(typings))
+            wide = _typed_wide(rows, projections, partition_ts).persist()
+            cached.append(wide)
+            bad_rows = 0
+            with _without_whole_stage_codegen(spark):  # the typing projections run faster as split methods
+                counted = (
+                    wide.groupBy("__tidx", "__bad", "topic", "partition")
+                    .agg(F.count(F.lit(1)).alias("count"), F.max("_cdc_commit_ts").alias("ts"))
+                    .collect()
+                )
+            for row in counted:
+                if row["__bad"]:
+                    bad_rows += row["count"]
+                    continue
+                counts[row["__tidx"]] = counts.get(row["__tidx"], 0) + row["count"]
+                where = (row["topic"], row["partition"])
+                if row["ts"] is not None and row["ts"] > typed_clock.get(where, -1):
+                    typed_clock[where] = row["ts"]
+            if bad_rows:
+                bad_messages = wide.where(F.col("__bad")).select(*COORDINATES).distinct()
 
     # 3. the residue, in Python
     residue_filter = routed_to_python
@@ -741,23 +746,24 @@ def decode(
     python: PythonPath | None = None
     final = dict(provisional)
     if found.python_messages or python_shapes or bad_messages is not None:
-        while True:
-            residue = prepared.where(residue_filter)
-            if bad_messages is not None:
-                rejected = prepared.join(F.broadcast(bad_messages), on=list(COORDINATES), how="left_semi")
-                residue = residue.unionByName(rejected.where(~residue_filter))
-            python = PythonPath.run(residue, adapter.protocol, options, [*known_versions, *schemas.values()])
-            merged: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {n: [v] for n, v in provisional.items()}
-            for name, ranked in python.first.schemas().items():
-                merged.setdefault(name, []).append(ranked)
-            final = newest(merged)
-            moved = [name for name in jvm_tables if final[name][1] != provisional[name][1]]
-            if not moved:
-                break
-            # A newer schema in the residue: those tables are decoded in Python whole, so each has one schema.
-            for database, table in moved:
-                residue_filter = residue_filter | ((F.col(A.DATABASE) == database) & (F.col(A.TABLE) == table))
-                del jvm_tables[(database, table)]
+        with steps.timed("codec"):
+            while True:
+                residue = prepared.where(residue_filter)
+                if bad_messages is not None:
+                    rejected = prepared.join(F.broadcast(bad_messages), on=list(COORDINATES), how="left_semi")
+                    residue = residue.unionByName(rejected.where(~residue_filter))
+                python = PythonPath.run(residue, adapter.protocol, options, [*known_versions, *schemas.values()])
+                merged: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {n: [v] for n, v in provisional.items()}
+                for name, ranked in python.first.schemas().items():
+                    merged.setdefault(name, []).append(ranked)
+                final = newest(merged)
+                moved = [name for name in jvm_tables if final[name][1] != provisional[name][1]]
+                if not moved:
+                    break
+                # A newer schema in the residue: those tables are decoded in Python whole, so each has one schema.
+                for database, table in moved:
+                    residue_filter = residue_filter | ((F.col(A.DATABASE) == database) & (F.col(A.TABLE) == table))
+                    del jvm_tables[(database, table)]
     parts: dict[tuple[str, str], list[DataFrame]] = {}
     control: list[DataFrame] = [_watermarks(prepared)]
     dead: list[DataFrame] = []
@@ -776,7 +782,8 @@ def decode(
                 parts.setdefault(name, []).append(_jvm_part(jvm_rows, projections, typing.index))
     result = None
     if python is not None:
-        result = assemble(python, [schema for _, schema in (final[n] for n in sorted(final))], partition_ts)
+        with steps.timed("codec"):
+            result = assemble(python, [schema for _, schema in (final[n] for n in sorted(final))], partition_ts)
         cached.append(result.cached)
         for name, part in result.parts.items():
             parts.setdefault(name, []).append(part)
@@ -786,7 +793,9 @@ def decode(
     final_schemas = {name: schema for name, (_, schema) in final.items()}
     typed = sum(counts.get(t.index, 0) for t in jvm_tables.values())
     paths = {"jvm": typed, "codec": 0 if result is None else result.messages}
-    return DecodedChanges(spark, parts, final_schemas, control, dead, clock, cached, time_as, paths=paths)
+    return DecodedChanges(
+        spark, parts, final_schemas, control, dead, clock, cached, time_as, paths=paths, steps=steps.seconds
+    )
 
 
 __all__ = ["decode"]

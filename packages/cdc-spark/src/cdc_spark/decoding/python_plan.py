@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from cdc_core.schema import TableSchema
 from cdc_spark.decoding.contract import DecodedChanges
 from cdc_spark.decoding.python_path import SEED_RANK, PythonPath, Rank, assemble, newest
+from cdc_spark.decoding.steps import Steps
 from cdc_spark.partition_clock import PartitionKey
 
 if TYPE_CHECKING:
@@ -24,14 +25,17 @@ def decode(
     known_versions: Sequence[TableSchema],
     time_as: str,
 ) -> DecodedChanges:
-    python = PythonPath.run(df, protocol, options, [*known_versions, *schemas.values()])
+    steps = Steps()
+    with steps.timed("codec"):
+        python = PythonPath.run(df, protocol, options, [*known_versions, *schemas.values()])
     candidates: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {
         name: [(SEED_RANK, schema)] for name, schema in schemas.items()
     }
     for name, ranked in python.first.schemas().items():
         candidates.setdefault(name, []).append(ranked)
     final = newest(candidates)
-    result = assemble(python, [final[name][1] for name in sorted(final)], partition_ts)
+    with steps.timed("codec"):
+        result = assemble(python, [final[name][1] for name in sorted(final)], partition_ts)
     parts = {name: [part] for name, part in result.parts.items()}
     schemas_out = {name: schema for name, (_, schema) in final.items()}
     return DecodedChanges(
@@ -44,6 +48,7 @@ def decode(
         [result.cached],
         time_as,
         paths={"jvm": 0, "codec": result.messages},
+        steps=steps.seconds,
     )
 
 
