@@ -529,6 +529,12 @@ class DebeziumAdapter:
                 ),
             )
             .withColumn(A.SAMPLE, F.col(A.ROUTE) == Route.JVM)
+            # The batch is cached as prepared: only what rows() reads stays. The schema's text alone is about as
+            # large as the rest of a message, and the envelope's images would be there twice.
+            .withColumn(
+                "__env", F.struct(env["op"].alias("op"), env["after"].alias("after"), env["before"].alias("before"))
+            )
+            .drop("__doc")
         )
 
     def rows(self, prepared: DataFrame) -> DataFrame:
