@@ -68,11 +68,11 @@ def _rank(row: Row) -> Rank:
     return (row["ts"], row["partition"], row["offset"], row["position"])
 
 
-def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]) -> _Shapes:
+def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[str, str, str], bool]) -> _Shapes:
     """One aggregate per shape and topic-partition (counts, newest and oldest rank, newest commit ts), then the
-    newest and the oldest message of each sampled shape fetched by their coordinates: no payload goes through the
-    aggregate. A JVM shape that is ``described(database, table, shape)`` already needs no message (its sample has
-    none)."""
+    newest and the oldest message of each sampled shape fetched from ``messages`` by their coordinates: no payload
+    goes through the aggregate. A JVM shape that is ``described(database, table, shape)`` already needs no message
+    (its sample has none)."""
     from pyspark.sql import functions as F
 
     keys = [A.ROUTE, A.DATABASE, A.TABLE, A.SHAPE, A.SAMPLE, "topic", "partition"]
@@ -122,7 +122,7 @@ def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]
     fetched = (
         {
             (r["topic"], r["partition"], r["offset"]): r
-            for r in prepared.where(coordinates.isin(*wanted)).select(*MESSAGE_COLUMNS).collect()
+            for r in messages.where(coordinates.isin(*wanted)).select(*MESSAGE_COLUMNS).collect()
         }
         if wanted
         else {}
@@ -143,6 +143,28 @@ def _find_shapes(prepared: DataFrame, described: Callable[[str, str, str], bool]
                    fallback=fallback)
         )  # fmt: skip
     return _Shapes(samples, python_messages, clock, other_clock, untimed_after_timed)
+
+
+def _without_payloads(prepared: DataFrame) -> DataFrame:
+    """What the batch's cache holds: a message the JVM types without its key and value (they are parsed already;
+    Debezium's with their schemas are most of a message), any other whole, for the codec. A JVM message the codec
+    needs after all (a value the JVM could not convert, a shape it cannot describe) comes from the source
+    (:func:`_whole`), as do the samples."""
+    from pyspark.sql import functions as F
+
+    routed_here = F.col(A.ROUTE) == Route.JVM
+    return prepared.withColumns({name: F.when(~routed_here, F.col(name)) for name in ("key", "value")})
+
+
+def _whole(residue: DataFrame, messages: DataFrame) -> DataFrame:
+    """The ``residue``'s messages with their payloads: those the cache holds without theirs, from ``messages`` (the
+    source), by their coordinates."""
+    from pyspark.sql import functions as F
+
+    routed_here = F.col(A.ROUTE) == Route.JVM
+    wanted = residue.where(routed_here).select(*COORDINATES)
+    fetched = messages.join(F.broadcast(wanted), on=list(COORDINATES), how="left_semi")
+    return residue.where(~routed_here).select(*MESSAGE_COLUMNS).unionByName(fetched.select(*MESSAGE_COLUMNS))
 
 
 def _with_running_clock(prepared: DataFrame) -> DataFrame:
@@ -675,10 +697,11 @@ def decode(
 
     spark = df.sparkSession
     steps = Steps()
+    messages = df.select(*MESSAGE_COLUMNS)
     with steps.timed("shapes"):
-        prepared = adapter.prepare(df.select(*MESSAGE_COLUMNS)).persist()
+        prepared = _without_payloads(adapter.prepare(messages)).persist()
         reused = _ShapeReuse(spark.conf.get("spark.app.id", None), adapter)
-        found = _find_shapes(prepared, reused.kept)
+        found = _find_shapes(prepared, messages, reused.kept)
     cached: list[DataFrame] = [prepared]
     with steps.timed("schemas"):
         described = reused.described(found.samples, [*known_versions, *schemas.values()])
@@ -752,7 +775,8 @@ def decode(
                 if bad_messages is not None:
                     rejected = prepared.join(F.broadcast(bad_messages), on=list(COORDINATES), how="left_semi")
                     residue = residue.unionByName(rejected.where(~residue_filter))
-                python = PythonPath.run(residue, adapter.protocol, options, [*known_versions, *schemas.values()])
+                known = [*known_versions, *schemas.values()]
+                python = PythonPath.run(_whole(residue, messages), adapter.protocol, options, known)
                 merged: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {n: [v] for n, v in provisional.items()}
                 for name, ranked in python.first.schemas().items():
                     merged.setdefault(name, []).append(ranked)
