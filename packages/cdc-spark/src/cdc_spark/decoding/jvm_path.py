@@ -703,8 +703,9 @@ def decode(
         reused = _ShapeReuse(spark.conf.get("spark.app.id", None), adapter)
         found = _find_shapes(prepared, messages, reused.kept)
     cached: list[DataFrame] = [prepared]
+    known = [*known_versions, *schemas.values()]  # every schema of earlier batches, for the codec's samples and residue
     with steps.timed("schemas"):
-        described = reused.described(found.samples, [*known_versions, *schemas.values()])
+        described = reused.described(found.samples, known)
     candidates: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {
         name: [(SEED_RANK, schema)] for name, schema in schemas.items()
     }
@@ -775,7 +776,6 @@ def decode(
                 if bad_messages is not None:
                     rejected = prepared.join(F.broadcast(bad_messages), on=list(COORDINATES), how="left_semi")
                     residue = residue.unionByName(rejected.where(~residue_filter))
-                known = [*known_versions, *schemas.values()]
                 python = PythonPath.run(_whole(residue, messages), adapter.protocol, options, known)
                 merged: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {n: [v] for n, v in provisional.items()}
                 for name, ranked in python.first.schemas().items():
