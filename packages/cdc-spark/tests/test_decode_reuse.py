@@ -119,6 +119,38 @@ def test_another_column_type_builds_the_typing_again(spark: Any, typings: Reuse[
     assert (jvm_path.SHAPES.builds, jvm_path.SHAPES.hits) == (2, 0)
 
 
+@pytest.mark.spark
+def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_as_it_was(spark: Any) -> None:
+    """Both JVM caches of a batch (the parse, the typed rows) take :data:`jvm_path.BATCH_CACHE` (uncompressed,
+    2,000 rows a cached batch), and the session's own settings are untouched: one the user set keeps its value,
+    one left unset stays unset, and so does whole-stage codegen, which the typing turns off while it runs."""
+    size, compressed = "spark.sql.inMemoryColumnarStorage.batchSize", "spark.sql.inMemoryColumnarStorage.compressed"
+    before = {key: spark.conf.get(key, None) for key in (size, compressed, *jvm_path.SPLIT_METHODS)}
+    messages = [_message(0, "7"), _message(1, "8")]
+    rows = [(m.key, m.value, "shop", 0, i, dt.datetime(2024, 5, 1, tzinfo=dt.UTC), 0, None)
+            for i, m in enumerate(messages)]  # fmt: skip
+    spark.conf.set(size, "7000")
+    spark.conf.unset(compressed)
+    try:
+        decoded = decode(spark.createDataFrame(rows, KAFKA_COLUMNS), "canal-json", {})
+        try:
+            built = [frame._jdf.queryExecution().withCachedData().cacheBuilder().cachedPlan().conf()
+                     for frame in decoded._cached]  # fmt: skip
+            assert len(built) == 2
+            assert [(c.columnBatchSize(), c.useCompression()) for c in built] == [(2000, False), (2000, False)]
+        finally:
+            decoded.release()
+        assert spark.conf.get(size) == "7000"
+        assert spark.conf.get(compressed, None) is None
+        assert all(spark.conf.get(key, None) is None for key in jvm_path.SPLIT_METHODS)
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 def test_the_reuse_keeps_the_most_recently_used_within_its_capacity() -> None:
     built: list[str] = []
 
