@@ -477,64 +477,74 @@ class DebeziumAdapter:
     def prepare(self, messages: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 
+        # Three projections, each evaluating its expressions once: the parse; the envelope's fields and the
+        # per-message checks read from it (the key's names parsed once, though the route and the shape both use
+        # them); the route and the columns. Each projection copies the whole row, the message's own key and value
+        # too, so there are no more than that.
         text = F.col("value").cast("string")
-        doc = F.from_json(text, ENVELOPE)
-        parsed = messages.withColumn("__doc", doc)
+        parsed = messages.withColumn("__doc", F.from_json(text, ENVELOPE))
         doc = F.col("__doc")
         payload = doc["payload"]
-        flat = F.struct(*[doc[n].alias(n) for n in ("before", "after", "op", "ddl", "message", "source")])
-        envelope = F.when(payload.isNotNull(), payload).otherwise(flat)
-        parsed = parsed.withColumn("__env", envelope)
-        env = F.col("__env")
-        source = env["source"]
-        commit_ts = source["commit_ts"]
+
+        def envelope(*path: str) -> Column:
+            """A field of the envelope: in ``payload`` when the message has one, at the top otherwise."""
+            enveloped, flat = payload, doc
+            for name in path:
+                enveloped, flat = enveloped[name], flat[name]
+            return F.when(payload.isNotNull(), enveloped).otherwise(flat)
+
         key_text = F.col("key").cast("string")
-        key_payload = F.coalesce(F.get_json_object(key_text, "$.payload"), key_text)
-        key_names = F.json_object_keys(key_payload)
-        typed = doc["schema"].isNotNull() | F.lit(bool(self._resolved["table-schema"]))
-        op = env["op"]
+        key_names = F.json_object_keys(F.coalesce(F.get_json_object(key_text, "$.payload"), key_text))
+        fields = parsed.select(
+            *messages.columns,
+            *[envelope(name).alias(f"__{name}") for name in ("op", "before", "after", "ddl", "message")],
+            *[envelope("source", name).alias(f"__{name}") for name in ("db", "table", "commit_ts")],
+            F.is_valid_utf8(text).alias("__utf8"),
+            (F.col("key").isNull() | key_names.isNotNull()).alias("__key_read"),
+            (doc["schema"].isNotNull() | F.lit(bool(self._resolved["table-schema"]))).alias("__typed"),
+            F.xxhash64(F.coalesce(doc["schema"], F.lit("")), F.array_join(key_names, "\u0000"))
+            .cast("string")
+            .alias("__digest"),
+        )
+        op, commit_ts = F.col("__op"), F.col("__commit_ts")
         row = (
             F.col("value").isNotNull()
-            & F.is_valid_utf8(text)
+            & F.col("__utf8")
             & op.isin(*_OPS)
-            & env["ddl"].isNull()
-            & source["db"].isNotNull()
-            & source["table"].isNotNull()
-            & F.when(op == "d", env["before"].isNotNull()).otherwise(env["after"].isNotNull())
+            & F.col("__ddl").isNull()
+            & F.col("__db").isNotNull()
+            & F.col("__table").isNotNull()
+            & F.when(op == "d", F.col("__before").isNotNull()).otherwise(F.col("__after").isNotNull())
             & F.coalesce(commit_ts.between(0, _LONG_MAX), commit_ts.isNull())
-            & (F.col("key").isNull() | key_names.isNotNull())
-            & typed
+            & F.col("__key_read")
+            & F.col("__typed")
         )
-        watermark = (op == "m") & env["message"].isNull() & commit_ts.between(0, _LONG_MAX)
+        watermark = (op == "m") & F.col("__message").isNull() & commit_ts.between(0, _LONG_MAX)
         route = (
             F.when(F.col("value").isNull(), F.lit(Route.SKIP.value))
             .when(F.coalesce(row, F.lit(False)), F.lit(Route.JVM.value))
             .when(F.coalesce(watermark, F.lit(False)), F.lit(Route.WATERMARK.value))
             .otherwise(F.lit(Route.PYTHON.value))
         )
-        shape = F.xxhash64(F.coalesce(doc["schema"], F.lit("")), F.array_join(key_names, "\u0000")).cast("string")
-        return (
-            parsed.withColumn(A.ROUTE, route)
-            .withColumn(A.DATABASE, source["db"])
-            .withColumn(A.TABLE, source["table"])
-            .withColumn(A.SHAPE, F.when(F.col(A.ROUTE) == Route.JVM, shape))
-            .withColumn(A.TS, F.when(commit_ts.between(0, _LONG_MAX), commit_ts.cast("long")))
-            .withColumn(
-                A.RANK,
-                F.struct(
-                    F.coalesce(F.col(A.TS), F.lit(-1).cast("long")).alias("ts"),
-                    F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
-                    F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
-                    F.lit(0).alias("position"),
-                ),
-            )
-            .withColumn(A.SAMPLE, F.col(A.ROUTE) == Route.JVM)
+        jvm = route == Route.JVM
+        ts = F.when(commit_ts.between(0, _LONG_MAX), commit_ts.cast("long"))
+        return fields.select(
+            *messages.columns,
+            route.alias(A.ROUTE),
+            F.col("__db").alias(A.DATABASE),
+            F.col("__table").alias(A.TABLE),
+            F.when(jvm, F.col("__digest")).alias(A.SHAPE),
+            ts.alias(A.TS),
+            F.struct(
+                F.coalesce(ts, F.lit(-1).cast("long")).alias("ts"),
+                F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
+                F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
+                F.lit(0).alias("position"),
+            ).alias(A.RANK),
+            jvm.alias(A.SAMPLE),
             # The batch is cached as prepared: only what rows() reads stays. The schema's text alone is about as
             # large as the rest of a message, and the envelope's images would be there twice.
-            .withColumn(
-                "__env", F.struct(env["op"].alias("op"), env["after"].alias("after"), env["before"].alias("before"))
-            )
-            .drop("__doc")
+            F.struct(op.alias("op"), F.col("__after").alias("after"), F.col("__before").alias("before")).alias("__env"),
         )
 
     def rows(self, prepared: DataFrame) -> DataFrame:
