@@ -480,7 +480,7 @@ class DebeziumAdapter:
         # Three projections, each evaluating its expressions once: the parse; the envelope's fields and the
         # per-message checks read from it (the key's names parsed once, though the route and the shape both use
         # them); the route and the columns. Each projection copies the whole row, the message's own key and value
-        # too, so there are no more than that.
+        # too, so there are no more than that (there were five: 200,000 messages 2.65 -> 2.42 s).
         text = F.col("value").cast("string")
         parsed = messages.withColumn("__doc", F.from_json(text, ENVELOPE))
         doc = F.col("__doc")
