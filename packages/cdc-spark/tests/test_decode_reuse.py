@@ -125,13 +125,11 @@ def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_
     2,000 rows a cached batch), and the session's own settings are untouched: one the user set keeps its value,
     one left unset stays unset, and so does whole-stage codegen, which the typing turns off while it runs."""
     size, compressed = "spark.sql.inMemoryColumnarStorage.batchSize", "spark.sql.inMemoryColumnarStorage.compressed"
-    before = {key: spark.conf.get(key, None) for key in (size, compressed, *jvm_path.SPLIT_METHODS)}
     messages = [_message(0, "7"), _message(1, "8")]
     rows = [(m.key, m.value, "shop", 0, i, dt.datetime(2024, 5, 1, tzinfo=dt.UTC), 0, None)
             for i, m in enumerate(messages)]  # fmt: skip
-    spark.conf.set(size, "7000")
-    spark.conf.unset(compressed)
-    try:
+    spark.conf.unset(compressed)  # Spark's default: compressed
+    with jvm_path._settings(spark, {size: "7000"}):  # the caller's own batch size
         decoded = decode(spark.createDataFrame(rows, KAFKA_COLUMNS), "canal-json", {})
         try:
             built = [frame._jdf.queryExecution().withCachedData().cacheBuilder().cachedPlan().conf()
@@ -143,12 +141,6 @@ def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_
         assert spark.conf.get(size) == "7000"
         assert spark.conf.get(compressed, None) is None
         assert all(spark.conf.get(key, None) is None for key in jvm_path.SPLIT_METHODS)
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
 
 
 def test_the_reuse_keeps_the_most_recently_used_within_its_capacity() -> None:
