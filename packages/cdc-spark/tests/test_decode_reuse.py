@@ -20,6 +20,7 @@ import pytest
 from cdc_core.message import Message
 from cdc_spark.decoding import decode, jvm_path
 from cdc_spark.decoding.reuse import Reuse
+from cdc_spark.session_conf import session_conf
 from cdc_spark.source.columns import KAFKA_COLUMNS
 
 EVENTS = ("shop", "events")
@@ -129,7 +130,7 @@ def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_
     rows = [(m.key, m.value, "shop", 0, i, dt.datetime(2024, 5, 1, tzinfo=dt.UTC), 0, None)
             for i, m in enumerate(messages)]  # fmt: skip
     spark.conf.unset(compressed)  # Spark's default: compressed
-    with jvm_path._settings(spark, {size: "7000"}):  # the caller's own batch size
+    with session_conf(spark, {size: "7000"}):  # the caller's own batch size
         decoded = decode(spark.createDataFrame(rows, KAFKA_COLUMNS), "canal-json", {})
         try:
             built = [frame._jdf.queryExecution().withCachedData().cacheBuilder().cachedPlan().conf()

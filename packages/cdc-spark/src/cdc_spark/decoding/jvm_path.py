@@ -21,8 +21,7 @@ topic-partition for the codecs that keep state.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -46,9 +45,10 @@ from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.decoding.spark_types import spark_type
 from cdc_spark.decoding.steps import Steps
 from cdc_spark.partition_clock import PartitionKey, merge_clocks
+from cdc_spark.session_conf import session_conf
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, Row, SparkSession
+    from pyspark.sql import Column, DataFrame, Row
 
 
 @attrs.frozen
@@ -175,22 +175,6 @@ def _with_running_clock(prepared: DataFrame) -> DataFrame:
 
     before = Window.partitionBy("topic", "partition").orderBy("offset").rowsBetween(Window.unboundedPreceding, -1)
     return prepared.withColumn("clock_before", F.max(A.TS).over(before))
-
-
-@contextlib.contextmanager
-def _settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
-    """``settings`` in the session while the block runs, then each key as it was (unset if it was)."""
-    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, old in before.items():
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)
 
 
 # Whole-stage code generation off while the typing runs (then cached). A projection that types every column of
@@ -712,7 +696,7 @@ def decode(
     steps = Steps()
     messages = df.select(*MESSAGE_COLUMNS)
     with steps.timed("shapes"):
-        with _settings(spark, BATCH_CACHE):
+        with session_conf(spark, BATCH_CACHE):
             prepared = _without_payloads(adapter.prepare(messages)).persist()
         reused = _ShapeReuse(spark.conf.get("spark.app.id", None), adapter)
         found = _find_shapes(prepared, messages, reused.kept)
@@ -758,11 +742,11 @@ def decode(
             source = _with_running_clock(prepared) if found.untimed_after_timed else prepared
             rows = adapter.rows(source.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM)))
             projections = TYPINGS.get(_typings_key(reused.app, adapter, typings), lambda: _build_typing(typings))
-            with _settings(spark, BATCH_CACHE):
+            with session_conf(spark, BATCH_CACHE):
                 wide = _typed_wide(rows, projections, partition_ts).persist()
             cached.append(wide)
             bad_rows = 0
-            with _settings(spark, SPLIT_METHODS):
+            with session_conf(spark, SPLIT_METHODS):
                 counted = (
                     wide.groupBy("__tidx", "__bad", "topic", "partition")
                     .agg(F.count(F.lit(1)).alias("count"), F.max("_cdc_commit_ts").alias("ts"))

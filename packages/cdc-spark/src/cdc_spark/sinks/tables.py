@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Final, Protocol
 
 import attrs
@@ -31,6 +31,7 @@ from cdc_spark.merge.columns import ACTION, END_AT, PURGED_AT, START_AT, TIME, T
 from cdc_spark.merge.evolution import evolve
 from cdc_spark.merge.spec import ApplySpec
 from cdc_spark.merge.statements import Merge, add_columns, merges, purge_tombstones, quote, set_properties
+from cdc_spark.session_conf import session_conf
 from cdc_spark.sinks import BatchInfo, MergePlan
 from cdc_spark.sinks.commits import TableInfo, batch_committed, pending, purge_due
 
@@ -297,22 +298,6 @@ def _schemas(changes: DataFrame, spec: ApplySpec) -> tuple[StructType, StructTyp
     time_type = types[TIME].dataType
     bounds = [T.StructField(START_AT, time_type), T.StructField(END_AT, time_type)]
     return T.StructType([*target.fields, *bounds]), scd2.state_schema(spec, types, seq_type, time_type)
-
-
-@contextmanager
-def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
-    """Session settings for the statements run inside, restored afterwards."""
-    previous: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, old in previous.items():
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)
 
 
 __all__ = ["TableFormat", "TableInfo", "TableSink", "session_conf"]
