@@ -20,6 +20,7 @@ import pytest
 from cdc_core.message import Message
 from cdc_spark.decoding import decode, jvm_path
 from cdc_spark.decoding.reuse import Reuse
+from cdc_spark.jit import executors_compile_huge_methods
 from cdc_spark.session_conf import session_conf
 from cdc_spark.source.columns import KAFKA_COLUMNS
 
@@ -137,6 +138,9 @@ def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_
                      for frame in decoded._cached]  # fmt: skip
             assert len(built) == 2
             assert [(c.columnBatchSize(), c.useCompression()) for c in built] == [(2000, False), (2000, False)]
+            # the typing is planned without whole-stage codegen where its one huge method would be interpreted
+            assert not executors_compile_huge_methods(spark)  # the tests' driver options do not compile them
+            assert [c.wholeStageEnabled() for c in built] == [True, False]
         finally:
             decoded.release()
         assert spark.conf.get(size) == "7000"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cdc_spark.class_sharing import DRIVER_OPTIONS
+from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, compiles_huge_methods, with_huge_methods
 from cdc_spark.session import CODEGEN_CACHE, session_settings
 
 
@@ -17,3 +19,18 @@ def test_the_users_codegen_cache_size_wins() -> None:
     settings = session_settings("yarn", {CODEGEN_CACHE: "50", "spark.jars.packages": "x:y:1"})
     assert CODEGEN_CACHE not in settings
     assert "spark.sql.shuffle.partitions" not in settings
+
+
+def test_the_jvms_compile_huge_methods_unless_the_user_sets_their_options() -> None:
+    settings = session_settings("local[2]", {"spark.jars": "given.jar"})
+    assert compiles_huge_methods(settings[DRIVER_OPTIONS].split())
+    assert compiles_huge_methods(settings[EXECUTOR_OPTIONS].split())
+    own = session_settings("yarn", {DRIVER_OPTIONS: "-Xss4m", EXECUTOR_OPTIONS: "-Xss4m", "spark.jars": "x.jar"})
+    assert DRIVER_OPTIONS not in own and EXECUTOR_OPTIONS not in own
+
+
+def test_the_last_switch_given_to_the_jvm_wins() -> None:
+    assert not compiles_huge_methods([])
+    assert compiles_huge_methods(["-Xmx1g", COMPILE_HUGE_METHODS])
+    assert not compiles_huge_methods([COMPILE_HUGE_METHODS, "-XX:+DontCompileHugeMethods"])
+    assert compiles_huge_methods(with_huge_methods("-Xss4m").split())

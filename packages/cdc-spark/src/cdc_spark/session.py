@@ -15,6 +15,8 @@
 * **A class-sharing archive** for the driver JVM of a local master, once ``python -m cdc_spark.class_archive`` has
   made one for these connectors (:mod:`cdc_spark.class_sharing`): a cold start maps the classes instead of loading
   them.
+* **Large generated methods compiled** (``-XX:-DontCompileHugeMethods``) in the driver's and the executors' JVMs,
+  unless the user sets their JVM options: the decode's typing is one such method per batch (:mod:`cdc_spark.jit`).
 * **Python workers** run this interpreter when ``PYSPARK_PYTHON`` is unset, so a job started by absolute path (cron,
   a scheduler, no virtualenv on ``PATH``) finds its packages in the workers too.
 
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Final
 from cdc_core.errors import CdcError
 from cdc_core.jvm import classpath, maven_available, spark_packages
 from cdc_spark.class_sharing import DRIVER_OPTIONS, connectors_of, driver_options
+from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, with_huge_methods
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -91,9 +94,8 @@ def session_settings(master: str | None, user: Mapping[str, str] | None = None) 
             settings["spark.sql.shuffle.partitions"] = "4"
             settings["spark.databricks.delta.snapshotPartitions"] = "4"
             settings["spark.ui.enabled"] = "false"
-    sharing = driver_options(master, given, connectors_of({**settings, **given}))
-    if sharing is not None:
-        settings[DRIVER_OPTIONS] = sharing
+    settings[DRIVER_OPTIONS] = with_huge_methods(driver_options(master, given, connectors_of({**settings, **given})))
+    settings[EXECUTOR_OPTIONS] = COMPILE_HUGE_METHODS
     return {k: v for k, v in settings.items() if k not in given}
 
 
