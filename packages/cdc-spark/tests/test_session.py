@@ -21,12 +21,16 @@ def test_the_users_codegen_cache_size_wins() -> None:
     assert "spark.sql.shuffle.partitions" not in settings
 
 
-def test_the_jvms_compile_huge_methods_unless_the_user_sets_their_options() -> None:
+def test_local_jvms_compile_huge_methods_unless_the_user_sets_their_options() -> None:
     settings = session_settings("local[2]", {"spark.jars": "given.jar"})
     assert compiles_huge_methods(settings[DRIVER_OPTIONS].split())
     assert compiles_huge_methods(settings[EXECUTOR_OPTIONS].split())
-    own = session_settings("yarn", {DRIVER_OPTIONS: "-Xss4m", EXECUTOR_OPTIONS: "-Xss4m", "spark.jars": "x.jar"})
+    cluster = session_settings("local-cluster[2,1,1024]", {"spark.jars": "given.jar"})
+    assert compiles_huge_methods(cluster[EXECUTOR_OPTIONS].split())
+    own = session_settings("local[2]", {DRIVER_OPTIONS: "-Xss4m", EXECUTOR_OPTIONS: "-Xss4m", "spark.jars": "x.jar"})
     assert DRIVER_OPTIONS not in own and EXECUTOR_OPTIONS not in own
+    platform = session_settings("yarn", {"spark.jars.packages": "x:y:1"})  # spark-defaults.conf's are not replaced
+    assert DRIVER_OPTIONS not in platform and EXECUTOR_OPTIONS not in platform
 
 
 def test_the_last_switch_given_to_the_jvm_wins() -> None:

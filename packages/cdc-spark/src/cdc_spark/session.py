@@ -15,8 +15,9 @@
 * **A class-sharing archive** for the driver JVM of a local master, once ``python -m cdc_spark.class_archive`` has
   made one for these connectors (:mod:`cdc_spark.class_sharing`): a cold start maps the classes instead of loading
   them.
-* **Large generated methods compiled** (``-XX:-DontCompileHugeMethods``) in the driver's and the executors' JVMs,
-  unless the user sets their JVM options: the decode's typing is one such method per batch (:mod:`cdc_spark.jit`).
+* **Large generated methods compiled** (``-XX:-DontCompileHugeMethods``) in the JVMs of a local master, unless the
+  user sets their options: the decode's typing is one such method per batch (:mod:`cdc_spark.jit`). A cluster's
+  JVM options are the platform's (``spark-defaults.conf``) and are not replaced; add the option there.
 * **Python workers** run this interpreter when ``PYSPARK_PYTHON`` is unset, so a job started by absolute path (cron,
   a scheduler, no virtualenv on ``PATH``) finds its packages in the workers too.
 
@@ -94,8 +95,10 @@ def session_settings(master: str | None, user: Mapping[str, str] | None = None) 
             settings["spark.sql.shuffle.partitions"] = "4"
             settings["spark.databricks.delta.snapshotPartitions"] = "4"
             settings["spark.ui.enabled"] = "false"
-    settings[DRIVER_OPTIONS] = with_huge_methods(driver_options(master, given, connectors_of({**settings, **given})))
-    settings[EXECUTOR_OPTIONS] = COMPILE_HUGE_METHODS
+    if master is not None and master.startswith("local"):  # JVMs this session starts; a cluster's are its own
+        sharing = driver_options(master, given, connectors_of({**settings, **given}))
+        settings[DRIVER_OPTIONS] = with_huge_methods(sharing)
+        settings[EXECUTOR_OPTIONS] = COMPILE_HUGE_METHODS
     return {k: v for k, v in settings.items() if k not in given}
 
 
