@@ -57,6 +57,25 @@ CHANGED_FROM: Final = "__changed_from"  # map<string,string>: an update's change
 Reader = Callable[["Column"], Typed]
 
 
+@attrs.frozen
+class ParsedReader:
+    """A reader of a text that is a JSON document (Simple's TIMESTAMP object). The typing reads a value's text many
+    times (checks, cast, zero date) and Spark shares no work inside a conditional branch, so ``from_json`` at each
+    read parsed the document again: here the text is parsed once per image (``from_json`` with ``schema``) and
+    ``read`` gets the text and that parse. Called with the text alone, it parses there (a plain :data:`Reader`)."""
+
+    schema: str
+    read: Callable[[Column, Column], Typed]
+
+    def parse(self, text: Column) -> Column:
+        from pyspark.sql import functions as F
+
+        return F.from_json(text, self.schema)
+
+    def __call__(self, text: Column) -> Typed:
+        return self.read(text, self.parse(text))
+
+
 @attrs.frozen(kw_only=True)
 class Sample:
     """One shape of one table in a batch: its newest rank and message to decode, and its oldest message, decoded
@@ -122,4 +141,4 @@ class Adapter(Protocol):
         ...
 
 
-__all__ = ["Adapter", "Reader", "Route", "Sample", "ShapeReaders"]
+__all__ = ["Adapter", "ParsedReader", "Reader", "Route", "Sample", "ShapeReaders"]

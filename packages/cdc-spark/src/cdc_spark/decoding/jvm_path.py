@@ -30,6 +30,7 @@ from cdc_core.schema import TableSchema
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Adapter, Route, Sample, ShapeReaders
 from cdc_spark.decoding.contract import DecodedChanges
+from cdc_spark.decoding.jvm_values import Typed
 from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.python_path import (
     COORDINATES,
@@ -227,9 +228,20 @@ class _Read:
     present: Column
 
 
-def _column(typing: _TableTyping, name: str, text: Column | None) -> _Read:
+def _parse_of(typing: _TableTyping, name: str) -> A.ParsedReader | None:
+    """The column's :class:`~cdc_spark.decoding.adapter.ParsedReader` when every shape that reads its text parses
+    it alike (one ``from_json`` per image then serves them all), else None (each reader parses where it reads)."""
+    readers = [shape.readers.get(name) for shape in typing.shapes.values() if shape.image is None]
+    parsed = [r for r in readers if isinstance(r, A.ParsedReader)]
+    if not parsed or len(parsed) != len([r for r in readers if r is not None]):
+        return None
+    return parsed[0] if len({r.schema for r in parsed}) == 1 else None
+
+
+def _column(typing: _TableTyping, name: str, text: Column | None, parsed: Column | None = None) -> _Read:
     """One column of one image, read by its shape's reader from ``text`` (the column's text in the image's map)
-    or, for typed images, from the shape's own value expression, and cast to the final schema's type."""
+    or, for typed images, from the shape's own value expression, and cast to the final schema's type; ``parsed``:
+    the text's parse, made once in stage one (:func:`_parse_of`)."""
     from pyspark.sql import functions as F
 
     target = spark_type(next(c.data_type for c in typing.schema.stored_columns if c.name == name))
@@ -247,8 +259,14 @@ def _column(typing: _TableTyping, name: str, text: Column | None) -> _Read:
         sources[signature] = source
     if not readers:
         return _Read(F.lit(None).cast(target), None, F.lit(False))
+
     # A shape's own type to the final one: a widening, or a bad value (null where the text was not).
-    typed = [(shapes, readers[signature](sources[signature]), sources[signature])
+    def read(reader: A.Reader, source: Column) -> Typed:
+        if parsed is not None and isinstance(reader, A.ParsedReader) and source is text:
+            return reader.read(source, parsed)
+        return reader(source)
+
+    typed = [(shapes, read(readers[signature], sources[signature]), sources[signature])
              for signature, shapes in by_signature.items()]  # fmt: skip
     if len(typed) == 1:
         _, only, source = typed[0]
@@ -308,7 +326,8 @@ def _none() -> Column:
 
 def _text_stage(typing: _TableTyping) -> Column:
     """Stage one of a table: each column's text in both images, looked up in the maps once (``ta<k>``, ``tb<k>``),
-    the changed columns, and whether there is an old image; the maps are not carried further."""
+    their parse where the column's readers parse JSON (``ja<k>``, ``jb<k>``), the changed columns, and whether there
+    is an old image; the maps are not carried further."""
     from pyspark.sql import functions as F
 
     names = [c.name for c in typing.schema.stored_columns]
@@ -319,6 +338,9 @@ def _text_stage(typing: _TableTyping) -> Column:
         _names_in(image, names),  # an older, narrower schema
     )
     fields = [t for k, n in enumerate(names) for t in (_after_text(n).alias(f"ta{k}"), _before_text(n).alias(f"tb{k}"))]
+    for k, name in enumerate(names):
+        if (parse := _parse_of(typing, name)) is not None:
+            fields += [parse.parse(_after_text(name)).alias(f"ja{k}"), parse.parse(_before_text(name)).alias(f"jb{k}")]
     return F.struct(*fields, changed.alias("changed"), F.col(A.BEFORE).isNotNull().alias("has_before"))
 
 
@@ -329,7 +351,8 @@ def _after_stage(typing: _TableTyping) -> tuple[Column, list[tuple[str, bool]]]:
     fields: list[Column] = []
     layout: list[tuple[str, bool]] = []
     for k, column in enumerate(typing.schema.stored_columns):
-        after = _column(typing, column.name, texts[f"ta{k}"])
+        parsed = texts[f"ja{k}"] if _parse_of(typing, column.name) is not None else None
+        after = _column(typing, column.name, texts[f"ta{k}"], parsed)
         fields.append(after.value.alias(f"a{k}"))
         if after.zero is not None:
             fields.append(after.zero.alias(f"za{k}"))
@@ -380,7 +403,8 @@ def _before_stage(typing: _TableTyping, layout: list[tuple[str, bool]]) -> Colum
     fields: list[Column] = []
     for k, (name, has_zero) in enumerate(layout):
         same = texts[f"tb{k}"].eqNullSafe(texts[f"ta{k}"])
-        before = _column(typing, name, texts[f"tb{k}"])
+        parsed = texts[f"jb{k}"] if _parse_of(typing, name) is not None else None
+        before = _column(typing, name, texts[f"tb{k}"], parsed)
         fields.append(F.when(same, after[f"a{k}"]).otherwise(before.value).alias(f"b{k}"))
         if has_zero:
             own_zero = before.zero if before.zero is not None else _none()

@@ -22,7 +22,7 @@ from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
-from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
+from cdc_spark.decoding.adapter import ParsedReader, Route, Sample, ShapeReaders
 from cdc_spark.decoding.jvm_values import (
     DIGITS,
     TextReader,
@@ -92,11 +92,15 @@ def _set_bits(text: Column, data_type: DataType) -> Typed:
     return checked(text, set_from_bits(F.when(wide >= 0, wide.try_cast("long")), list(data_type.elements)))
 
 
-def _timestamp(text: Column, zone: str, session_zone: str) -> Typed:
+def _timestamp(zone: str, session_zone: str) -> ParsedReader:
     """``{"location": ZONE, "value": LOCAL}``; a location other than the sample's goes to the codec."""
+    return ParsedReader(schema=_TIMESTAMP_TEXT, read=lambda text, parts: _located(text, parts, zone, session_zone))
+
+
+def _located(text: Column, parts: Column, zone: str, session_zone: str) -> Typed:
+    """A TIMESTAMP's ``text`` read from its parse (``parts``)."""
     from pyspark.sql import functions as F
 
-    parts = F.from_json(text, _TIMESTAMP_TEXT)
     local = parts["value"]
     typed = timestamp_text(local, zone, session_zone)
     same_zone = parts["location"] == zone
@@ -133,7 +137,7 @@ class _SimpleReader(TextReader):
 
     def visit_timestamp(self, data_type: DataType) -> A.Reader | None:
         zone, session_zone = self.zone, self.session_zone
-        return lambda text: _timestamp(text, zone, session_zone)
+        return _timestamp(zone, session_zone)
 
     def visit_bytes(self, data_type: DataType) -> A.Reader | None:
         return _binary
