@@ -27,7 +27,8 @@ from cdc_core.message import Message
 from cdc_core.messagelines import read_lines
 from cdc_core.registry import get_codec, installed_codecs
 from cdc_core.types import LogicalType
-from cdc_spark.decoding import DecodedChanges, decode
+from cdc_spark.decoding import DecodedChanges, decode, jvm_path
+from cdc_spark.decoding.adapter import ParsedReader
 from cdc_spark.source.columns import KAFKA_COLUMNS
 from cdc_testing.changefeed import encode, generate
 from cdc_testing.corpus import corpus_files
@@ -163,6 +164,30 @@ def test_simple_timestamps_in_any_form_of_their_object_decode_alike(spark: Any) 
         messages.append(Message(value=value.encode(), key=message.key, partition=message.partition))
     assert rewritten >= 10
     assert_same_decode(spark, messages, "simple", jvm_share=1.0)
+
+
+def test_simple_timestamps_are_parsed_once_per_image_not_where_they_are_read(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The typing's first stage parses a TIMESTAMP object once per image and its reader reads that parse: a
+    ParsedReader is never called on the text itself (each such call would be one more ``from_json`` per read)."""
+    if "simple" not in installed_codecs():
+        pytest.skip("needs simple")
+
+    def parsed_where_read(self: ParsedReader, text: Any) -> Any:
+        raise AssertionError("a TIMESTAMP object parsed where it is read")
+
+    monkeypatch.setattr(ParsedReader, "__call__", parsed_where_read)
+    jvm_path.TYPINGS.clear()  # projections built by an earlier test would not call the readers at all
+    frame = _frame(spark, list(encode(generate(seed=7, transactions=30), "simple")))
+    decoded = decode(frame, "simple", {}, plan="jvm")
+    try:
+        timestamps = [name for name in decoded.tables() if any(
+            c.data_type.logical is LogicalType.TIMESTAMP for c in decoded.schemas()[name].stored_columns)]  # fmt: skip
+        assert timestamps and all(decoded.table(*name).count() for name in timestamps)
+        assert decoded.paths["jvm"] > 0
+    finally:
+        decoded.release()
 
 
 def _kitchen_sink(protocol: str, encoder: dict[str, object], count: int) -> list[Message]:
