@@ -137,8 +137,8 @@ def test_the_changefeed_decodes_alike(spark: Any, protocol: str, encoder: dict[s
 
 
 def test_simple_timestamps_in_any_form_of_their_object_decode_alike(spark: Any) -> None:
-    """TiCDC writes a TIMESTAMP as ``{"location":...,"value":...}``, which the JVM cuts apart; the same object with
-    blanks, its keys the other way round or an escaped character is parsed instead. Every change is still typed in
+    """TiCDC writes a TIMESTAMP as ``{"location":...,"value":...}``; the same object with blanks, its keys the
+    other way round or an escaped character is a TIMESTAMP too. The JVM parses every form: each change is typed in
     the JVM, with the codec's values."""
     if "simple" not in installed_codecs():
         pytest.skip("needs simple")
