@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
+import pytest
+
+from cdc_spark import jit
 from cdc_spark.class_sharing import DRIVER_OPTIONS
 from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, compiles_huge_methods, with_huge_methods
+from cdc_spark.masters import local_cores, runs_in_driver
 from cdc_spark.session import CODEGEN_CACHE, session_settings
 
 
@@ -38,3 +45,22 @@ def test_the_last_switch_given_to_the_jvm_wins() -> None:
     assert compiles_huge_methods(["-Xmx1g", COMPILE_HUGE_METHODS])
     assert not compiles_huge_methods([COMPILE_HUGE_METHODS, "-XX:+DontCompileHugeMethods"])
     assert compiles_huge_methods(with_huge_methods("-Xss4m").split())
+
+
+def test_a_master_url_tells_whether_the_executors_are_the_drivers_jvm() -> None:
+    assert [local_cores(m) for m in ("local", "local[3]", "local[3, 2]", "local[*]")] == [1, 3, 3, os.cpu_count()]
+    assert runs_in_driver(" local[2] ")
+    for master in ("local-cluster[2,1,1024]", "spark://host:7077", "yarn", "k8s://https://host", "localhost"):
+        assert local_cores(master) is None and not runs_in_driver(master), master
+
+
+def test_the_executors_jvm_options_are_asked_once_per_application(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jit, "_ANSWERS", {})
+    first = jit.executors_compile_huge_methods(spark)
+    assert {spark.sparkContext.applicationId: first} == jit._ANSWERS
+
+    def asked(master: str) -> bool:
+        raise AssertionError(f"the JVM was asked again ({master})")
+
+    monkeypatch.setattr(jit, "runs_in_driver", asked)
+    assert jit.executors_compile_huge_methods(spark) == first

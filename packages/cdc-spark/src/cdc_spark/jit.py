@@ -17,12 +17,16 @@ import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
+from cdc_spark.masters import runs_in_driver
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 COMPILE_HUGE_METHODS: Final = "-XX:-DontCompileHugeMethods"
 EXECUTOR_OPTIONS: Final = "spark.executor.extraJavaOptions"
 _SWITCH: Final = "DontCompileHugeMethods"
+# Per Spark application id: whether its executors compile huge methods (a few entries: one per application started)
+_ANSWERS: Final[dict[str, bool]] = {}
 
 
 def compiles_huge_methods(options: Iterable[str]) -> bool:
@@ -41,19 +45,23 @@ def with_huge_methods(options: str | None) -> str:
     return f"{options} {COMPILE_HUGE_METHODS}" if options else COMPILE_HUGE_METHODS
 
 
-def _local(master: str) -> bool:
-    return master.startswith("local") and not master.startswith("local-cluster")
-
-
 def executors_compile_huge_methods(spark: SparkSession) -> bool:
     """Whether the session's executors compile huge methods: with a local master they are the driver's JVM (its
-    own arguments tell), elsewhere they start with ``spark.executor.extraJavaOptions``."""
-    if _local(spark.sparkContext.master or ""):
-        jvm = spark.sparkContext._jvm
+    own arguments tell), elsewhere they start with ``spark.executor.extraJavaOptions``. Neither changes while an
+    application runs, so the answer is asked of the JVM once per application, not at every batch."""
+    context = spark.sparkContext
+    application = context.applicationId
+    if (known := _ANSWERS.get(application)) is not None:
+        return known
+    if runs_in_driver(context.master or ""):
+        jvm = context._jvm
         assert jvm is not None
         arguments = jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
-        return compiles_huge_methods(str(argument) for argument in arguments)
-    return compiles_huge_methods(shlex.split(spark.sparkContext.getConf().get(EXECUTOR_OPTIONS, "") or ""))
+        answer = compiles_huge_methods(str(argument) for argument in arguments)
+    else:
+        answer = compiles_huge_methods(shlex.split(context.getConf().get(EXECUTOR_OPTIONS, "") or ""))
+    _ANSWERS[application] = answer
+    return answer
 
 
 __all__ = [

@@ -28,7 +28,6 @@ win: nothing here overrides a setting that is already present.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
@@ -37,6 +36,7 @@ from cdc_core.errors import CdcError
 from cdc_core.jvm import classpath, maven_available, spark_packages
 from cdc_spark.class_sharing import DRIVER_OPTIONS, connectors_of, driver_options
 from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, with_huge_methods
+from cdc_spark.masters import local_cores
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -49,18 +49,6 @@ EXTENSIONS: Final = (
 SESSION_CATALOG: Final = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 CODEGEN_CACHE: Final = "spark.sql.codegen.cache.maxEntries"
 CODEGEN_CACHE_ENTRIES: Final = "4000"
-_LOCAL: Final = re.compile(r"local(?:-cluster)?(?:\[(?P<threads>\*|\d+)(?:,\s*\d+)*(?:,\s*\d+)?\])?$")
-
-
-def local_cores(master: str) -> int | None:
-    """Worker threads of a local master (``local``, ``local[4]``, ``local[*]``); None for a cluster master."""
-    match = _LOCAL.match(master.strip())
-    if match is None or master.startswith("local-cluster"):
-        return None
-    threads = match.group("threads")
-    if threads is None:
-        return 1
-    return os.cpu_count() or 1 if threads == "*" else int(threads)
 
 
 def session_settings(master: str | None, user: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -238,6 +238,17 @@ def _parse_of(typing: _TableTyping, name: str) -> A.ParsedReader | None:
     return parsed[0] if len({r.schema for r in parsed}) == 1 else None
 
 
+def _parses(typing: _TableTyping) -> dict[int, A.ParsedReader]:
+    """By column position: the columns whose text stage one parses (:func:`_parse_of`)."""
+    found = {k: _parse_of(typing, c.name) for k, c in enumerate(typing.schema.stored_columns)}
+    return {k: parse for k, parse in found.items() if parse is not None}
+
+
+def _parsed_text(texts: Column, image: str, k: int, parses: Mapping[int, A.ParsedReader]) -> Column | None:
+    """Stage one's parse of column ``k``'s text in ``image`` (``a``: the new one, ``b``: the old one), if made."""
+    return texts[f"j{image}{k}"] if k in parses else None
+
+
 def _column(typing: _TableTyping, name: str, text: Column | None, parsed: Column | None = None) -> _Read:
     """One column of one image, read by its shape's reader from ``text`` (the column's text in the image's map)
     or, for typed images, from the shape's own value expression, and cast to the final schema's type; ``parsed``:
@@ -324,7 +335,7 @@ def _none() -> Column:
     return F.lit(None).cast("string")
 
 
-def _text_stage(typing: _TableTyping) -> Column:
+def _text_stage(typing: _TableTyping, parses: Mapping[int, A.ParsedReader]) -> Column:
     """Stage one of a table: each column's text in both images, looked up in the maps once (``ta<k>``, ``tb<k>``),
     their parse where the column's readers parse JSON (``ja<k>``, ``jb<k>``), the changed columns, and whether there
     is an old image; the maps are not carried further."""
@@ -338,21 +349,20 @@ def _text_stage(typing: _TableTyping) -> Column:
         _names_in(image, names),  # an older, narrower schema
     )
     fields = [t for k, n in enumerate(names) for t in (_after_text(n).alias(f"ta{k}"), _before_text(n).alias(f"tb{k}"))]
-    for k, name in enumerate(names):
-        if (parse := _parse_of(typing, name)) is not None:
-            fields += [parse.parse(_after_text(name)).alias(f"ja{k}"), parse.parse(_before_text(name)).alias(f"jb{k}")]
+    for k, parse in parses.items():
+        name = names[k]
+        fields += [parse.parse(_after_text(name)).alias(f"ja{k}"), parse.parse(_before_text(name)).alias(f"jb{k}")]
     return F.struct(*fields, changed.alias("changed"), F.col(A.BEFORE).isNotNull().alias("has_before"))
 
 
-def _after_stage(typing: _TableTyping) -> tuple[Column, list[tuple[str, bool]]]:
+def _after_stage(typing: _TableTyping, parses: Mapping[int, A.ParsedReader]) -> tuple[Column, list[tuple[str, bool]]]:
     """Stage two: the new image's columns read once, into a struct (``a<k>`` values, ``za<k>`` zero-date texts),
     and per column whether it can have zero dates."""
     texts = _texts(typing)
     fields: list[Column] = []
     layout: list[tuple[str, bool]] = []
     for k, column in enumerate(typing.schema.stored_columns):
-        parsed = texts[f"ja{k}"] if _parse_of(typing, column.name) is not None else None
-        after = _column(typing, column.name, texts[f"ta{k}"], parsed)
+        after = _column(typing, column.name, texts[f"ta{k}"], _parsed_text(texts, "a", k, parses))
         fields.append(after.value.alias(f"a{k}"))
         if after.zero is not None:
             fields.append(after.zero.alias(f"za{k}"))
@@ -394,7 +404,7 @@ def _texts(typing: _TableTyping) -> Column:
     return F.col(f"__x{typing.index}")
 
 
-def _before_stage(typing: _TableTyping, layout: list[tuple[str, bool]]) -> Column:
+def _before_stage(typing: _TableTyping, layout: list[tuple[str, bool]], parses: Mapping[int, A.ParsedReader]) -> Column:
     """Stage three: the old image's columns (``b<k>``, ``zb<k>``); a text equal to the new image's reuses its
     value, so an update's full old image is read only where it differs."""
     from pyspark.sql import functions as F
@@ -403,8 +413,7 @@ def _before_stage(typing: _TableTyping, layout: list[tuple[str, bool]]) -> Colum
     fields: list[Column] = []
     for k, (name, has_zero) in enumerate(layout):
         same = texts[f"tb{k}"].eqNullSafe(texts[f"ta{k}"])
-        parsed = texts[f"jb{k}"] if _parse_of(typing, name) is not None else None
-        before = _column(typing, name, texts[f"tb{k}"], parsed)
+        before = _column(typing, name, texts[f"tb{k}"], _parsed_text(texts, "b", k, parses))
         fields.append(F.when(same, after[f"a{k}"]).otherwise(before.value).alias(f"b{k}"))
         if has_zero:
             own_zero = before.zero if before.zero is not None else _none()
@@ -564,17 +573,19 @@ def _build_typing(typings: Sequence[_TableTyping]) -> _Typing:
     tidx = F.col("__tidx")
     text_typings = [t for t in typings if not t.typed]
     layouts: dict[int, list[tuple[str, bool]]] = {}
-    first = [F.when(tidx == t.index, _text_stage(t)).alias(f"__x{t.index}") for t in text_typings]
+    parses = {t.index: _parses(t) for t in text_typings}
+    first = [F.when(tidx == t.index, _text_stage(t, parses[t.index])).alias(f"__x{t.index}") for t in text_typings]
     for typing in typings:
         if typing.typed:
             struct, layouts[typing.index] = _image_stage(typing)
             first.append(F.when(tidx == typing.index, struct).alias(f"__va{typing.index}"))
     after_columns: list[Column] = []
     for typing in text_typings:
-        struct, layouts[typing.index] = _after_stage(typing)
+        struct, layouts[typing.index] = _after_stage(typing, parses[typing.index])
         after_columns.append(F.when(tidx == typing.index, struct).alias(f"__va{typing.index}"))
     before_columns = [
-        F.when(tidx == t.index, _before_stage(t, layouts[t.index])).alias(f"__vb{t.index}") for t in text_typings
+        F.when(tidx == t.index, _before_stage(t, layouts[t.index], parses[t.index])).alias(f"__vb{t.index}")
+        for t in text_typings
     ]
     structs: list[Column] = []
     bad: Column = F.lit(False)
