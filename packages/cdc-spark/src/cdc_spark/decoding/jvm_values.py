@@ -38,13 +38,6 @@ DATETIME_TEXT: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{
 # A hexadecimal float, or a digit or point followed by Java's type suffix (``inf`` and ``Infinity`` are not matched)
 JAVA_ONLY_FLOAT: Final = r"[xX]|[0-9.][dDfF][\x00-\x20]*$"  # Spark trims the control characters and blanks
 DECIMAL_TEXT: Final = r"^-?[0-9]+(\.[0-9]+)?\z"  # a newline would stay in the padded text
-# The values of Spark's integral types, by type name: a column whose Spark type is one of these holds no more
-INTEGRAL_RANGES: Final = {
-    "byte": (-(2**7), 2**7 - 1),
-    "short": (-(2**15), 2**15 - 1),
-    "integer": (-(2**31), 2**31 - 1),
-    "long": (-(2**63), 2**63 - 1),
-}
 
 
 @attrs.frozen
@@ -76,15 +69,10 @@ def bounded(typed: Typed, data_type: DataType) -> Typed:
     from pyspark.sql import functions as F
 
     bounds = integer_range(data_type)
-    target = spark_type(data_type).typeName()
-    if bounds is None or bounds == INTEGRAL_RANGES.get(target):
-        return typed  # the cast to the Spark type has held the value to the column's range already
-    if target in INTEGRAL_RANGES:  # compared as longs: a cast to decimal(20,0) makes a Java BigDecimal of each value
-        number, low, high = typed.value.cast("long"), F.lit(bounds[0]), F.lit(bounds[1])
-    else:
-        number = typed.value.cast("decimal(20,0)")
-        low, high = (F.lit(str(bound)).cast("decimal(20,0)") for bound in bounds)
-    inside = number.between(low, high)
+    if bounds is None:
+        return typed
+    low, high = (F.lit(str(bound)).cast("decimal(20,0)") for bound in bounds)
+    inside = typed.value.cast("decimal(20,0)").between(low, high)
     return attrs.evolve(typed, value=F.when(inside, typed.value), bad=typed.bad | (typed.value.isNotNull() & ~inside))
 
 
