@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
 
 import pytest
@@ -55,9 +56,9 @@ def test_a_master_url_tells_whether_the_executors_are_the_drivers_jvm() -> None:
 
 
 def test_the_executors_jvm_options_are_asked_once_per_application(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(jit, "_ANSWERS", {})
+    monkeypatch.setattr(jit, "_ANSWERS", weakref.WeakKeyDictionary())
     first = jit.executors_compile_huge_methods(spark)
-    assert {spark.sparkContext.applicationId: first} == jit._ANSWERS
+    assert dict(jit._ANSWERS) == {spark.sparkContext: first}
 
     def asked(master: str) -> bool:
         raise AssertionError(f"the JVM was asked again ({master})")

@@ -14,19 +14,21 @@ generation, 3.5 s with the option (4.0 s with both).
 from __future__ import annotations
 
 import shlex
+import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
 from cdc_spark.masters import runs_in_driver
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 COMPILE_HUGE_METHODS: Final = "-XX:-DontCompileHugeMethods"
 EXECUTOR_OPTIONS: Final = "spark.executor.extraJavaOptions"
 _SWITCH: Final = "DontCompileHugeMethods"
-# Per Spark application id: whether its executors compile huge methods (a few entries: one per application started)
-_ANSWERS: Final[dict[str, bool]] = {}
+# Per SparkContext (one per application; gone with it): whether its executors compile huge methods
+_ANSWERS: Final[weakref.WeakKeyDictionary[SparkContext, bool]] = weakref.WeakKeyDictionary()
 
 
 def compiles_huge_methods(options: Iterable[str]) -> bool:
@@ -48,10 +50,9 @@ def with_huge_methods(options: str | None) -> str:
 def executors_compile_huge_methods(spark: SparkSession) -> bool:
     """Whether the session's executors compile huge methods: with a local master they are the driver's JVM (its
     own arguments tell), elsewhere they start with ``spark.executor.extraJavaOptions``. Neither changes while an
-    application runs, so the answer is asked of the JVM once per application, not at every batch."""
+    application runs, so the JVM is asked once per application, not at every batch."""
     context = spark.sparkContext
-    application = context.applicationId
-    if (known := _ANSWERS.get(application)) is not None:
+    if (known := _ANSWERS.get(context)) is not None:
         return known
     if runs_in_driver(context.master or ""):
         jvm = context._jvm
@@ -60,7 +61,7 @@ def executors_compile_huge_methods(spark: SparkSession) -> bool:
         answer = compiles_huge_methods(str(argument) for argument in arguments)
     else:
         answer = compiles_huge_methods(shlex.split(context.getConf().get(EXECUTOR_OPTIONS, "") or ""))
-    _ANSWERS[application] = answer
+    _ANSWERS[context] = answer
     return answer
 
 
