@@ -1,6 +1,5 @@
 package cdc.bench;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -24,49 +23,47 @@ import org.apache.spark.sql.api.java.UDF1;
  * the codecs' rules (ranges, zero dates, zones, ENUM and SET names, binary text) and keeps no column names.
  */
 public final class OnePassCanalJson implements UDF1<String, Row> {
-  private static final JsonFactory JSON = new JsonFactory();
+  private static final long serialVersionUID = 1L;
+
   private static final DateTimeFormatter DATETIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss[.SSSSSS][.SSS][.S]");
 
   @Override
   public Row call(String text) throws IOException {
-    String database = null;
-    String table = null;
-    String type = null;
-    long ts = 0;
-    Map<String, String> types = new HashMap<>();
-    List<Map<String, String>> rows = new ArrayList<>();
-    try (JsonParser parser = JSON.createParser(text)) {
-      parser.nextToken();
-      while (parser.nextToken() == JsonToken.FIELD_NAME) {
-        String field = parser.currentName();
-        JsonToken token = parser.nextToken();
-        switch (field) {
-          case "database" -> database = parser.getText();
-          case "table" -> table = parser.getText();
-          case "type" -> type = parser.getText();
-          case "ts" -> ts = parser.getLongValue();
-          case "mysqlType" -> readObject(parser, token, types);
-          case "data" -> {
-            if (token == JsonToken.START_ARRAY) {
-              while (parser.nextToken() == JsonToken.START_OBJECT) {
-                Map<String, String> row = new HashMap<>();
-                readObject(parser, JsonToken.START_OBJECT, row);
-                rows.add(row);
-              }
-            }
-          }
-          default -> parser.skipChildren();
-        }
-      }
-    }
+    Envelope envelope = new Envelope();
+    CanalJsonFields.read(text, envelope::read);
     Typed typed = new Typed();
-    for (Map<String, String> row : rows) {
-      row.forEach((column, value) -> typed.add(types.getOrDefault(column, "varchar"), value));
+    for (Map<String, String> row : envelope.rows) {
+      row.forEach((column, value) -> typed.add(envelope.types.getOrDefault(column, "varchar"), value));
     }
     return RowFactory.create(
-        database, table, type, ts, rows.size(), typed.bad,
+        envelope.database, envelope.table, envelope.type, envelope.ts, envelope.rows.size(), typed.bad,
         typed.integers, typed.decimals, typed.doubles, typed.texts, typed.dates, typed.datetimes);
+  }
+
+  /** What the pass reads of the envelope: the table, type and ts, the type map and the rows as texts. */
+  private static final class Envelope extends CanalJsonFields.Head {
+    final Map<String, String> types = new HashMap<>();
+    final List<Map<String, String>> rows = new ArrayList<>();
+
+    void read(String field, JsonToken token, JsonParser parser) throws IOException {
+      if (readHead(field, parser)) {
+        return;
+      }
+      switch (field) {
+        case "mysqlType" -> readObject(parser, token, types);
+        case "data" -> {
+          if (token == JsonToken.START_ARRAY) {
+            while (parser.nextToken() == JsonToken.START_OBJECT) {
+              Map<String, String> row = new HashMap<>();
+              readObject(parser, JsonToken.START_OBJECT, row);
+              rows.add(row);
+            }
+          }
+        }
+        default -> parser.skipChildren();
+      }
+    }
   }
 
   /** The members of the object the parser is at, as texts (null for JSON null). */

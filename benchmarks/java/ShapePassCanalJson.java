@@ -1,6 +1,5 @@
 package cdc.bench;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -15,31 +14,28 @@ import org.apache.spark.sql.api.java.UDF1;
  * <p>For bench_java_one_pass.py: what the first of a two-pass decoder's passes costs when it reads no value.
  */
 public final class ShapePassCanalJson implements UDF1<String, Row> {
-  private static final JsonFactory JSON = new JsonFactory();
+  private static final long serialVersionUID = 1L;
 
   @Override
   public Row call(String text) throws IOException {
-    String database = null;
-    String table = null;
-    String type = null;
-    long ts = 0;
-    long shape = 17;
-    try (JsonParser parser = JSON.createParser(text)) {
-      parser.nextToken();
-      while (parser.nextToken() == JsonToken.FIELD_NAME) {
-        String field = parser.currentName();
-        JsonToken token = parser.nextToken();
-        switch (field) {
-          case "database" -> database = parser.getText();
-          case "table" -> table = parser.getText();
-          case "type" -> type = parser.getText();
-          case "ts" -> ts = parser.getLongValue();
-          case "mysqlType", "sqlType", "pkNames" -> shape = hashed(parser, token, shape * 31 + field.hashCode());
-          default -> parser.skipChildren();
-        }
+    Shape shape = new Shape();
+    CanalJsonFields.read(text, shape::read);
+    return RowFactory.create(shape.database, shape.table, shape.type, shape.ts, shape.hash);
+  }
+
+  /** What the pass reads: the table, type and ts, and the hash of the type maps and key names. */
+  private static final class Shape extends CanalJsonFields.Head {
+    long hash = 17;
+
+    void read(String field, JsonToken token, JsonParser parser) throws IOException {
+      if (readHead(field, parser)) {
+        return;
+      }
+      switch (field) {
+        case "mysqlType", "sqlType", "pkNames" -> hash = hashed(parser, token, hash * 31 + field.hashCode());
+        default -> parser.skipChildren();
       }
     }
-    return RowFactory.create(database, table, type, ts, shape);
   }
 
   /** {@code hash} carried over every name and scalar of the value the parser is at (an object, array or scalar). */
