@@ -603,6 +603,8 @@ def test_malformed_text_is_a_dead_letter_on_both_paths(spark: Any) -> None:
             "f": "1.5", "g": "-2.5e-3"}  # fmt: skip
     rows = [dict(good, **{name: value}) for name, value in MALFORMED_TEXT]
     rows += [dict(good, t="12:34:56.5", f=" 2.5e3\n"), dict(good, d="0000-00-00", dt="2024-00-00 00:00:00"), good]
+    # year 0 with a real month and day: a zero date to MySQL, a date to Spark's cast
+    rows.append(dict(good, d="0000-01-01", dt="0000-02-29 10:00:00", ts="0000-12-31 23:59:59"))
     messages = []
     for number, data in enumerate(rows):
         document = {

@@ -140,7 +140,7 @@ def _temporal(text: Column, shaped: Column, value: Column) -> Typed:
     from pyspark.sql import functions as F
 
     zero = shaped & zero_date(text)
-    value = F.when(shaped, value)
+    value = F.when(shaped & ~zero, value)  # Spark reads year 0 with a real month and day as a date: MySQL's is zero
     return Typed(value=value, bad=text.isNotNull() & ~zero & value.isNull(), zero=F.when(zero, text))
 
 
