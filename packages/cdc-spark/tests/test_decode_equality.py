@@ -29,6 +29,7 @@ from cdc_core.registry import get_codec, installed_codecs
 from cdc_core.types import LogicalType
 from cdc_spark.decoding import DecodedChanges, decode, jvm_path
 from cdc_spark.decoding.adapter import ParsedReader
+from cdc_spark.decoding.java_text import SWITCH_ENV
 from cdc_spark.source.columns import KAFKA_COLUMNS
 from cdc_testing.changefeed import encode, generate
 from cdc_testing.corpus import corpus_files
@@ -74,6 +75,14 @@ def _rows(decoded: DecodedChanges, name: tuple[str, str]) -> list[dict[str, Any]
     json_columns = {c.name for c in schema.stored_columns if c.data_type.logical is LogicalType.JSON}
     rows = [_comparable(r, json_columns) for r in decoded.table(*name).collect()]
     return sorted(rows, key=lambda r: (r["_cdc_partition"], r["_cdc_offset"], r["_cdc_sequence"]["position"]))
+
+
+@pytest.fixture(params=["java", "sql"])
+def canal_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Canal-JSON's values read by the project's Java readers (the default where a JDK compiles them) or by the
+    Spark SQL readers alone (``CDC_JAVA_READERS=off``): both must decode as the codec does."""
+    monkeypatch.setenv(SWITCH_ENV, "on" if request.param == "java" else "off")
+    return str(request.param)
 
 
 def assert_same_decode(spark: Any, messages: list[Message], protocol: str, options: dict[str, object] | None = None,
@@ -263,7 +272,7 @@ def test_the_debezium_corpus_decodes_alike(spark: Any) -> None:
     assert_same_decode(spark, messages, "debezium", jvm_share=0.3)
 
 
-def test_the_canal_corpus_decodes_alike(spark: Any) -> None:
+def test_the_canal_corpus_decodes_alike(spark: Any, canal_readers: str) -> None:
     if "canal-json" not in installed_codecs():
         pytest.skip("needs cdc-canal")
     messages = _corpus("*/pkg/sink/codec/canal/**/*.json", keys=False)
@@ -289,7 +298,7 @@ def test_what_real_debezium_wrote_decodes_alike(spark: Any, path: Path) -> None:
     assert_same_decode(spark, messages, "debezium", jvm_share=0.0 if schemaless else 0.2)
 
 
-def test_what_a_real_canal_server_wrote_decodes_alike(spark: Any) -> None:
+def test_what_a_real_canal_server_wrote_decodes_alike(spark: Any, canal_readers: str) -> None:
     if "canal-json" not in installed_codecs():
         pytest.skip("needs cdc-canal")
     (path,) = (CAPTURES / "cdc-canal" / "tests" / "captures").glob("*.jsonl")
@@ -513,7 +522,7 @@ def test_json_scalar_documents_decode_alike(spark: Any) -> None:
     assert decoded.paths["codec"] >= 3  # the three scalar documents
 
 
-def test_numbers_with_an_exponent_in_either_case_go_to_the_codec(spark: Any) -> None:
+def test_numbers_with_an_exponent_in_either_case_go_to_the_codec(spark: Any, canal_readers: str) -> None:
     """A DECIMAL or unsigned BIGINT text with an exponent (``e`` or ``E``): Spark's decimal cast would accept it,
     so the codec judges it; plain numbers are typed in the JVM (the plain message is the newest: the shape's sample
     the codec decodes)."""
@@ -535,7 +544,7 @@ def test_numbers_with_an_exponent_in_either_case_go_to_the_codec(spark: Any) -> 
     assert all(seconds > 0 for seconds in decoded.steps.values()), decoded.steps
 
 
-def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any) -> None:
+def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any, canal_readers: str) -> None:
     """The newest message of partition 0 has a value neither path can read: it becomes a dead letter, and that
     partition's clock stays at the newest change that decoded (the codec's clock never sees a dead letter). The
     table's newest message is in partition 1, so its sample decodes and the JVM types the rest."""
@@ -553,7 +562,9 @@ def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any) -> None:
     assert decoded.partition_commit_ts() == {("shop", 0): 200, ("shop", 1): 400}
 
 
-def test_a_shape_whose_newest_message_the_codec_rejects_is_still_typed_in_the_jvm(spark: Any) -> None:
+def test_a_shape_whose_newest_message_the_codec_rejects_is_still_typed_in_the_jvm(
+    spark: Any, canal_readers: str
+) -> None:
     """The codec learns a shape's schema from its newest message; when that one holds a value the codec refuses,
     the shape's oldest message teaches it instead: the other rows are typed in the JVM and the bad one is a dead
     letter on both paths (the shape would otherwise go to the codec whole)."""
@@ -594,7 +605,7 @@ MALFORMED_TEXT: list[tuple[str, str]] = [
 ]
 
 
-def test_malformed_text_is_a_dead_letter_on_both_paths(spark: Any) -> None:
+def test_malformed_text_is_a_dead_letter_on_both_paths(spark: Any, canal_readers: str) -> None:
     """A TIME past 59 minutes or seconds (or 838 hours); a DATE, DATETIME or TIMESTAMP with a blank or newline
     around it or one-digit fields; a FLOAT or DOUBLE in a form only Java reads: the codec refuses it, so the JVM must
     not type it (its message goes to the codec and becomes a dead letter there). The well-formed messages around
@@ -619,7 +630,7 @@ def test_malformed_text_is_a_dead_letter_on_both_paths(spark: Any) -> None:
     assert_same_decode(spark, messages, "canal-json", jvm_share=1.0, dead_offsets=set(range(len(MALFORMED_TEXT))))
 
 
-def test_a_trailing_newline_is_the_codecs_to_judge(spark: Any) -> None:
+def test_a_trailing_newline_is_the_codecs_to_judge(spark: Any, canal_readers: str) -> None:
     """Java's ``$`` also matches before a final newline: an ENUM index or SET bitmask followed by one (which Spark's
     integer cast would read) is refused by the codec, so it is a dead letter on both paths; a DECIMAL past Spark's
     38 digits with one, which the codec reads, gets the codec's value (the JVM would have kept the newline in the
@@ -660,7 +671,9 @@ _INTEGER_MALFORMED: list[tuple[str, str]] = [
 ]
 
 
-def test_integers_beyond_their_column_or_in_a_loose_form_are_dead_letters_on_both_paths(spark: Any) -> None:
+def test_integers_beyond_their_column_or_in_a_loose_form_are_dead_letters_on_both_paths(
+    spark: Any, canal_readers: str
+) -> None:
     """Canal's codec refuses an integer its column cannot hold and any text but ``[-]digits``: a JVM reading into
     the wider Spark type, or Spark's cast (which trims blanks and reads a ``+``), must not type them. The column
     types' extreme values are typed in the JVM."""

@@ -20,26 +20,27 @@ from cdc_spark.partition_clock import PartitionKey
 from cdc_spark.time_text import check_time_as
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
     from cdc_spark.decoding.adapter import Adapter
 
 PLANS: Final = ("jvm", "python")
 
 
-def _canal(options: Mapping[str, object], session_zone: str) -> Adapter | None:
+def _canal(options: Mapping[str, object], session_zone: str, spark: SparkSession) -> Adapter | None:
     from cdc_spark.decoding.canal import CanalAdapter
+    from cdc_spark.decoding.java_text import JavaText
 
-    return CanalAdapter(options, session_zone)
+    return CanalAdapter(options, session_zone, java=JavaText.of(spark))
 
 
-def _debezium(options: Mapping[str, object], session_zone: str) -> Adapter | None:
+def _debezium(options: Mapping[str, object], session_zone: str, spark: SparkSession) -> Adapter | None:
     from cdc_spark.decoding.debezium import DebeziumAdapter
 
     return DebeziumAdapter(options, session_zone)
 
 
-def _simple(options: Mapping[str, object], session_zone: str) -> Adapter | None:
+def _simple(options: Mapping[str, object], session_zone: str, spark: SparkSession) -> Adapter | None:
     if str(options.get("encoding-format", "json")) != "json":
         return None  # Simple's Avro encoding: the codec (no JVM rules yet)
     from cdc_spark.decoding.simple import SimpleAdapter
@@ -47,7 +48,7 @@ def _simple(options: Mapping[str, object], session_zone: str) -> Adapter | None:
     return SimpleAdapter(options, session_zone)
 
 
-def _avro(options: Mapping[str, object], session_zone: str) -> Adapter | None:
+def _avro(options: Mapping[str, object], session_zone: str, spark: SparkSession) -> Adapter | None:
     if not str(options.get("schema-registry") or ""):
         return None  # Glue-framed data only: the codec
     from cdc_spark.decoding.avro import AvroAdapter
@@ -56,7 +57,7 @@ def _avro(options: Mapping[str, object], session_zone: str) -> Adapter | None:
 
 
 # protocol -> its JVM rules (None: not for these options); a new protocol's rules are one module and one entry here
-ADAPTERS: Final[Mapping[str, Callable[[Mapping[str, object], str], Adapter | None]]] = {
+ADAPTERS: Final[Mapping[str, Callable[[Mapping[str, object], str, SparkSession], Adapter | None]]] = {
     "canal-json": _canal,
     "debezium": _debezium,
     "simple": _simple,
@@ -92,7 +93,7 @@ def decode(
     clock = dict(partition_ts or {})
     factory = ADAPTERS.get(protocol)
     session_zone = df.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
-    adapter = None if plan == "python" or factory is None else factory(codec_options, session_zone)
+    adapter = None if plan == "python" or factory is None else factory(codec_options, session_zone, df.sparkSession)
     if adapter is None:
         from cdc_spark.decoding.python_plan import decode as decode_python
 

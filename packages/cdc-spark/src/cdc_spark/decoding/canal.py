@@ -26,6 +26,7 @@ from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
+from cdc_spark.decoding.java_text import CanalJavaText, JavaText
 from cdc_spark.decoding.jvm_values import TextReader, Typed, bounded, checked, every_reader, integer_text
 from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import zoned_key
@@ -57,7 +58,16 @@ def _binary(text: Column) -> Typed:
 
 class _CanalReader(TextReader):
     """TiDB's text forms, integers bounded by their column type as the codec bounds them, and binary columns as
-    ISO-8859-1 text."""
+    ISO-8859-1 text; with ``java``, the types it has readers for read by them (:mod:`~cdc_spark.decoding.java_text`)."""
+
+    def __init__(self, zone: str, session_zone: str, java: JavaText | None = None) -> None:
+        super().__init__(zone, session_zone)
+        self.java = java
+
+    def visit(self, data_type: DataType) -> A.Reader | None:
+        if self.java is not None and (descriptor := CanalJavaText(self.zone).visit(data_type)) is not None:
+            return self.java.reader(data_type, descriptor)
+        return super().visit(data_type)
 
     def visit_int(self, data_type: DataType) -> A.Reader | None:
         return lambda text: bounded(integer_text(text, data_type), data_type)
@@ -90,6 +100,7 @@ def _shape_digest(*arrays: Column) -> Column:
 class CanalAdapter:
     options: Mapping[str, object]
     session_zone: str
+    java: JavaText | None = None  # the session's Java readers, if it has them
     protocol: str = PROTOCOL
     # the shape digest covers all the codec's schema comes from (column names, both type maps, key names)
     readers_by_shape: bool = attrs.field(default=True, init=False)
@@ -102,7 +113,7 @@ class CanalAdapter:
         self._zone = zone_name(resolve_zone(str(self.options.get("time-zone") or "") or None))
 
     def expressions_key(self) -> Hashable:
-        return zoned_key(self.protocol, self.options, self.session_zone, self._zone)
+        return (zoned_key(self.protocol, self.options, self.session_zone, self._zone), self.java is not None)
 
     def _row_message(self, doc: Column) -> Column:
         from pyspark.sql import functions as F
@@ -229,7 +240,7 @@ class CanalAdapter:
             if schema is None:
                 described[key] = None
                 continue
-            read = _CanalReader(self._zone, self.session_zone)
+            read = _CanalReader(self._zone, self.session_zone, self.java)
             readers = every_reader((c.name, read.visit(c.data_type)) for c in schema.stored_columns)
             if readers is None:
                 described[key] = None  # spatial or array columns: the codec

@@ -1,0 +1,171 @@
+"""TiDB's text forms read by the project's Java code (``cdc_spark/java``, ``cdc.spark.text``) instead of Spark SQL
+expressions: which reader reads a column type, as Canal-JSON's codec bounds its values, and the Spark function that
+calls one.
+
+The Java readers are stricter than :mod:`cdc_spark.decoding.jvm_values`: they read only the forms TiDB prints
+(``[-]digits``, ``yyyy-mm-dd hh:mm:ss[.f]``...) and leave every other text unread (null), for the codec to judge; a
+value they read is the SQL readers' value (``tests/test_java_text.py`` holds the two equal).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import weakref
+from typing import TYPE_CHECKING, Final
+
+from cdc_core.types import DataType, LogicalTypeVisitor, integer_range
+from cdc_spark.decoding.jvm_values import Reader, Typed
+from cdc_spark.decoding.spark_types import decimal_shape, spark_type
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+    from pyspark.sql import Column, SparkSession
+
+FUNCTION_CLASS: Final = "cdc.spark.text.TextValueFunction"
+SWITCH_ENV: Final = "CDC_JAVA_READERS"  # "off": the Spark SQL readers only
+_TEMPORAL: Final = ("date", "datetime", "timestamp")
+# The Java reader of each integral Spark type, and the values the type holds
+_INTEGRAL: Final = {
+    "byte": ("byte", -(2**7), 2**7 - 1),
+    "short": ("short", -(2**15), 2**15 - 1),
+    "integer": ("int", -(2**31), 2**31 - 1),
+    "long": ("long", -(2**63), 2**63 - 1),
+    "decimal": ("wide", -(10**20) + 1, 10**20 - 1),  # BIGINT UNSIGNED and BIT(64): decimal(20,0)
+}
+
+
+def _integer(data_type: DataType, bounded: bool) -> str:
+    reader, low, high = _INTEGRAL[spark_type(data_type).typeName()]
+    bounds = integer_range(data_type) if bounded else None
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return f"{reader}:{low}:{high}"
+
+
+class CanalJavaText(LogicalTypeVisitor[str | None]):
+    """The Java reader of a Canal-JSON column (its descriptor), as Canal's codec reads it: integers and BIT(n) held
+    to their column's range; None where the SQL expressions read the type (or the codec does)."""
+
+    def __init__(self, zone: str) -> None:
+        self.zone = zone
+
+    def visit_int(self, data_type: DataType) -> str | None:
+        return _integer(data_type, bounded=True)
+
+    def visit_bit(self, data_type: DataType) -> str | None:
+        return _integer(data_type, bounded=True)
+
+    def visit_year(self, data_type: DataType) -> str | None:
+        return _integer(data_type, bounded=False)
+
+    def visit_float(self, data_type: DataType) -> str | None:
+        return "float"
+
+    def visit_double(self, data_type: DataType) -> str | None:
+        return "double"
+
+    def visit_decimal(self, data_type: DataType) -> str | None:
+        shape = decimal_shape(data_type)
+        return None if shape is None else f"decimal:{shape[0]}:{shape[1]}"
+
+    def visit_date(self, data_type: DataType) -> str | None:
+        return "date"
+
+    def visit_datetime(self, data_type: DataType) -> str | None:
+        return "datetime"
+
+    def visit_timestamp(self, data_type: DataType) -> str | None:
+        return f"timestamp:{self.zone}"
+
+    def visit_time(self, data_type: DataType) -> str | None:
+        return None
+
+    def visit_enum(self, data_type: DataType) -> str | None:
+        return None
+
+    def visit_set(self, data_type: DataType) -> str | None:
+        return None
+
+    def visit_json(self, data_type: DataType) -> str | None:
+        return None
+
+    def visit_vector(self, data_type: DataType) -> str | None:
+        return None
+
+    def visit_string(self, data_type: DataType) -> str | None:
+        return None
+
+    def visit_bytes(self, data_type: DataType) -> str | None:
+        return None
+
+    def visit_geometry(self, data_type: DataType) -> str | None:
+        return None
+
+    def visit_array(self, data_type: DataType) -> str | None:
+        return None
+
+
+class JavaText:
+    """The Java readers of one session: a column's :data:`Reader` that calls the reader a descriptor names."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark
+        self._functions: dict[str, str] = {}  # by Spark type: the function registered for it
+
+    @classmethod
+    def of(cls, spark: SparkSession) -> JavaText | None:
+        """The session's Java readers (one per application, so each function is registered once), None where
+        they are switched off or cannot be compiled here: then the Spark SQL readers read every type."""
+        from cdc_spark.java_code import install
+
+        if os.environ.get(SWITCH_ENV, "").lower() == "off" or not install(spark):
+            return None
+        if (known := _SESSIONS.get(spark.sparkContext)) is None:
+            known = _SESSIONS[spark.sparkContext] = cls(spark)
+        return known
+
+    def reader(self, data_type: DataType, descriptor: str) -> Reader:
+        value_type = spark_type(data_type).simpleString()
+        if (function := self._functions.get(value_type)) is None:
+            function = self._functions[value_type] = text_function(self._spark, data_type)
+        temporal = descriptor.split(":", 1)[0] in _TEMPORAL
+
+        def read_text(text: Column) -> Typed:
+            result = read(function, text, descriptor)
+            value, zero = result["value"], result["zero"]
+            left = text.isNotNull() & value.isNull()  # the codec's to judge, unless a zero date
+            return Typed(value=value, bad=left & zero.isNull() if temporal else left, zero=zero if temporal else None)
+
+        return read_text
+
+
+# Per SparkContext (gone with its application): its Java readers
+_SESSIONS: Final[weakref.WeakKeyDictionary[SparkContext, JavaText]] = weakref.WeakKeyDictionary()
+
+
+def text_function(spark: SparkSession, data_type: DataType) -> str:
+    """The name of the Spark function ``(text, descriptor) -> struct<value, zero>`` whose value is ``data_type``'s
+    Spark type, registered in ``spark`` now (the session must have the jar: ``cdc_spark.java_code.install``)."""
+    from pyspark.sql import types as T
+
+    value_type = spark_type(data_type)
+    name = f"cdc_tidb_text_{hashlib.sha256(value_type.simpleString().encode()).hexdigest()[:12]}"
+    returned = T.StructType([T.StructField("value", value_type), T.StructField("zero", T.StringType())])
+    # The jar was added on the thread that installed it; this one (a stream's batch callback) finds it through
+    # the session's class loader
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    jvm.java.lang.Thread.currentThread().setContextClassLoader(spark._jsparkSession.sharedState().jarClassLoader())
+    spark.udf.registerJavaFunction(name, FUNCTION_CLASS, returned)
+    return name
+
+
+def read(function: str, text: Column, descriptor: str) -> Column:
+    """``text`` read by the Java reader ``descriptor`` through ``function`` (:func:`text_function`)."""
+    from pyspark.sql import functions as F
+
+    return F.call_udf(function, text, F.lit(descriptor))
+
+
+__all__ = ["FUNCTION_CLASS", "SWITCH_ENV", "CanalJavaText", "JavaText", "read", "text_function"]

@@ -1,0 +1,80 @@
+package cdc.spark.text;
+
+import java.math.BigInteger;
+import java.time.ZoneId;
+import java.util.function.Function;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.api.java.UDF2;
+
+/**
+ * {@link TidbText}'s readers as a Spark function: {@code (text, reader)} to {@code struct<value, zero>}, the value in
+ * the Spark type the function was registered with (the reader's) and, for temporal readers, the zero-date text.
+ *
+ * <p>A reader is named by a descriptor: {@code byte|short|int|long:LOW:HIGH}, {@code wide:LOW:HIGH} (a whole
+ * decimal), {@code float}, {@code double}, {@code decimal:PRECISION:SCALE}, {@code date}, {@code datetime},
+ * {@code timestamp:ZONE} ({@code cdc_spark.decoding.java_text} writes them).
+ */
+public final class TextValueFunction implements UDF2<String, String, Row> {
+  private static final long serialVersionUID = 1L;
+
+  // The last descriptor seen and its reader: a function is called with one descriptor, row after row
+  private transient String descriptor;
+  private transient Function<String, Object> reader;
+  private transient boolean temporal;
+
+  @Override
+  public Row call(String text, String descriptor) {
+    if (!descriptor.equals(this.descriptor)) {
+      reader = reader(descriptor);
+      temporal = descriptor.startsWith("date") || descriptor.startsWith("timestamp");
+      this.descriptor = descriptor;
+    }
+    if (text == null) {
+      return RowFactory.create(null, null);
+    }
+    String zero = temporal && TidbText.zeroDate(text) ? text : null;
+    return RowFactory.create(reader.apply(text), zero);
+  }
+
+  static Function<String, Object> reader(String descriptor) {
+    String[] parts = descriptor.split(":", 3);
+    return switch (parts[0]) {
+      case "byte" -> text -> narrowed(TidbText.integer(text, Long.parseLong(parts[1]), Long.parseLong(parts[2])), 1);
+      case "short" -> text -> narrowed(TidbText.integer(text, Long.parseLong(parts[1]), Long.parseLong(parts[2])), 2);
+      case "int" -> text -> narrowed(TidbText.integer(text, Long.parseLong(parts[1]), Long.parseLong(parts[2])), 4);
+      case "long" -> text -> TidbText.integer(text, Long.parseLong(parts[1]), Long.parseLong(parts[2]));
+      case "wide" -> {
+        BigInteger low = new BigInteger(parts[1]);
+        BigInteger high = new BigInteger(parts[2]);
+        yield text -> TidbText.wideInteger(text, low, high);
+      }
+      case "float" -> TidbText::float32;
+      case "double" -> TidbText::float64;
+      case "decimal" -> {
+        int precision = Integer.parseInt(parts[1]);
+        int scale = Integer.parseInt(parts[2]);
+        yield text -> TidbText.decimal(text, precision, scale);
+      }
+      case "date" -> TidbText::date;
+      case "datetime" -> TidbText::datetime;
+      case "timestamp" -> {
+        ZoneId zone = ZoneId.of(descriptor.substring("timestamp:".length()));
+        yield text -> TidbText.timestamp(text, zone);
+      }
+      default -> throw new IllegalArgumentException("no TiDB text reader " + descriptor);
+    };
+  }
+
+  /** {@code value} as the boxed type of a Spark integral type of {@code bytes} bytes (its range already held). */
+  private static Object narrowed(Long value, int bytes) {
+    if (value == null) {
+      return null;
+    }
+    return switch (bytes) {
+      case 1 -> value.byteValue();
+      case 2 -> value.shortValue();
+      default -> value.intValue();
+    };
+  }
+}

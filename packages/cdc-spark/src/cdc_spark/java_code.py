@@ -1,0 +1,111 @@
+"""The project's own Java code (``cdc_spark/java``), compiled on this machine against the running Spark's jars.
+
+The sources ship inside the package; ``javac`` (a JDK's) compiles them against the jars pyspark ships, so the classes
+always match the Spark they run in, and the jar is kept under ``<CDC_JVM_CACHE or ~/.cache/cdc-jvm>/java`` by a
+digest of the sources, the pyspark version and the compiler, so it is made once per installation. :func:`install`
+adds it to a session (``ADD JAR``: the driver's and the executors' class path) and says whether it could.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import weakref
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from cdc_core.errors import CdcError
+from cdc_core.jvm import cache_root
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+SOURCES: Final = Path(__file__).parent / "java"
+COMPILE_TIMEOUT_S: Final = 300.0
+_LOG = logging.getLogger(__name__)
+# Per SparkContext (gone with its application): whether the jar is on its class path
+_INSTALLED: Final[weakref.WeakKeyDictionary[SparkContext, bool]] = weakref.WeakKeyDictionary()
+
+
+class JavaCodeError(CdcError, RuntimeError):
+    """The project's Java code could not be compiled (the message says why: no JDK, or the compiler's own words)."""
+
+
+def javac() -> str:
+    """``$JAVA_HOME/bin/javac``, else ``javac`` on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    candidate = Path(home) / "bin" / "javac" if home else None
+    if candidate is not None and candidate.exists():
+        return str(candidate)
+    found = shutil.which("javac")
+    if found is None:
+        raise JavaCodeError("no javac on PATH (and JAVA_HOME unset): compiling cdc's Java code needs a JDK 17")
+    return found
+
+
+def _spark_jars() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def jar_path(compiler: str) -> Path:
+    """Where the jar of these sources, this pyspark and ``compiler`` is kept."""
+    import pyspark
+
+    digest = hashlib.sha256(f"{pyspark.__version__}|{Path(compiler).resolve()}".encode())
+    for source in sorted(SOURCES.rglob("*.java")):
+        digest.update(source.relative_to(SOURCES).as_posix().encode())
+        digest.update(source.read_bytes())
+    return cache_root() / "java" / f"cdc-spark-{digest.hexdigest()[:16]}.jar"
+
+
+def jar() -> Path:
+    """The compiled jar, made now if this installation has none yet."""
+    compiler = javac()
+    target = jar_path(compiler)
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cdc-java-", dir=target.parent) as scratch:
+        classes = Path(scratch) / "classes"
+        sources = [str(source) for source in sorted(SOURCES.rglob("*.java"))]
+        command = [compiler, "-nowarn", "-cp", f"{_spark_jars()}/*", "-d", str(classes), *sources]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise JavaCodeError(f"javac did not finish in {COMPILE_TIMEOUT_S:.0f} s") from exc
+        if done.returncode != 0:
+            raise JavaCodeError(f"javac failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
+        partial = Path(scratch) / target.name
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+            for compiled in sorted(classes.rglob("*.class")):
+                archive.write(compiled, compiled.relative_to(classes).as_posix())
+        os.replace(partial, target)  # whole or not at all, for a session started meanwhile
+    return target
+
+
+def install(spark: SparkSession) -> bool:
+    """Whether the session has the jar on its class path, added now if not (once per application); False, with
+    one warning, where it cannot be compiled here."""
+    context = spark.sparkContext
+    if (known := _INSTALLED.get(context)) is not None:
+        return known
+    try:
+        path = jar()
+    except JavaCodeError as exc:
+        _LOG.warning("cdc's Java code is not used: %s", exc)
+        _INSTALLED[context] = False
+        return False
+    spark.sql(f"ADD JAR '{path}'")
+    _INSTALLED[context] = True
+    return True
+
+
+__all__ = ["JavaCodeError", "install", "jar", "jar_path", "javac"]

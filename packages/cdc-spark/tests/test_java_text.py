@@ -1,0 +1,173 @@
+"""The project's Java readers of TiDB's text forms (``cdc.spark.text``) against the decode's Spark SQL readers: a
+value the Java reads is the SQL readers' value, never one they refuse, and every text TiDB prints is read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cdc_core.events import RowChange
+from cdc_core.registry import get_codec
+from cdc_core.types import DataType, parse_type_text
+from cdc_spark.decoding.canal import _CanalReader
+from cdc_spark.decoding.java_text import CanalJavaText, read, text_function
+from cdc_spark.java_code import JavaCodeError, install, jar, jar_path, javac
+
+SESSION_ZONE = "UTC"
+_INTEGERS = [
+    "0", "-0", "1", "-1", "007", "127", "128", "-128", "-129", "255", "256", "32767", "-32768", "32768", "8388607",
+    "-8388609", "2147483647", "2147483648", "-2147483649", "4294967295", "4294967296", "9223372036854775807",
+    "9223372036854775808", "-9223372036854775808", "18446744073709551615", "18446744073709551616", "15", "16",
+    " 12", "+12", "12\n", "12 ", "1.0", "1e3", "", "-", "--1", "\u0661\u0662", "0x10",
+]  # fmt: skip
+_FLOATS = [
+    "0", "1.5", "-1.5", "0.1", "2.5E-3", "1e+20", "3.4028235e+38", "3.4028236e+38", "1e-45", "1.17549435E-38",
+    "1.7976931348623157e308", "1e309", "-0", "-0.0", "123456789012345678901234567890", "NaN", "Infinity", "inf",
+    ".5", "5.", "1.5d", "2f", "0x1p3", " 1.5", "+1.5", "1e", "1e+", "1.5\n", "\t1.5\r", "\x1c1.5", "\x001.5", "",
+]  # fmt: skip
+_DECIMALS = [
+    "0", "0.00", "-0.5", "12.3", "12.345", "99999999.99", "100000000.00", "-99999999.99", "007.50", "-0",
+    " 1.5", "1e2", "+1", ".5", "5.", "1.5.5", "", "-", "1.5\n",
+]  # fmt: skip
+_DATES = [
+    "2024-02-29", "2023-02-29", "0000-00-00", "2024-00-10", "2024-10-00", "0000-01-01", "9999-12-31", "0001-01-01",
+    "2024-1-5", "2024-01-05 ", " 2024-01-05", "2024-01-05\n", "2024/01/05", "20240105", "2024-13-01", "2024-01-32",
+]  # fmt: skip
+_DATETIMES = [
+    "2024-01-05 10:11:12", "2024-01-05T10:11:12", "2024-01-05 10:11:12.5", "2024-01-05 10:11:12.123456",
+    "2024-01-05 10:11:12.1234567", "2024-01-05 10:11:12.123456789", "2024-01-05 10:11:12.", "0000-00-00 00:00:00",
+    "2024-00-00 10:00:00", "2024-01-05 24:00:00", "2024-01-05 23:60:00", "2024-01-05 23:59:60", "2024-01-05 1:02:03",
+    "2024-01-05 10:11:12 ", "2024-01-05 10:11:12Z", "2024-01-05 10:11:12+08:00", "2024-03-10 02:30:00",
+    "2024-11-03 01:30:00", "2024-02-30 00:00:00", "2024-01-05",
+]  # fmt: skip
+CASES: list[tuple[str, str, list[str]]] = [
+    *[(text, "UTC", _INTEGERS) for text in (
+        "tinyint(4)", "tinyint(3) unsigned", "smallint(6)", "smallint(5) unsigned", "mediumint(9)", "int(11)",
+        "int(10) unsigned", "bigint(20)", "bigint(20) unsigned", "bit(4)", "bit(64)", "year(4)",
+    )],
+    ("float", "UTC", _FLOATS),
+    ("double", "UTC", _FLOATS),
+    ("decimal(10,2)", "UTC", _DECIMALS),
+    ("decimal(30,0)", "UTC", _DECIMALS),
+    ("date", "UTC", _DATES),
+    ("datetime(6)", "UTC", _DATETIMES),
+    *[("timestamp(3)", zone, _DATETIMES) for zone in ("UTC", "America/New_York", "+08:00")],
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def java(spark: Any) -> Iterator[Any]:
+    assert install(spark)
+    yield spark
+
+
+def _compare(spark: Any, data_type: DataType, zone: str, texts: list[str]) -> list[Any]:
+    """Per text: whether the SQL reader read it (``sql``) or found it bad, its zero date; whether the Java reader
+    read it (``java``), its zero date, and whether the two values are equal (compared in Spark, where every value
+    either reads can be held)."""
+    from pyspark.sql import functions as F
+
+    sql = _CanalReader(zone, SESSION_ZONE).visit(data_type)
+    descriptor = CanalJavaText(zone).visit(data_type)
+    assert sql is not None and descriptor is not None
+    text = F.col("text")
+    typed = sql(text)
+    java = read(text_function(spark, data_type), text, descriptor)
+    frame = spark.createDataFrame([(t,) for t in texts], "text string")
+    zero = typed.zero if typed.zero is not None else F.lit(None).cast("string")
+    return frame.select(
+        "text", typed.value.isNotNull().alias("sql"), typed.bad.alias("bad"), zero.alias("zero"),
+        java["value"].isNotNull().alias("java"), java["zero"].alias("java_zero"),
+        java["value"].eqNullSafe(typed.value).alias("equal"),
+    ).collect()  # fmt: skip
+
+
+@pytest.mark.parametrize(("type_text", "zone", "texts"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_a_value_the_java_reads_is_the_sql_readers(java: Any, type_text: str, zone: str, texts: list[str]) -> None:
+    rows = _compare(java, parse_type_text(type_text), zone, texts)
+    read_by_java = 0
+    for row in rows:
+        assert row["java_zero"] == row["zero"], row
+        if row["java"]:
+            read_by_java += 1
+            assert not row["bad"] and row["equal"], row
+    assert read_by_java > 0
+
+
+def _changefeed_texts() -> dict[str, tuple[DataType, set[str]]]:
+    """Every value text of a generated Canal-JSON changefeed by its column's type, the types as the codec read them."""
+    from cdc_testing.changefeed import encode, generate
+
+    decoder = get_codec("canal-json").decoder({})
+    found: dict[str, tuple[DataType, set[str]]] = {}
+    for message in encode(generate(seed=7, transactions=300), "canal-json"):
+        if message.value is None:
+            continue
+        events = decoder.decode(message)
+        schema = next((e.schema for e in events if isinstance(e, RowChange) and e.schema is not None), None)
+        document = json.loads(message.value)
+        if schema is None or not document.get("data"):
+            continue
+        for column in schema.stored_columns:
+            if CanalJavaText("UTC").visit(column.data_type) is None:
+                continue
+            for row in document["data"]:
+                if row.get(column.name) is not None:
+                    found.setdefault(column.data_type.type_text, (column.data_type, set()))[1].add(row[column.name])
+    return found
+
+
+def test_every_text_tidb_prints_is_read_by_the_java(java: Any) -> None:
+    """The texts of a generated changefeed, for every column type with a Java reader: the Java reads each one the
+    SQL reads, alike (none is left to the codec)."""
+    found = _changefeed_texts()
+    assert len(found) >= 6
+    for data_type, texts in found.values():
+        for row in _compare(java, data_type, "UTC", sorted(texts)):
+            assert not row["bad"], row
+            assert row["java"] == row["sql"] and row["equal"] and row["java_zero"] == row["zero"], (data_type, row)
+
+
+def test_the_jar_is_made_once_per_installation_and_a_missing_jdk_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = jar()
+    assert made == jar_path(javac()) and made.stat().st_size > 0
+    stamp = made.stat().st_mtime_ns
+    assert jar() == made and made.stat().st_mtime_ns == stamp  # kept, not compiled again
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(JavaCodeError, match="needs a JDK"):
+        jar()
+
+
+def _changes(decoded: Any) -> dict[tuple[str, str], list[Any]]:
+    order = ("_cdc_partition", "_cdc_offset")
+    return {
+        name: sorted(decoded.table(*name).collect(), key=lambda r: (*[r[k] for k in order], r["_cdc_sequence"][3]))
+        for name in decoded.tables()
+    }
+
+
+def test_canal_json_is_typed_by_the_java_readers_and_alike_without_them(
+    java: Any, kafka_frame: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cdc_spark.decoding import decode
+    from cdc_spark.decoding.java_text import SWITCH_ENV
+    from cdc_testing.changefeed import encode, generate
+
+    frame = kafka_frame(list(encode(generate(seed=3, transactions=150), "canal-json")))
+    plans = {}
+    changes = {}
+    for switch in ("on", "off"):
+        monkeypatch.setenv(SWITCH_ENV, switch)
+        decoded = decode(frame, "canal-json")
+        try:
+            changes[switch] = _changes(decoded)
+            plans[switch] = " ".join(decoded.table(*name)._jdf.queryExecution().toString() for name in decoded.tables())
+            assert decoded.paths["jvm"] > 0
+        finally:
+            decoded.release()
+    assert "cdc_tidb_text" in plans["on"] and "cdc_tidb_text" not in plans["off"]
+    assert changes["on"] == changes["off"] and sum(len(rows) for rows in changes["on"].values()) > 100
