@@ -171,3 +171,21 @@ def test_canal_json_is_typed_by_the_java_readers_and_alike_without_them(
             decoded.release()
     assert "cdc_tidb_text" in plans["on"] and "cdc_tidb_text" not in plans["off"]
     assert changes["on"] == changes["off"] and sum(len(rows) for rows in changes["on"].values()) > 100
+
+
+def test_a_session_without_a_jdk_reads_with_spark_sql_and_says_why(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import weakref
+
+    from cdc_spark import java_code
+    from cdc_spark.decoding import java_text
+    from cdc_spark.decoding.java_text import JavaText
+
+    monkeypatch.setattr(java_code, "_INSTALLED", weakref.WeakKeyDictionary())
+    monkeypatch.setattr(java_text, "_SESSIONS", weakref.WeakKeyDictionary())
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", "")
+    with caplog.at_level("WARNING", logger="cdc_spark.java_code"):
+        assert JavaText.of(spark) is None
+    assert "not used" in caplog.text and "needs a JDK" in caplog.text

@@ -99,6 +99,8 @@ def install(spark: SparkSession) -> bool:
         return known
     try:
         path = jar()
+        if "'" in str(path):
+            raise JavaCodeError(f"the jar's path {path} has a quote, which ADD JAR cannot take")
     except JavaCodeError as exc:
         _LOG.warning("cdc's Java code is not used: %s", exc)
         _INSTALLED[context] = False
