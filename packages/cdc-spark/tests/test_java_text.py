@@ -13,7 +13,9 @@ from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.types import DataType, parse_type_text
 from cdc_spark.decoding.canal import _CanalReader
-from cdc_spark.decoding.java_text import CanalJavaText, read, text_function
+from cdc_spark.decoding.java_text import CanalJavaText, SimpleJavaText, read, text_function
+from cdc_spark.decoding.jvm_values import TextReader
+from cdc_spark.decoding.simple import _SimpleReader
 from cdc_spark.java_code import JavaCodeError, install, jar, jar_path, javac
 
 SESSION_ZONE = "UTC"
@@ -56,6 +58,19 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("datetime(6)", "UTC", _DATETIMES),
     *[("timestamp(3)", zone, _DATETIMES) for zone in ("UTC", "America/New_York", "+08:00")],
 ]  # fmt: skip
+# Simple's readers differ from Canal's where its codec does: integers bounded by their Spark type only
+SIMPLE_CASES: list[tuple[str, str, list[str]]] = [
+    *[(text, "UTC", _INTEGERS) for text in ("tinyint(4)", "smallint(6)", "mediumint(9)", "int(11)", "bigint(20)",
+                                            "year(4)")],
+    ("double", "UTC", _FLOATS),
+    ("decimal(10,2)", "UTC", _DECIMALS),
+    ("date", "UTC", _DATES),
+    ("datetime(6)", "UTC", _DATETIMES),
+]  # fmt: skip
+PROTOCOLS: dict[str, tuple[type[TextReader], type[CanalJavaText]]] = {
+    "canal-json": (_CanalReader, CanalJavaText),
+    "simple": (_SimpleReader, SimpleJavaText),
+}
 
 
 @pytest.fixture(scope="module")
@@ -64,14 +79,15 @@ def java(spark: Any) -> Iterator[Any]:
     yield spark
 
 
-def _compare(spark: Any, data_type: DataType, zone: str, texts: list[str]) -> list[Any]:
+def _compare(spark: Any, data_type: DataType, zone: str, texts: list[str], protocol: str = "canal-json") -> list[Any]:
     """Per text: whether the SQL reader read it (``sql``) or found it bad, its zero date; whether the Java reader
     read it (``java``), its zero date, and whether the two values are equal (compared in Spark, where every value
     either reads can be held)."""
     from pyspark.sql import functions as F
 
-    sql = _CanalReader(zone, SESSION_ZONE).visit(data_type)
-    descriptor = CanalJavaText(zone).visit(data_type)
+    sql_readers, java_readers = PROTOCOLS[protocol]
+    sql = sql_readers(zone, SESSION_ZONE).visit(data_type)
+    descriptor = java_readers(zone).visit(data_type)
     assert sql is not None and descriptor is not None
     text = F.col("text")
     typed = sql(text)
@@ -85,9 +101,15 @@ def _compare(spark: Any, data_type: DataType, zone: str, texts: list[str]) -> li
     ).collect()  # fmt: skip
 
 
-@pytest.mark.parametrize(("type_text", "zone", "texts"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_a_value_the_java_reads_is_the_sql_readers(java: Any, type_text: str, zone: str, texts: list[str]) -> None:
-    rows = _compare(java, parse_type_text(type_text), zone, texts)
+@pytest.mark.parametrize(
+    ("protocol", "type_text", "zone", "texts"),
+    [("canal-json", *c) for c in CASES] + [("simple", *c) for c in SIMPLE_CASES],
+    ids=[f"canal-json-{c[0]}-{c[1]}" for c in CASES] + [f"simple-{c[0]}-{c[1]}" for c in SIMPLE_CASES],
+)
+def test_a_value_the_java_reads_is_the_sql_readers(
+    java: Any, protocol: str, type_text: str, zone: str, texts: list[str]
+) -> None:
+    rows = _compare(java, parse_type_text(type_text), zone, texts, protocol)
     read_by_java = 0
     for row in rows:
         assert row["java_zero"] == row["zero"], row
@@ -150,19 +172,20 @@ def _changes(decoded: Any) -> dict[tuple[str, str], list[Any]]:
     }
 
 
-def test_canal_json_is_typed_by_the_java_readers_and_alike_without_them(
-    java: Any, kafka_frame: Any, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_protocol_is_typed_by_the_java_readers_and_alike_without_them(
+    java: Any, kafka_frame: Any, monkeypatch: pytest.MonkeyPatch, protocol: str
 ) -> None:
     from cdc_spark.decoding import decode
     from cdc_spark.decoding.java_text import SWITCH_ENV
     from cdc_testing.changefeed import encode, generate
 
-    frame = kafka_frame(list(encode(generate(seed=3, transactions=150), "canal-json")))
+    frame = kafka_frame(list(encode(generate(seed=3, transactions=150), protocol)))
     plans = {}
     changes = {}
     for switch in ("on", "off"):
         monkeypatch.setenv(SWITCH_ENV, switch)
-        decoded = decode(frame, "canal-json")
+        decoded = decode(frame, protocol)
         try:
             changes[switch] = _changes(decoded)
             plans[switch] = " ".join(decoded.table(*name)._jdf.queryExecution().toString() for name in decoded.tables())

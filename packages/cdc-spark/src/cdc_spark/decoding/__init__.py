@@ -43,9 +43,10 @@ def _debezium(options: Mapping[str, object], session_zone: str, spark: SparkSess
 def _simple(options: Mapping[str, object], session_zone: str, spark: SparkSession) -> Adapter | None:
     if str(options.get("encoding-format", "json")) != "json":
         return None  # Simple's Avro encoding: the codec (no JVM rules yet)
+    from cdc_spark.decoding.java_text import JavaText
     from cdc_spark.decoding.simple import SimpleAdapter
 
-    return SimpleAdapter(options, session_zone)
+    return SimpleAdapter(options, session_zone, java=JavaText.of(spark))
 
 
 def _avro(options: Mapping[str, object], session_zone: str, spark: SparkSession) -> Adapter | None:

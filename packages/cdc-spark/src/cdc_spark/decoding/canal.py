@@ -26,7 +26,7 @@ from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
-from cdc_spark.decoding.java_text import CanalJavaText, JavaText
+from cdc_spark.decoding.java_text import CanalJavaText, JavaText, java_reader
 from cdc_spark.decoding.jvm_values import TextReader, Typed, bounded, checked, every_reader, integer_text
 from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import zoned_key
@@ -65,9 +65,7 @@ class _CanalReader(TextReader):
         self.java = java
 
     def visit(self, data_type: DataType) -> A.Reader | None:
-        if self.java is not None and (descriptor := CanalJavaText(self.zone).visit(data_type)) is not None:
-            return self.java.reader(data_type, descriptor)
-        return super().visit(data_type)
+        return java_reader(self.java, CanalJavaText(self.zone), data_type) or super().visit(data_type)
 
     def visit_int(self, data_type: DataType) -> A.Reader | None:
         return lambda text: bounded(integer_text(text, data_type), data_type)

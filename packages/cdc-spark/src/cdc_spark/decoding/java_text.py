@@ -144,6 +144,28 @@ class JavaText:
 _SESSIONS: Final[weakref.WeakKeyDictionary[SparkContext, JavaText]] = weakref.WeakKeyDictionary()
 
 
+class SimpleJavaText(CanalJavaText):
+    """The Java reader of a Simple JSON column: Canal's, except that integers are held to their Spark type only (the
+    codec does not bound them), and unsigned integers and BIT (which Simple may write as negative 64-bit numbers)
+    and TIMESTAMP (a JSON object) are the SQL readers'."""
+
+    def visit_int(self, data_type: DataType) -> str | None:
+        return None if data_type.unsigned else _integer(data_type, bounded=False)
+
+    def visit_bit(self, data_type: DataType) -> str | None:
+        return None
+
+    def visit_timestamp(self, data_type: DataType) -> str | None:
+        return None
+
+
+def java_reader(java: JavaText | None, types: LogicalTypeVisitor[str | None], data_type: DataType) -> Reader | None:
+    """The Java reader ``types`` names for ``data_type``, if the session has Java readers and the type one."""
+    if java is None or (descriptor := types.visit(data_type)) is None:
+        return None
+    return java.reader(data_type, descriptor)
+
+
 def text_function(spark: SparkSession, data_type: DataType) -> str:
     """The name of the Spark function ``(text, descriptor) -> struct<value, zero>`` whose value is ``data_type``'s
     Spark type, registered in ``spark`` now (the session must have the jar: ``cdc_spark.java_code.install``)."""
@@ -168,4 +190,13 @@ def read(function: str, text: Column, descriptor: str) -> Column:
     return F.call_udf(function, text, F.lit(descriptor))
 
 
-__all__ = ["FUNCTION_CLASS", "SWITCH_ENV", "CanalJavaText", "JavaText", "read", "text_function"]
+__all__ = [
+    "FUNCTION_CLASS",
+    "SWITCH_ENV",
+    "CanalJavaText",
+    "JavaText",
+    "SimpleJavaText",
+    "java_reader",
+    "read",
+    "text_function",
+]

@@ -23,6 +23,7 @@ from cdc_core.schema import TableSchema
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import ParsedReader, Route, Sample, ShapeReaders
+from cdc_spark.decoding.java_text import JavaText, SimpleJavaText, java_reader
 from cdc_spark.decoding.jvm_values import (
     DIGITS,
     TextReader,
@@ -119,7 +120,15 @@ def _binary(text: Column) -> Typed:
 
 class _SimpleReader(TextReader):
     """TiDB's text forms, except: TIMESTAMP as ``{location, value}``, binary as base64, and BIT, ENUM, SET and
-    unsigned integers as (unsigned) digits."""
+    unsigned integers as (unsigned) digits; with ``java``, the types it has readers for read by them
+    (:mod:`~cdc_spark.decoding.java_text`)."""
+
+    def __init__(self, zone: str, session_zone: str, java: JavaText | None = None) -> None:
+        super().__init__(zone, session_zone)
+        self.java = java
+
+    def visit(self, data_type: DataType) -> A.Reader | None:
+        return java_reader(self.java, SimpleJavaText(self.zone), data_type) or super().visit(data_type)
 
     def visit_int(self, data_type: DataType) -> A.Reader | None:
         if data_type.unsigned:
@@ -147,6 +156,7 @@ class _SimpleReader(TextReader):
 class SimpleAdapter:
     options: Mapping[str, object]
     session_zone: str
+    java: JavaText | None = None  # the session's Java readers, if it has them
     protocol: str = PROTOCOL
     readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
     _resolved: Options = attrs.field(init=False)
@@ -157,7 +167,7 @@ class SimpleAdapter:
 
     def expressions_key(self) -> Hashable:
         # each column's timestamp zone comes from its shape's sample and is in the shape's signatures
-        return (self.protocol, options_key(self.options), self.session_zone)
+        return (self.protocol, options_key(self.options), self.session_zone, self.java is not None)
 
     def prepare(self, messages: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
@@ -262,7 +272,7 @@ class SimpleAdapter:
         """None when a column has no reader here (spatial or array columns: the codec)."""
         zones = _timestamp_zones(sample)
         readers = every_reader(
-            (c.name, _SimpleReader(zones.get(c.name, "UTC"), self.session_zone).visit(c.data_type))
+            (c.name, _SimpleReader(zones.get(c.name, "UTC"), self.session_zone, self.java).visit(c.data_type))
             for c in schema.stored_columns
         )
         if readers is None:
