@@ -160,7 +160,7 @@ def test_the_jar_is_made_once_per_installation_and_a_missing_jdk_is_said(monkeyp
     assert jar() == made and made.stat().st_mtime_ns == stamp  # kept, not compiled again
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", "")
-    with pytest.raises(JavaCodeError, match="needs a JDK"):
+    with pytest.raises(JavaCodeError, match="needs a JDK, not a JRE"):
         jar()
 
 
@@ -211,4 +211,4 @@ def test_a_session_without_a_jdk_reads_with_spark_sql_and_says_why(
     monkeypatch.setenv("PATH", "")
     with caplog.at_level("WARNING", logger="cdc_spark.java_code"):
         assert JavaText.of(spark) is None
-    assert "not used" in caplog.text and "needs a JDK" in caplog.text
+    assert "not used" in caplog.text and "no javac on PATH" in caplog.text

@@ -131,16 +131,21 @@ def cache_root() -> Path:
     return Path(configured) if configured else Path.home() / ".cache" / "cdc-jvm"
 
 
-def java_executable() -> str:
-    """``$JAVA_HOME/bin/java``, else ``java`` on PATH."""
+def jdk_executable(name: str) -> str:
+    """``$JAVA_HOME/bin/<name>``, else ``<name>`` on PATH (``java``, ``javac``...)."""
     home = os.environ.get("JAVA_HOME")
-    candidate = Path(home) / "bin" / "java" if home else None
+    candidate = Path(home) / "bin" / name if home else None
     if candidate is not None and candidate.exists():
         return str(candidate)
-    found = shutil.which("java")
+    found = shutil.which(name)
     if found is None:
-        raise JvmUnavailableError("no java on PATH (and JAVA_HOME unset): install a JDK 17")
+        raise JvmUnavailableError(f"no {name} on PATH (and JAVA_HOME unset): install a JDK 17")
     return found
+
+
+def java_executable() -> str:
+    """``$JAVA_HOME/bin/java``, else ``java`` on PATH."""
+    return jdk_executable("java")
 
 
 def maven_available() -> bool:
@@ -302,6 +307,7 @@ __all__ = [
     "bundle_names",
     "classpath",
     "java_executable",
+    "jdk_executable",
     "maven_available",
     "spark_packages",
     "spark_version",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import shutil
 import subprocess
 import tempfile
 import weakref
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from cdc_core.errors import CdcError
-from cdc_core.jvm import cache_root
+from cdc_core.jvm import JvmUnavailableError, cache_root, jdk_executable
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -39,14 +38,10 @@ class JavaCodeError(CdcError, RuntimeError):
 
 def javac() -> str:
     """``$JAVA_HOME/bin/javac``, else ``javac`` on PATH."""
-    home = os.environ.get("JAVA_HOME")
-    candidate = Path(home) / "bin" / "javac" if home else None
-    if candidate is not None and candidate.exists():
-        return str(candidate)
-    found = shutil.which("javac")
-    if found is None:
-        raise JavaCodeError("no javac on PATH (and JAVA_HOME unset): compiling cdc's Java code needs a JDK 17")
-    return found
+    try:
+        return jdk_executable("javac")
+    except JvmUnavailableError as exc:
+        raise JavaCodeError(f"{exc} (compiling cdc's Java code needs a JDK, not a JRE)") from exc
 
 
 def _spark_jars() -> Path:
