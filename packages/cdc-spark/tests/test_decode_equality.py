@@ -78,9 +78,9 @@ def _rows(decoded: DecodedChanges, name: tuple[str, str]) -> list[dict[str, Any]
 
 
 @pytest.fixture(params=["java", "sql"])
-def canal_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Canal-JSON's values read by the project's Java readers (the default where a JDK compiles them) or by the
-    Spark SQL readers alone (``CDC_JAVA_READERS=off``): both must decode as the codec does."""
+def text_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Canal-JSON's and Simple's values read by the project's Java readers (the default where a JDK compiles them)
+    or by the Spark SQL readers alone (``CDC_JAVA_READERS=off``): both must decode as the codec does."""
     monkeypatch.setenv(SWITCH_ENV, "on" if request.param == "java" else "off")
     return str(request.param)
 
@@ -145,7 +145,7 @@ def test_the_changefeed_decodes_alike(spark: Any, protocol: str, encoder: dict[s
     assert_same_decode(spark, messages, protocol, decoder)
 
 
-def test_simple_timestamps_in_any_form_of_their_object_decode_alike(spark: Any) -> None:
+def test_simple_timestamps_in_any_form_of_their_object_decode_alike(spark: Any, text_readers: str) -> None:
     """TiCDC writes a TIMESTAMP as ``{"location":...,"value":...}``; the same object with blanks, its keys the
     other way round or an escaped character is a TIMESTAMP too. The JVM parses every form: each change is typed in
     the JVM, with the codec's values."""
@@ -178,10 +178,12 @@ def test_simple_timestamps_in_any_form_of_their_object_decode_alike(spark: Any) 
 def test_simple_timestamps_are_parsed_once_per_image_not_where_they_are_read(
     spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The typing's first stage parses a TIMESTAMP object once per image and its reader reads that parse: a
-    ParsedReader is never called on the text itself (each such call would be one more ``from_json`` per read)."""
+    """With the Spark SQL readers, the typing's first stage parses a TIMESTAMP object once per image and its reader
+    reads that parse: a ParsedReader is never called on the text itself (each such call would be one more
+    ``from_json`` per read). (The Java readers read the object themselves.)"""
     if "simple" not in installed_codecs():
         pytest.skip("needs simple")
+    monkeypatch.setenv(SWITCH_ENV, "off")
 
     def parsed_where_read(self: ParsedReader, text: Any) -> Any:
         raise AssertionError("a TIMESTAMP object parsed where it is read")
@@ -272,7 +274,7 @@ def test_the_debezium_corpus_decodes_alike(spark: Any) -> None:
     assert_same_decode(spark, messages, "debezium", jvm_share=0.3)
 
 
-def test_the_canal_corpus_decodes_alike(spark: Any, canal_readers: str) -> None:
+def test_the_canal_corpus_decodes_alike(spark: Any, text_readers: str) -> None:
     if "canal-json" not in installed_codecs():
         pytest.skip("needs cdc-canal")
     messages = _corpus("*/pkg/sink/codec/canal/**/*.json", keys=False)
@@ -298,7 +300,7 @@ def test_what_real_debezium_wrote_decodes_alike(spark: Any, path: Path) -> None:
     assert_same_decode(spark, messages, "debezium", jvm_share=0.0 if schemaless else 0.2)
 
 
-def test_what_a_real_canal_server_wrote_decodes_alike(spark: Any, canal_readers: str) -> None:
+def test_what_a_real_canal_server_wrote_decodes_alike(spark: Any, text_readers: str) -> None:
     if "canal-json" not in installed_codecs():
         pytest.skip("needs cdc-canal")
     (path,) = (CAPTURES / "cdc-canal" / "tests" / "captures").glob("*.jsonl")
@@ -522,7 +524,7 @@ def test_json_scalar_documents_decode_alike(spark: Any) -> None:
     assert decoded.paths["codec"] >= 3  # the three scalar documents
 
 
-def test_numbers_with_an_exponent_in_either_case_go_to_the_codec(spark: Any, canal_readers: str) -> None:
+def test_numbers_with_an_exponent_in_either_case_go_to_the_codec(spark: Any, text_readers: str) -> None:
     """A DECIMAL or unsigned BIGINT text with an exponent (``e`` or ``E``): Spark's decimal cast would accept it,
     so the codec judges it; plain numbers are typed in the JVM (the plain message is the newest: the shape's sample
     the codec decodes)."""
@@ -544,7 +546,7 @@ def test_numbers_with_an_exponent_in_either_case_go_to_the_codec(spark: Any, can
     assert all(seconds > 0 for seconds in decoded.steps.values()), decoded.steps
 
 
-def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any, canal_readers: str) -> None:
+def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any, text_readers: str) -> None:
     """The newest message of partition 0 has a value neither path can read: it becomes a dead letter, and that
     partition's clock stays at the newest change that decoded (the codec's clock never sees a dead letter). The
     table's newest message is in partition 1, so its sample decodes and the JVM types the rest."""
@@ -563,7 +565,7 @@ def test_a_dead_letter_does_not_move_the_partition_clock(spark: Any, canal_reade
 
 
 def test_a_shape_whose_newest_message_the_codec_rejects_is_still_typed_in_the_jvm(
-    spark: Any, canal_readers: str
+    spark: Any, text_readers: str
 ) -> None:
     """The codec learns a shape's schema from its newest message; when that one holds a value the codec refuses,
     the shape's oldest message teaches it instead: the other rows are typed in the JVM and the bad one is a dead
@@ -605,7 +607,7 @@ MALFORMED_TEXT: list[tuple[str, str]] = [
 ]
 
 
-def test_malformed_text_is_a_dead_letter_on_both_paths(spark: Any, canal_readers: str) -> None:
+def test_malformed_text_is_a_dead_letter_on_both_paths(spark: Any, text_readers: str) -> None:
     """A TIME past 59 minutes or seconds (or 838 hours); a DATE, DATETIME or TIMESTAMP with a blank or newline
     around it or one-digit fields; a FLOAT or DOUBLE in a form only Java reads: the codec refuses it, so the JVM must
     not type it (its message goes to the codec and becomes a dead letter there). The well-formed messages around
@@ -630,7 +632,7 @@ def test_malformed_text_is_a_dead_letter_on_both_paths(spark: Any, canal_readers
     assert_same_decode(spark, messages, "canal-json", jvm_share=1.0, dead_offsets=set(range(len(MALFORMED_TEXT))))
 
 
-def test_a_trailing_newline_is_the_codecs_to_judge(spark: Any, canal_readers: str) -> None:
+def test_a_trailing_newline_is_the_codecs_to_judge(spark: Any, text_readers: str) -> None:
     """Java's ``$`` also matches before a final newline: an ENUM index or SET bitmask followed by one (which Spark's
     integer cast would read) is refused by the codec, so it is a dead letter on both paths; a DECIMAL past Spark's
     38 digits with one, which the codec reads, gets the codec's value (the JVM would have kept the newline in the
@@ -672,7 +674,7 @@ _INTEGER_MALFORMED: list[tuple[str, str]] = [
 
 
 def test_integers_beyond_their_column_or_in_a_loose_form_are_dead_letters_on_both_paths(
-    spark: Any, canal_readers: str
+    spark: Any, text_readers: str
 ) -> None:
     """Canal's codec refuses an integer its column cannot hold and any text but ``[-]digits``: a JVM reading into
     the wider Spark type, or Spark's cast (which trims blanks and reads a ``+``), must not type them. The column

@@ -58,7 +58,35 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("datetime(6)", "UTC", _DATETIMES),
     *[("timestamp(3)", zone, _DATETIMES) for zone in ("UTC", "America/New_York", "+08:00")],
 ]  # fmt: skip
-# Simple's readers differ from Canal's where its codec does: integers bounded by their Spark type only
+
+
+def _located(zone: str) -> list[str]:
+    """Simple's TIMESTAMP objects, for a column whose sample's location is ``zone``."""
+    other = "Asia/Shanghai" if zone != "Asia/Shanghai" else "UTC"
+    escaped = "".join(f"\\u{ord(c):04x}" for c in zone)  # the same location, every character escaped
+    return [
+        f'{{"location":"{zone}","value":"2024-01-05 10:11:12"}}',
+        f'{{"value":"2024-01-05 10:11:12.5","location":"{zone}"}}',
+        f'{{ "location" : "{zone}" , "value" : "2024-03-10 02:30:00.123456" }}',
+        f'{{"location":"{zone}","value":"2024-11-03 01:30:00","extra":{{"a":[1,2]}}}}',
+        f'{{"location":"{escaped}","value":"2024-01-05 10:11:12"}}',
+        f'{{"location":"{other}","value":"2024-01-05 10:11:12"}}',
+        f'{{"location":"{zone}","value":"0000-00-00 00:00:00"}}',
+        f'{{"location":"{zone}","value":"0000-01-01 10:00:00"}}',
+        f'{{"location":"{zone}","value":"2024-02-30 00:00:00"}}',
+        f'{{"location":"{zone}","value":"2024-01-05 10:11:12\\n"}}',
+        f'{{"location":"{zone}","value":5}}',
+        f'{{"location":"{zone}","value":null}}',
+        f'{{"location":"{zone}"}}',
+        f'{{"location":"{zone}","value":"2024-01-05 10:11:12"}} and more',
+        '"2024-01-05 10:11:12"',
+        "[1]",
+        "not json",
+    ]
+
+
+# Simple's readers differ from Canal's where its codec does: integers bounded by their Spark type only, TIMESTAMP
+# an object with its location
 SIMPLE_CASES: list[tuple[str, str, list[str]]] = [
     *[(text, "UTC", _INTEGERS) for text in ("tinyint(4)", "smallint(6)", "mediumint(9)", "int(11)", "bigint(20)",
                                             "year(4)")],
@@ -66,6 +94,7 @@ SIMPLE_CASES: list[tuple[str, str, list[str]]] = [
     ("decimal(10,2)", "UTC", _DECIMALS),
     ("date", "UTC", _DATES),
     ("datetime(6)", "UTC", _DATETIMES),
+    *[("timestamp(6)", zone, _located(zone)) for zone in ("UTC", "America/New_York")],
 ]  # fmt: skip
 PROTOCOLS: dict[str, tuple[type[TextReader], type[CanalJavaText]]] = {
     "canal-json": (_CanalReader, CanalJavaText),

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 FUNCTION_CLASS: Final = "cdc.spark.text.TextValueFunction"
 SWITCH_ENV: Final = "CDC_JAVA_READERS"  # "off": the Spark SQL readers only
-_TEMPORAL: Final = ("date", "datetime", "timestamp")
+_TEMPORAL: Final = ("date", "datetime", "timestamp", "located")
 # The Java reader of each integral Spark type, and the values the type holds
 _INTEGRAL: Final = {
     "byte": ("byte", -(2**7), 2**7 - 1),
@@ -146,8 +146,9 @@ _SESSIONS: Final[weakref.WeakKeyDictionary[SparkContext, JavaText]] = weakref.We
 
 class SimpleJavaText(CanalJavaText):
     """The Java reader of a Simple JSON column: Canal's, except that integers are held to their Spark type only (the
-    codec does not bound them), and unsigned integers and BIT (which Simple may write as negative 64-bit numbers)
-    and TIMESTAMP (a JSON object) are the SQL readers'."""
+    codec does not bound them), a TIMESTAMP is its ``{"location", "value"}`` object (read where the location is
+    the column's ``zone``, the sample's), and unsigned integers and BIT (which Simple may write as negative 64-bit
+    numbers) are the SQL readers'."""
 
     def visit_int(self, data_type: DataType) -> str | None:
         return None if data_type.unsigned else _integer(data_type, bounded=False)
@@ -156,7 +157,7 @@ class SimpleJavaText(CanalJavaText):
         return None
 
     def visit_timestamp(self, data_type: DataType) -> str | None:
-        return None
+        return f"located:{self.zone}"
 
 
 def java_reader(java: JavaText | None, types: LogicalTypeVisitor[str | None], data_type: DataType) -> Reader | None:

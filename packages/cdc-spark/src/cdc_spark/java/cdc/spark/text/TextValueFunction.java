@@ -13,7 +13,8 @@ import org.apache.spark.sql.api.java.UDF2;
  *
  * <p>A reader is named by a descriptor: {@code byte|short|int|long:LOW:HIGH}, {@code wide:LOW:HIGH} (a whole
  * decimal), {@code float}, {@code double}, {@code decimal:PRECISION:SCALE}, {@code date}, {@code datetime},
- * {@code timestamp:ZONE} ({@code cdc_spark.decoding.java_text} writes them).
+ * {@code timestamp:ZONE}, {@code located:ZONE} (Simple's TIMESTAMP object: {@link LocatedTime}); {@code
+ * cdc_spark.decoding.java_text} writes them.
  */
 public final class TextValueFunction implements UDF2<String, String, Row> {
   private static final long serialVersionUID = 1L;
@@ -21,17 +22,23 @@ public final class TextValueFunction implements UDF2<String, String, Row> {
   // The last descriptor seen and its reader: a function is called with one descriptor, row after row
   private transient String descriptor;
   private transient Function<String, Object> reader;
+  private transient LocatedTime located;
   private transient boolean temporal;
 
   @Override
   public Row call(String text, String descriptor) {
     if (!descriptor.equals(this.descriptor)) {
-      reader = reader(descriptor);
+      boolean isLocated = descriptor.startsWith("located:");
+      located = isLocated ? new LocatedTime(descriptor.substring("located:".length())) : null;
+      reader = isLocated ? null : reader(descriptor);
       temporal = descriptor.startsWith("date") || descriptor.startsWith("timestamp");
       this.descriptor = descriptor;
     }
     if (text == null) {
       return RowFactory.create(null, null);
+    }
+    if (located != null) {
+      return RowFactory.create(located.read(text));
     }
     String zero = temporal && TidbText.zeroDate(text) ? text : null;
     return RowFactory.create(reader.apply(text), zero);
