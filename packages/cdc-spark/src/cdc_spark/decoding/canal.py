@@ -26,8 +26,8 @@ from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
-from cdc_spark.decoding.java_text import CanalJavaText, JavaText, java_reader
-from cdc_spark.decoding.jvm_values import TextReader, Typed, bounded, checked, every_reader, integer_text
+from cdc_spark.decoding.java_text import CanalJavaText, JavaFirstReader, JavaText
+from cdc_spark.decoding.jvm_values import Typed, bounded, checked, every_reader, integer_text
 from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import zoned_key
 
@@ -56,16 +56,11 @@ def _binary(text: Column) -> Typed:
     return checked(text, F.when(~text.rlike("[^\\x00-\\xFF]"), F.encode(text, "ISO-8859-1")))
 
 
-class _CanalReader(TextReader):
+class _CanalReader(JavaFirstReader):
     """TiDB's text forms, integers bounded by their column type as the codec bounds them, and binary columns as
     ISO-8859-1 text; with ``java``, the types it has readers for read by them (:mod:`~cdc_spark.decoding.java_text`)."""
 
-    def __init__(self, zone: str, session_zone: str, java: JavaText | None = None) -> None:
-        super().__init__(zone, session_zone)
-        self.java = java
-
-    def visit(self, data_type: DataType) -> A.Reader | None:
-        return java_reader(self.java, CanalJavaText(self.zone), data_type) or super().visit(data_type)
+    java_types = CanalJavaText
 
     def visit_int(self, data_type: DataType) -> A.Reader | None:
         return lambda text: bounded(integer_text(text, data_type), data_type)

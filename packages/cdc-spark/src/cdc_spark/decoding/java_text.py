@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import os
 import weakref
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from cdc_core.types import DataType, LogicalTypeVisitor, integer_range
-from cdc_spark.decoding.jvm_values import Reader, Typed
+from cdc_spark.decoding.jvm_values import Reader, TextReader, Typed
 from cdc_spark.decoding.spark_types import decimal_shape, spark_type
 
 if TYPE_CHECKING:
@@ -160,11 +160,20 @@ class SimpleJavaText(CanalJavaText):
         return f"located:{self.zone}"
 
 
-def java_reader(java: JavaText | None, types: LogicalTypeVisitor[str | None], data_type: DataType) -> Reader | None:
-    """The Java reader ``types`` names for ``data_type``, if the session has Java readers and the type one."""
-    if java is None or (descriptor := types.visit(data_type)) is None:
-        return None
-    return java.reader(data_type, descriptor)
+class JavaFirstReader(TextReader):
+    """A protocol's text readers, with the session's Java readers (``java``) first wherever ``java_types`` names one
+    for the column's type."""
+
+    java_types: ClassVar[type[CanalJavaText]]
+
+    def __init__(self, zone: str, session_zone: str, java: JavaText | None = None) -> None:
+        super().__init__(zone, session_zone)
+        self.java = java
+
+    def visit(self, data_type: DataType) -> Reader | None:
+        if self.java is not None and (descriptor := self.java_types(self.zone).visit(data_type)) is not None:
+            return self.java.reader(data_type, descriptor)
+        return super().visit(data_type)
 
 
 def text_function(spark: SparkSession, data_type: DataType) -> str:
@@ -195,9 +204,9 @@ __all__ = [
     "FUNCTION_CLASS",
     "SWITCH_ENV",
     "CanalJavaText",
+    "JavaFirstReader",
     "JavaText",
     "SimpleJavaText",
-    "java_reader",
     "read",
     "text_function",
 ]

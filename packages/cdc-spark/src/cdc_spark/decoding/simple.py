@@ -23,10 +23,9 @@ from cdc_core.schema import TableSchema
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import ParsedReader, Route, Sample, ShapeReaders
-from cdc_spark.decoding.java_text import JavaText, SimpleJavaText, java_reader
+from cdc_spark.decoding.java_text import JavaFirstReader, JavaText, SimpleJavaText
 from cdc_spark.decoding.jvm_values import (
     DIGITS,
-    TextReader,
     Typed,
     checked,
     enum_name,
@@ -118,17 +117,12 @@ def _binary(text: Column) -> Typed:
     return checked(text, F.try_to_binary(text, F.lit("base64")))
 
 
-class _SimpleReader(TextReader):
+class _SimpleReader(JavaFirstReader):
     """TiDB's text forms, except: TIMESTAMP as ``{location, value}``, binary as base64, and BIT, ENUM, SET and
     unsigned integers as (unsigned) digits; with ``java``, the types it has readers for read by them
     (:mod:`~cdc_spark.decoding.java_text`)."""
 
-    def __init__(self, zone: str, session_zone: str, java: JavaText | None = None) -> None:
-        super().__init__(zone, session_zone)
-        self.java = java
-
-    def visit(self, data_type: DataType) -> A.Reader | None:
-        return java_reader(self.java, SimpleJavaText(self.zone), data_type) or super().visit(data_type)
+    java_types = SimpleJavaText
 
     def visit_int(self, data_type: DataType) -> A.Reader | None:
         if data_type.unsigned:
