@@ -10,6 +10,7 @@ value they read is the SQL readers' value (``tests/test_java_text.py`` holds the
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import weakref
 from typing import TYPE_CHECKING, ClassVar, Final
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 FUNCTION_CLASS: Final = "cdc.spark.text.TextValueFunction"
 SWITCH_ENV: Final = "CDC_JAVA_READERS"  # "off": the Spark SQL readers only
-_TEMPORAL: Final = ("date", "datetime", "timestamp", "located")
+_TEMPORAL: Final = ("date", "datetime", "timestamp", "located")  # readers with zero dates
 # The Java reader of each integral Spark type, and the values the type holds
 _INTEGRAL: Final = {
     "byte": ("byte", -(2**7), 2**7 - 1),
@@ -104,6 +105,39 @@ class CanalJavaText(LogicalTypeVisitor[str | None]):
 
     def visit_array(self, data_type: DataType) -> str | None:
         return None
+
+
+class CanalRowText(CanalJavaText):
+    """A reader for every column type Canal-JSON carries but spatial and vector ones, for the Java row typer
+    (:mod:`~cdc_spark.decoding.java_rows`), which reads each value in Java: besides :class:`CanalJavaText`'s, DECIMAL
+    beyond 38 digits (as padded text), TIME, ENUM, SET, JSON, bytes (ISO-8859-1 text) and text."""
+
+    def visit_decimal(self, data_type: DataType) -> str | None:
+        shape = decimal_shape(data_type)
+        return f"padded:{data_type.scale}" if shape is None else f"decimal:{shape[0]}:{shape[1]}"
+
+    def visit_time(self, data_type: DataType) -> str | None:
+        return "time"
+
+    def visit_enum(self, data_type: DataType) -> str | None:
+        return f"enum:{_names(data_type)}"
+
+    def visit_set(self, data_type: DataType) -> str | None:
+        return f"set:{_names(data_type)}"
+
+    def visit_json(self, data_type: DataType) -> str | None:
+        return "json"
+
+    def visit_string(self, data_type: DataType) -> str | None:
+        return "text"
+
+    def visit_bytes(self, data_type: DataType) -> str | None:
+        return "latin1"
+
+
+def _names(data_type: DataType) -> str:
+    """An ENUM's or SET's member names as a JSON array, ``null`` where the wire did not carry them."""
+    return json.dumps(list(data_type.elements)) if data_type.elements else "null"
 
 
 class JavaText:
@@ -204,6 +238,7 @@ __all__ = [
     "FUNCTION_CLASS",
     "SWITCH_ENV",
     "CanalJavaText",
+    "CanalRowText",
     "JavaFirstReader",
     "JavaText",
     "SimpleJavaText",

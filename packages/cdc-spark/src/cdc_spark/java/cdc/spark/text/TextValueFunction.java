@@ -1,5 +1,7 @@
 package cdc.spark.text;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.math.BigInteger;
 import java.time.ZoneId;
 import java.util.function.Function;
@@ -13,11 +15,14 @@ import org.apache.spark.sql.api.java.UDF2;
  *
  * <p>A reader is named by a descriptor: {@code byte|short|int|long:LOW:HIGH}, {@code wide:LOW:HIGH} (a whole
  * decimal), {@code float}, {@code double}, {@code decimal:PRECISION:SCALE}, {@code date}, {@code datetime},
- * {@code timestamp:ZONE}, {@code located:ZONE} (Simple's TIMESTAMP object: {@link LocatedTime}); {@code
- * cdc_spark.decoding.java_text} writes them.
+ * {@code timestamp:ZONE}, {@code located:ZONE} (Simple's TIMESTAMP object: {@link LocatedTime}), {@code
+ * padded:SCALE} (a DECIMAL beyond 38 digits, as text), {@code time}, {@code enum:NAMES} and {@code set:NAMES} (a JSON
+ * array of the members' names, or {@code null}), {@code json}, {@code latin1} (Canal's bytes) and {@code text};
+ * {@code cdc_spark.decoding.java_text} writes them.
  */
 public final class TextValueFunction implements UDF2<String, String, Row> {
   private static final long serialVersionUID = 1L;
+  private static final ObjectMapper ELEMENTS = new ObjectMapper();
 
   // The last descriptor seen and its reader: a function is called with one descriptor, row after row
   private transient String descriptor;
@@ -69,8 +74,33 @@ public final class TextValueFunction implements UDF2<String, String, Row> {
         ZoneId zone = ZoneId.of(descriptor.substring("timestamp:".length()));
         yield text -> TidbText.timestamp(text, zone);
       }
+      case "padded" -> {
+        int scale = Integer.parseInt(parts[1]);
+        yield text -> TidbText.paddedDecimal(text, scale);
+      }
+      case "time" -> TidbText::time;
+      case "enum" -> {
+        String[] elements = elements(descriptor.substring("enum:".length()));
+        yield text -> TidbText.enumName(text, elements);
+      }
+      case "set" -> {
+        String[] elements = elements(descriptor.substring("set:".length()));
+        yield text -> TidbText.setNames(text, elements);
+      }
+      case "json" -> new JsonText();
+      case "latin1" -> TidbText::latin1;
+      case "text" -> text -> text;
       default -> throw new IllegalArgumentException("no TiDB text reader " + descriptor);
     };
+  }
+
+  /** A JSON array of member names, or {@code null} (a column whose names the wire does not carry). */
+  private static String[] elements(String json) {
+    try {
+      return ELEMENTS.readValue(json, String[].class);
+    } catch (IOException malformed) {
+      throw new IllegalArgumentException("no member names in " + json, malformed);
+    }
   }
 
   /** {@code value} as the boxed type of a Spark integral type of {@code bytes} bytes (its range already held). */

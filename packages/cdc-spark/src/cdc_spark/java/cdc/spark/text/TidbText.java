@@ -3,10 +3,16 @@ package cdc.spark.text;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.DateTimeException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
  * TiDB's text forms of column values (Canal-JSON, Simple JSON), read as the decode's Spark SQL readers read them
@@ -109,6 +115,140 @@ public final class TidbText {
   public static Instant timestamp(String text, ZoneId zone) {
     LocalDateTime local = datetime(text);
     return local == null ? null : local.atZone(zone).toInstant();
+  }
+
+  /**
+   * A DECIMAL beyond 38 digits, which the contract keeps as text: {@code [-]digits[.digits]} with at most {@code
+   * scale} fractional digits, zeros appended up to {@code scale}.
+   */
+  public static String paddedDecimal(String text, int scale) {
+    int point = text.indexOf('.');
+    int fraction = point < 0 ? 0 : text.length() - point - 1;
+    if (fraction > scale || !isDecimal(text)) {
+      return null;
+    }
+    if (scale == 0 || fraction == scale) {
+      return text;
+    }
+    return text + (point < 0 ? "." : "") + "0".repeat(scale - fraction);
+  }
+
+  /** MySQL TIME {@code [-]h:mm:ss[.f{1,9}]} within {@code ±838:59:59}, to the microsecond (further digits dropped). */
+  public static Duration time(String text) {
+    int start = text.startsWith("-") ? 1 : 0;
+    int colon = text.indexOf(':', start);
+    int hourDigits = colon - start;
+    if (hourDigits < 1 || hourDigits > 3 || !allDigits(text, start, colon)) {
+      return null;
+    }
+    int length = text.length();
+    if (length < colon + 6 || text.charAt(colon + 3) != ':' || !allDigits(text, colon + 1, colon + 3)
+        || !allDigits(text, colon + 4, colon + 6)) {
+      return null;
+    }
+    int end = colon + 6;
+    int fraction = 0;
+    if (length > end) {
+      int digits = length - end - 1;
+      if (text.charAt(end) != '.' || digits < 1 || digits > 9 || !allDigits(text, end + 1, length)) {
+        return null;
+      }
+      String micros = (text.substring(end + 1, Math.min(length, end + 7)) + "00000").substring(0, 6);
+      fraction = digits(micros, 0, 6);
+    }
+    int hours = digits(text, start, colon);
+    int minutes = digits(text, colon + 1, colon + 3);
+    int seconds = digits(text, colon + 4, colon + 6);
+    if (hours > 838 || minutes > 59 || seconds > 59) {
+      return null;
+    }
+    long micros = ((hours * 60L + minutes) * 60L + seconds) * 1_000_000L + fraction;
+    return Duration.ofNanos((start == 1 ? -micros : micros) * 1000L);
+  }
+
+  /**
+   * An ENUM: a 1-based index (0 is MySQL's invalid {@code ""}) or a member's name; without member names ({@code
+   * elements} null), the index itself as text.
+   */
+  public static String enumName(String text, String[] elements) {
+    if (!text.isEmpty() && allDigits(text, 0, text.length())) {
+      Long number = unsigned(text);
+      if (number == null) {
+        return null;
+      }
+      if (number == 0) {
+        return "";
+      }
+      if (elements == null) {
+        return number.toString();
+      }
+      return number <= elements.length ? elements[(int) (number - 1)] : null;
+    }
+    if (text.isEmpty()) {
+      return "";
+    }
+    return elements != null && Arrays.asList(elements).contains(text) ? text : null;
+  }
+
+  /**
+   * A SET: a bitmask or comma-joined member names, as its members in declaration order; without member names
+   * ({@code elements} null), the bitmask itself as text.
+   */
+  public static List<String> setNames(String text, String[] elements) {
+    boolean digits = !text.isEmpty() && allDigits(text, 0, text.length());
+    if (digits) {
+      Long number = unsigned(text);
+      if (number == null) {
+        return null;
+      }
+      if (elements == null) {
+        return List.of(number.toString());
+      }
+      boolean inRange = elements.length < 63 ? number >> elements.length == 0 : number >= 0;
+      if (!inRange) {
+        return null;
+      }
+      List<String> members = new ArrayList<>();
+      for (int i = 0; i < elements.length; i++) {
+        if (((number >> i) & 1) == 1) {
+          members.add(elements[i]);
+        }
+      }
+      return members;
+    }
+    if (elements == null) {
+      return null;
+    }
+    Set<String> given = text.isEmpty() ? Set.of() : new HashSet<>(Arrays.asList(text.split(",", -1)));
+    List<String> members = new ArrayList<>();
+    for (String element : elements) {
+      if (given.contains(element)) {
+        members.add(element);
+      }
+    }
+    return new HashSet<>(members).size() == given.size() ? members : null;
+  }
+
+  /** Canal's bytes: ISO-8859-1 text, so a character above U+00FF is not a byte. */
+  public static byte[] latin1(String text) {
+    byte[] bytes = new byte[text.length()];
+    for (int i = 0; i < bytes.length; i++) {
+      char c = text.charAt(i);
+      if (c > 0xFF) {
+        return null;
+      }
+      bytes[i] = (byte) c;
+    }
+    return bytes;
+  }
+
+  /** Digits as a long, null beyond one. */
+  private static Long unsigned(String digits) {
+    try {
+      return Long.parseLong(digits);
+    } catch (NumberFormatException beyondLong) {
+      return null;
+    }
   }
 
   /** Whether a text of the DATE or DATETIME form is one of MySQL's zero dates (year, month or day 0). */
