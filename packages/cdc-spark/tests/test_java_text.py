@@ -270,28 +270,38 @@ def _changes(decoded: Any) -> dict[tuple[str, str], list[Any]]:
     }
 
 
+# Per protocol: the switches of each way of typing (readers, rows), and the function its plans name (None: none)
+_WAYS: dict[str, dict[tuple[str, str], str | None]] = {
+    "canal-json": {("on", "on"): "cdc_rows_", ("on", "off"): "cdc_tidb_text", ("off", "on"): None},
+    "simple": {("on", "on"): "cdc_tidb_text", ("off", "on"): None},
+}
+
+
 @pytest.mark.parametrize("protocol", ["canal-json", "simple"])
 def test_a_protocol_is_typed_by_the_java_readers_and_alike_without_them(
     java: Any, kafka_frame: Any, monkeypatch: pytest.MonkeyPatch, protocol: str
 ) -> None:
-    from cdc_spark.decoding import decode
-    from cdc_spark.decoding.java_text import SWITCH_ENV
+    """Canal-JSON's rows typed by the Java row typer, by the SQL typing with the Java readers, and with Spark SQL
+    alone: the same rows; Simple's with and without the Java readers."""
+    from cdc_spark.decoding import decode, java_rows, java_text
     from cdc_testing.changefeed import encode, generate
 
     frame = kafka_frame(list(encode(generate(seed=3, transactions=150), protocol)))
-    plans = {}
     changes = {}
-    for switch in ("on", "off"):
-        monkeypatch.setenv(SWITCH_ENV, switch)
+    for (readers, rows), function in _WAYS[protocol].items():
+        monkeypatch.setenv(java_text.SWITCH_ENV, readers)
+        monkeypatch.setenv(java_rows.SWITCH_ENV, rows)
         decoded = decode(frame, protocol)
         try:
-            changes[switch] = _changes(decoded)
-            plans[switch] = " ".join(decoded.table(*name)._jdf.queryExecution().toString() for name in decoded.tables())
+            changes[(readers, rows)] = _changes(decoded)
+            plan = " ".join(decoded.table(*name)._jdf.queryExecution().toString() for name in decoded.tables())
             assert decoded.paths["jvm"] > 0
         finally:
             decoded.release()
-    assert "cdc_tidb_text" in plans["on"] and "cdc_tidb_text" not in plans["off"]
-    assert changes["on"] == changes["off"] and sum(len(rows) for rows in changes["on"].values()) > 100
+        for named in ("cdc_rows_", "cdc_tidb_text"):
+            assert (named in plan) == (named == function), (readers, rows, named)
+    first, *others = changes.values()
+    assert all(other == first for other in others) and sum(len(rows) for rows in first.values()) > 100
 
 
 def test_a_session_without_a_jdk_reads_with_spark_sql_and_says_why(

@@ -26,6 +26,8 @@ from cdc_spark.decoding.jvm_values import Typed
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+    from cdc_spark.decoding.java_rows import JavaRows
+
 
 class Route(StrEnum):
     """Where a message is decoded."""
@@ -117,6 +119,12 @@ class Adapter(Protocol):
     # Whether a shape's digest alone fixes its readers (describe reads nothing else of the sample, nor of the batch
     # or the known schemas): a shape described in an earlier batch is then not sampled again.
     readers_by_shape: bool
+
+    @property
+    def java_rows(self) -> JavaRows | None:
+        """Types a table's rows in Java from each message's text (``prepare`` then keeps the text for the typing,
+        and ``rows`` parses it again where the SQL typing is used after all); None: the Spark SQL typing."""
+        ...
 
     def prepare(self, messages: DataFrame) -> DataFrame:
         """``messages`` (Kafka columns) with ``ROUTE``, ``DATABASE``, ``TABLE``, ``SHAPE``, ``RANK``, ``SAMPLE``

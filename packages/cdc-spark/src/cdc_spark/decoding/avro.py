@@ -364,6 +364,7 @@ class AvroAdapter:
     session_zone: str
     protocol: str = PROTOCOL
     readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
+    java_rows: None = attrs.field(default=None, init=False)  # the SQL typing
     _resolved: Options = attrs.field(init=False)
     _zone: str = attrs.field(init=False)
     keys: dict[int, WriterSchema] = attrs.field(init=False, factory=dict)  # the batch's key schemas by id

@@ -26,7 +26,8 @@ from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
-from cdc_spark.decoding.java_text import CanalJavaText, JavaFirstReader, JavaText
+from cdc_spark.decoding.java_rows import JavaRows
+from cdc_spark.decoding.java_text import CanalJavaText, CanalRowText, JavaFirstReader, JavaText
 from cdc_spark.decoding.jvm_values import Typed, bounded, checked, every_reader, integer_text
 from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import zoned_key
@@ -42,6 +43,7 @@ ENVELOPE: Final = (
     " _tidb struct<commitTs:decimal(20,0), watermarkTs:decimal(20,0), onlyHandleKey:boolean,"
     " claimCheckLocation:string>"
 )
+ROWS_CLASS: Final = "cdc.spark.canal.CanalRows"
 _LONG_MAX: Final = 2**63 - 1
 _ROW_TYPES: Final = ("INSERT", "UPDATE", "DELETE", "INIT")
 _OPS: Final = {"INSERT": "insert", "INIT": "insert", "UPDATE": "update", "DELETE": "delete"}
@@ -97,6 +99,7 @@ class CanalAdapter:
     protocol: str = PROTOCOL
     # the shape digest covers all the codec's schema comes from (column names, both type maps, key names)
     readers_by_shape: bool = attrs.field(default=True, init=False)
+    java_rows: JavaRows | None = attrs.field(init=False)  # the Java row typer, where the session has the Java
     _resolved: Options = attrs.field(init=False)
     _zone: str = attrs.field(init=False)
 
@@ -104,6 +107,7 @@ class CanalAdapter:
         codec = get_codec(PROTOCOL)
         self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
         self._zone = zone_name(resolve_zone(str(self.options.get("time-zone") or "") or None))
+        self.java_rows = JavaRows.of(self.java, ROWS_CLASS, CanalRowText(self._zone))
 
     def expressions_key(self) -> Hashable:
         return (zoned_key(self.protocol, self.options, self.session_zone, self._zone), self.java is not None)
@@ -169,7 +173,7 @@ class CanalAdapter:
             F.coalesce(doc["pkNames"], F.array().cast("array<string>")),
         )
         ts = F.when(F.col(A.ROUTE) == Route.WATERMARK, tidb["watermarkTs"]).otherwise(tidb["commitTs"])
-        return (
+        prepared = (
             parsed.withColumn(A.ROUTE, route)
             .withColumn(A.DATABASE, doc["database"])
             .withColumn(A.TABLE, doc["table"])
@@ -185,16 +189,19 @@ class CanalAdapter:
                 ),
             )
             .withColumn(A.SAMPLE, F.col(A.ROUTE) == Route.JVM)
-            # The batch is cached as prepared: only what rows() reads stays (not the type maps, key names, TiDB's
-            # extension), a third less to write and hold.
-            .withColumn(
-                "__doc", F.struct(doc["type"].alias("type"), doc["data"].alias("data"), doc["old"].alias("old"))
-            )
         )
+        if self.java_rows is not None:
+            return prepared.drop("__doc")  # the Java types the rows from the message's text, which the cache keeps
+        # The batch is cached as prepared: only what rows() reads stays (not the type maps, key names, TiDB's
+        # extension), a third less to write and hold.
+        lean = F.struct(doc["type"].alias("type"), doc["data"].alias("data"), doc["old"].alias("old"))
+        return prepared.withColumn("__doc", lean)
 
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 
+        if "__doc" not in prepared.columns:  # prepared for the Java row typer: parsed here for the SQL typing
+            prepared = prepared.withColumn("__doc", F.from_json(F.col("value").cast("string"), ENVELOPE))
         doc = F.col("__doc")
         exploded = prepared.select(
             *[c for c in prepared.columns if not c.startswith("__")],

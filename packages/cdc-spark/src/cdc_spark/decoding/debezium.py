@@ -457,6 +457,7 @@ class DebeziumAdapter:
     session_zone: str
     protocol: str = PROTOCOL
     readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
+    java_rows: None = attrs.field(default=None, init=False)  # the SQL typing
     _resolved: Options = attrs.field(init=False)
     _modes: Modes = attrs.field(init=False)
     _zone: dt.tzinfo = attrs.field(init=False)

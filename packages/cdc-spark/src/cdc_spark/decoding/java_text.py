@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 FUNCTION_CLASS: Final = "cdc.spark.text.TextValueFunction"
 SWITCH_ENV: Final = "CDC_JAVA_READERS"  # "off": the Spark SQL readers only
-_TEMPORAL: Final = ("date", "datetime", "timestamp", "located")  # readers with zero dates
+TEMPORAL: Final = ("date", "datetime", "timestamp", "located")  # readers with zero dates
 # The Java reader of each integral Spark type, and the values the type holds
 _INTEGRAL: Final = {
     "byte": ("byte", -(2**7), 2**7 - 1),
@@ -144,7 +144,7 @@ class JavaText:
     """The Java readers of one session: a column's :data:`Reader` that calls the reader a descriptor names."""
 
     def __init__(self, spark: SparkSession) -> None:
-        self._spark = spark
+        self.spark = spark
         self._functions: dict[str, str] = {}  # by Spark type: the function registered for it
 
     @classmethod
@@ -162,8 +162,8 @@ class JavaText:
     def reader(self, data_type: DataType, descriptor: str) -> Reader:
         value_type = spark_type(data_type).simpleString()
         if (function := self._functions.get(value_type)) is None:
-            function = self._functions[value_type] = text_function(self._spark, data_type)
-        temporal = descriptor.split(":", 1)[0] in _TEMPORAL
+            function = self._functions[value_type] = text_function(self.spark, data_type)
+        temporal = descriptor.split(":", 1)[0] in TEMPORAL
 
         def read_text(text: Column) -> Typed:
             result = read(function, text, descriptor)
@@ -218,13 +218,17 @@ def text_function(spark: SparkSession, data_type: DataType) -> str:
     value_type = spark_type(data_type)
     name = f"cdc_tidb_text_{hashlib.sha256(value_type.simpleString().encode()).hexdigest()[:12]}"
     returned = T.StructType([T.StructField("value", value_type), T.StructField("zero", T.StringType())])
-    # The jar was added on the thread that installed it; this one (a stream's batch callback) finds it through
-    # the session's class loader
+    class_loader_of(spark)
+    spark.udf.registerJavaFunction(name, FUNCTION_CLASS, returned)
+    return name
+
+
+def class_loader_of(spark: SparkSession) -> None:
+    """Make the session's class loader (which has the jar) this thread's in the JVM: the jar was added on the thread
+    that installed it, and this one (a stream's batch callback, say) finds the classes through it."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     jvm.java.lang.Thread.currentThread().setContextClassLoader(spark._jsparkSession.sharedState().jarClassLoader())
-    spark.udf.registerJavaFunction(name, FUNCTION_CLASS, returned)
-    return name
 
 
 def read(function: str, text: Column, descriptor: str) -> Column:
@@ -237,11 +241,13 @@ def read(function: str, text: Column, descriptor: str) -> Column:
 __all__ = [
     "FUNCTION_CLASS",
     "SWITCH_ENV",
+    "TEMPORAL",
     "CanalJavaText",
     "CanalRowText",
     "JavaFirstReader",
     "JavaText",
     "SimpleJavaText",
+    "class_loader_of",
     "read",
     "text_function",
 ]

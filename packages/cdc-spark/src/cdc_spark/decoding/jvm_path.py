@@ -147,15 +147,16 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
     return _Shapes(samples, python_messages, clock, other_clock, untimed_after_timed)
 
 
-def _without_payloads(prepared: DataFrame) -> DataFrame:
+def _without_payloads(prepared: DataFrame, keep_value: bool = False) -> DataFrame:
     """What the batch's cache holds: a message the JVM types without its key and value (they are parsed already;
     Debezium's with their schemas are most of a message), any other whole, for the codec. A JVM message the codec
     needs after all (a value the JVM could not convert, a shape it cannot describe) comes from the source
-    (:func:`_whole`), as do the samples."""
+    (:func:`_whole`), as do the samples. ``keep_value``: the value stays, for a Java row typer that reads it."""
     from pyspark.sql import functions as F
 
     routed_here = F.col(A.ROUTE) == Route.JVM
-    return prepared.withColumns({name: F.when(~routed_here, F.col(name)) for name in ("key", "value")})
+    dropped = ("key",) if keep_value else ("key", "value")
+    return prepared.withColumns({name: F.when(~routed_here, F.col(name)) for name in dropped})
 
 
 def _whole(residue: DataFrame, messages: DataFrame) -> DataFrame:
@@ -560,8 +561,8 @@ class _ShapeReuse:
         return described
 
 
-def _build_typing(typings: Sequence[_TableTyping]) -> _Typing:
-    """The four projections of :func:`_typed_wide` for ``typings``."""
+def _table_index(typings: Sequence[_TableTyping]) -> Column:
+    """The index of the row's table among ``typings`` (-1: none of them)."""
     from pyspark.sql import functions as F
 
     table_key = _key(F.col(A.DATABASE), F.col(A.TABLE), "")
@@ -570,6 +571,14 @@ def _build_typing(typings: Sequence[_TableTyping]) -> _Typing:
         index = F.when(
             table_key == _key(typing.schema.database, typing.schema.table, ""), F.lit(typing.index)
         ).otherwise(index)
+    return index
+
+
+def _build_typing(typings: Sequence[_TableTyping]) -> _Typing:
+    """The four projections of :func:`_typed_wide` for ``typings``."""
+    from pyspark.sql import functions as F
+
+    index = _table_index(typings)
     tidx = F.col("__tidx")
     text_typings = [t for t in typings if not t.typed]
     layouts: dict[int, list[tuple[str, bool]]] = {}
@@ -598,6 +607,23 @@ def _build_typing(typings: Sequence[_TableTyping]) -> _Typing:
     return _Typing(index, first, after_columns, before_columns, structs, bad, parts)
 
 
+def _java_functions(adapter: Adapter, typings: Sequence[_TableTyping]) -> dict[int, str] | None:
+    """The adapter's Java row typer's function of each table, by index, or None where it has none or cannot type a
+    table (a column without a Java reader, or of another Spark type in one of the table's shapes)."""
+    java_rows = adapter.java_rows
+    if java_rows is None:
+        return None
+    functions: dict[int, str] = {}
+    for typing in typings:
+        if typing.typed:
+            return None
+        plan = java_rows.plan(typing.schema, {digest: r.schema for digest, r in typing.shapes.items()})
+        if plan is None:
+            return None
+        functions[typing.index] = java_rows.function(typing.schema, plan)
+    return functions
+
+
 def _seeded_clock(partition_ts: Mapping[PartitionKey, int]) -> Column:
     """The clock each row's topic-partition ended the last batch on (null for one not seen before)."""
     from pyspark.sql import functions as F
@@ -615,15 +641,53 @@ def _typed_wide(rows: DataFrame, typing: _Typing, partition_ts: Mapping[Partitio
     referenced many times by the next), so every lookup and conversion is generated and run once. A table whose
     values come typed is read in the first (:func:`_image_stage`) and assembled in the fourth.
     """
-    from pyspark.sql import functions as F
 
     staged = rows.withColumn("__tidx", typing.index)
     carried = [c for c in staged.columns if c not in (A.AFTER, A.BEFORE, A.BEFORE_BASE, A.CHANGED_FROM)]
     staged = staged.select(*carried, *typing.first)
     staged = staged.select("*", *typing.after)
     staged = staged.select("*", *typing.before)
+    return _wide(staged, typing.bad, typing.structs, partition_ts)
+
+
+def _java_typed_wide(
+    messages: DataFrame,
+    typings: Sequence[_TableTyping],
+    functions: Mapping[int, str],
+    partition_ts: Mapping[PartitionKey, int],
+) -> Any:
+    """:func:`_typed_wide`'s frame, typed by the adapter's Java row typer (:mod:`~cdc_spark.decoding.java_rows`):
+    per message one call of its table's function (``functions``: by table index), which gives each of its rows'
+    operation, contract struct and whether a value did not convert; then one row per change. A message the Java
+    could not read has no rows from it: each of its changes is bad (its message goes to the codec)."""
+    from pyspark.sql import functions as F
+
+    tidx = F.col("__tidx")
+    staged = messages.withColumn("__tidx", _table_index(typings))
+    text = F.col("value").cast("string")
+    calls = [F.when(tidx == index, F.call_udf(name, text, F.col(A.SHAPE))).alias(f"__m{index}")
+             for index, name in functions.items()]  # fmt: skip
+    staged = staged.select(*[c for c in staged.columns if c not in ("key", "value")], *calls)
+    # One row per change: the positions of the message's rows (its rank's position is the last one's)
+    staged = staged.select("*", F.explode(F.sequence(F.lit(0), F.col(A.RANK)["position"])).alias(A.POSITION))
+    op: Column = F.lit(None).cast("string")
+    bad: Column = F.lit(True)
+    structs: list[Column] = []
+    for index in functions:
+        change = F.try_element_at(F.col(f"__m{index}"), F.col(A.POSITION) + 1)
+        op = F.when(tidx == index, change["op"]).otherwise(op)
+        bad = F.when(tidx == index, F.coalesce(change["bad"], F.lit(True))).otherwise(bad)
+        structs.append(F.when(tidx == index, change["row"]).alias(f"__t{index}"))
+    staged = staged.withColumn(A.OP, op).withColumn(A.VERSION, F.lit(None).cast("long"))
+    return _wide(staged, bad, structs, partition_ts)
+
+
+def _wide(staged: DataFrame, bad: Column, structs: Sequence[Column], partition_ts: Mapping[PartitionKey, int]) -> Any:
+    """The typed rows' common columns, ``__bad`` and the tables' structs (``structs``), from ``staged``."""
+    from pyspark.sql import functions as F
+
     clock_ts = _seeded_clock(partition_ts)
-    running = F.col("clock_before") if "clock_before" in rows.columns else F.lit(None).cast("long")
+    running = F.col("clock_before") if "clock_before" in staged.columns else F.lit(None).cast("long")
     order_ts = F.coalesce(F.col(A.TS), F.greatest(running, clock_ts.cast("long")) if partition_ts else running)
     return staged.select(
         "topic", "partition", "offset", "__tidx",
@@ -639,8 +703,8 @@ def _typed_wide(rows: DataFrame, typing: _Typing, partition_ts: Mapping[Partitio
         F.col("topic").alias("_cdc_topic"),
         F.col("partition").cast("int").alias("_cdc_partition"),
         F.col("offset").alias("_cdc_offset"),
-        typing.bad.alias("__bad"),
-        *typing.structs,
+        bad.alias("__bad"),
+        *structs,
     )  # fmt: skip
 
 
@@ -698,8 +762,8 @@ def _part_columns(typing: _TableTyping) -> tuple[Column, list[Column]]:
     return F.col("__tidx") == typing.index, columns
 
 
-def _jvm_part(wide: DataFrame, projections: _Typing, index: int) -> DataFrame:
-    rows, columns = projections.parts[index]
+def _jvm_part(wide: DataFrame, part: tuple[Column, list[Column]]) -> DataFrame:
+    rows, columns = part
     frame: DataFrame = wide.where(rows).select(*columns)
     return frame
 
@@ -734,7 +798,7 @@ def decode(
     messages = df.select(*MESSAGE_COLUMNS)
     with steps.timed("shapes"):
         with session_conf(spark, BATCH_CACHE):
-            prepared = _without_payloads(adapter.prepare(messages)).persist()
+            prepared = _without_payloads(adapter.prepare(messages), adapter.java_rows is not None).persist()
         reused = _ShapeReuse(spark.conf.get("spark.app.id", None), adapter)
         found = _find_shapes(prepared, messages, reused.kept)
     cached: list[DataFrame] = [prepared]
@@ -777,11 +841,18 @@ def decode(
     if typings:
         with steps.timed("typing"):
             source = _with_running_clock(prepared) if found.untimed_after_timed else prepared
-            rows = adapter.rows(source.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM)))
-            projections = TYPINGS.get(_typings_key(reused.app, adapter, typings), lambda: _build_typing(typings))
-            planned = BATCH_CACHE if executors_compile_huge_methods(spark) else {**BATCH_CACHE, **SPLIT_METHODS}
-            with session_conf(spark, planned):
-                wide = _typed_wide(rows, projections, partition_ts).persist()
+            jvm_messages = source.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM))
+            functions = _java_functions(adapter, typings)
+            if functions is not None:
+                parts_of = {t.index: _part_columns(t) for t in typings}
+                with session_conf(spark, BATCH_CACHE):
+                    wide = _java_typed_wide(jvm_messages, typings, functions, partition_ts).persist()
+            else:
+                projections = TYPINGS.get(_typings_key(reused.app, adapter, typings), lambda: _build_typing(typings))
+                parts_of = dict(projections.parts)
+                planned = BATCH_CACHE if executors_compile_huge_methods(spark) else {**BATCH_CACHE, **SPLIT_METHODS}
+                with session_conf(spark, planned):
+                    wide = _typed_wide(adapter.rows(jvm_messages), projections, partition_ts).persist()
             cached.append(wide)
             bad_rows = 0
             with session_conf(spark, SPLIT_METHODS):
@@ -840,7 +911,7 @@ def decode(
             jvm_rows = _reclocked(jvm_rows, prepared, dead_letters, partition_ts)
         for name, typing in jvm_tables.items():
             if counts.get(typing.index):
-                parts.setdefault(name, []).append(_jvm_part(jvm_rows, projections, typing.index))
+                parts.setdefault(name, []).append(_jvm_part(jvm_rows, parts_of[typing.index]))
     result = None
     if python is not None:
         with steps.timed("codec"):

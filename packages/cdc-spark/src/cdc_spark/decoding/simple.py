@@ -153,6 +153,7 @@ class SimpleAdapter:
     java: JavaText | None = None  # the session's Java readers, if it has them
     protocol: str = PROTOCOL
     readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
+    java_rows: None = attrs.field(default=None, init=False)  # the SQL typing
     _resolved: Options = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:

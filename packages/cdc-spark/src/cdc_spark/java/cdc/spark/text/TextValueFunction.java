@@ -49,7 +49,8 @@ public final class TextValueFunction implements UDF2<String, String, Row> {
     return RowFactory.create(reader.apply(text), zero);
   }
 
-  static Function<String, Object> reader(String descriptor) {
+  /** The reader a descriptor names (a new one per call: some hold state, such as the JSON reader). */
+  public static Function<String, Object> reader(String descriptor) {
     String[] parts = descriptor.split(":", 3);
     return switch (parts[0]) {
       case "byte" -> text -> narrowed(TidbText.integer(text, Long.parseLong(parts[1]), Long.parseLong(parts[2])), 1);

@@ -1,0 +1,123 @@
+"""A table's row messages typed in one Java pass per message (``cdc.spark.canal.CanalRows``), instead of the Spark SQL
+typing's four projections over the parsed maps (:mod:`cdc_spark.decoding.jvm_path`).
+
+The Java parses the message again from its text (the batch's cache then holds the text, not the parsed maps) and
+types every value of every row with the readers of :mod:`~cdc_spark.decoding.java_text`, following the SQL typing's
+rules for images, changed columns, zero dates and bad rows. It types a table when every column of every shape in the
+batch has a Java reader whose Spark type is the final schema's (no widening between shapes); otherwise the batch
+takes the SQL typing. ``CDC_JAVA_ROWS=off`` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import weakref
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from cdc_core.schema import TableSchema
+from cdc_core.types import LogicalTypeVisitor
+from cdc_spark.decoding.java_text import TEMPORAL, JavaText, class_loader_of
+from cdc_spark.decoding.spark_types import spark_type
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
+
+SWITCH_ENV: Final = "CDC_JAVA_ROWS"  # "off": the Spark SQL typing (with the per-column Java readers)
+# Per SparkContext: the functions registered in it, by name (a name is a digest of the plan and the Java class)
+_REGISTERED: Final[weakref.WeakKeyDictionary[SparkContext, set[str]]] = weakref.WeakKeyDictionary()
+
+
+def contract_type(schema: TableSchema) -> StructType:
+    """The contract's struct of one table's change: its columns, ``_cdc_before``, changed columns, zero dates."""
+    from pyspark.sql import types as T
+
+    columns = [T.StructField(c.name, spark_type(c.data_type)) for c in schema.stored_columns]
+    return T.StructType(
+        [
+            *columns,
+            T.StructField("_cdc_before", T.StructType(columns)),
+            T.StructField("_cdc_changed_columns", T.ArrayType(T.StringType())),
+            T.StructField("_cdc_zero_dates", T.MapType(T.StringType(), T.StringType())),
+        ]
+    )
+
+
+@attrs.frozen
+class JavaRows:
+    """The Java row typer of one protocol in one session: ``java_class`` (a ``UDF2<String, String, List<Row>>``
+    made with a plan) and the readers' descriptors of its column types."""
+
+    spark: SparkSession
+    java_class: str
+    descriptors: LogicalTypeVisitor[str | None]
+
+    @classmethod
+    def of(cls, java: JavaText | None, java_class: str, descriptors: LogicalTypeVisitor[str | None]) -> JavaRows | None:
+        """The typer, where the session has the Java readers and it is not switched off."""
+        if java is None or os.environ.get(SWITCH_ENV, "").lower() == "off":
+            return None
+        return cls(java.spark, java_class, descriptors)
+
+    def plan(self, schema: TableSchema, shapes: Mapping[str, TableSchema]) -> str | None:
+        """The plan typing ``schema``'s rows from messages of ``shapes`` (digest -> the shape's schema), or None
+        where a column of a shape has no Java reader or another Spark type than the final schema's."""
+        columns = schema.stored_columns
+        zero = [False] * len(columns)
+        readers: dict[str, list[str | None]] = {}
+        for digest, shape in sorted(shapes.items()):
+            own = {c.name: c for c in shape.stored_columns}
+            descriptors: list[str | None] = []
+            for k, column in enumerate(columns):
+                found = own.get(column.name)
+                if found is None:
+                    descriptors.append(None)  # an older, narrower shape: the column is null in its rows
+                    continue
+                descriptor = self.descriptors.visit(found.data_type)
+                if descriptor is None or spark_type(found.data_type) != spark_type(column.data_type):
+                    return None
+                zero[k] = zero[k] or descriptor.split(":", 1)[0] in TEMPORAL
+                descriptors.append(descriptor)
+            readers[digest] = descriptors
+        return json.dumps({"columns": [c.name for c in columns], "zero": zero, "shapes": readers})
+
+    def function(self, schema: TableSchema, plan: str) -> str:
+        """The name of the Spark function ``(message, shape) -> array<struct<op, bad, row>>`` typing ``schema``'s
+        rows by ``plan``, registered in the session now if it is not yet."""
+        from pyspark.sql import types as T
+
+        returned = T.ArrayType(
+            T.StructType(
+                [
+                    T.StructField("op", T.StringType()),
+                    T.StructField("bad", T.BooleanType()),
+                    T.StructField("row", contract_type(schema)),
+                ]
+            )
+        )
+        digest = hashlib.sha256(f"{self.java_class}|{plan}|{returned.json()}".encode()).hexdigest()[:16]
+        name = f"cdc_rows_{digest}"
+        context = self.spark.sparkContext
+        known = _REGISTERED.setdefault(context, set())
+        if name in known:
+            return name
+        jvm = context._jvm
+        assert jvm is not None
+        class_loader_of(self.spark)
+        java_class = jvm
+        for part in self.java_class.split("."):
+            java_class = getattr(java_class, part)
+        function = java_class(plan)
+        session = self.spark._jsparkSession
+        session.udf().register(name, function, session.parseDataType(returned.json()))
+        known.add(name)
+        return name
+
+
+__all__ = ["SWITCH_ENV", "JavaRows", "contract_type"]
