@@ -27,7 +27,7 @@ from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.java_rows import JavaRows
-from cdc_spark.decoding.java_text import CanalJavaText, CanalRowText, JavaFirstReader, JavaText
+from cdc_spark.decoding.java_text import CanalJavaText, CanalRowText, JavaFirstReader, JavaText, java_function
 from cdc_spark.decoding.jvm_values import Typed, bounded, checked, every_reader, integer_text
 from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import zoned_key
@@ -44,6 +44,11 @@ ENVELOPE: Final = (
     " claimCheckLocation:string>"
 )
 ROWS_CLASS: Final = "cdc.spark.canal.CanalRows"
+SHAPE_CLASS: Final = "cdc.spark.canal.CanalShape"
+# What CanalShape reads of a message (kind: "row", "watermark" or null)
+SHAPE_READ: Final = (
+    "kind string, database string, table string, shape string, commit_ts bigint, watermark_ts bigint, rows int"
+)
 _LONG_MAX: Final = 2**63 - 1
 _ROW_TYPES: Final = ("INSERT", "UPDATE", "DELETE", "INIT")
 _OPS: Final = {"INSERT": "insert", "INIT": "insert", "UPDATE": "update", "DELETE": "delete"}
@@ -145,24 +150,19 @@ class CanalAdapter:
         )
 
     def prepare(self, messages: DataFrame) -> DataFrame:
+        if self.java_rows is not None:
+            return self._prepare_in_java(messages)
         from pyspark.sql import functions as F
 
         text = F.col("value").cast("string")
         parsed = messages.withColumn("__doc", F.from_json(text, ENVELOPE))
         doc = F.col("__doc")
         tidb = doc["_tidb"]
-        codec_only = any(self._resolved[name] for name in _CODEC_ONLY_OPTIONS)
         watermark = (
             doc.isNotNull()
             & (doc["type"] == "TIDB_WATERMARK")
             & F.coalesce(~doc["isDdl"], F.lit(True))
             & tidb["watermarkTs"].between(0, _LONG_MAX)
-        )
-        route = (
-            F.when(F.lit(codec_only), F.lit(Route.PYTHON.value))
-            .when(F.coalesce(self._row_message(doc), F.lit(False)), F.lit(Route.JVM.value))
-            .when(F.coalesce(watermark, F.lit(False)), F.lit(Route.WATERMARK.value))
-            .otherwise(F.lit(Route.PYTHON.value))
         )
         shape = _shape_digest(
             F.map_keys(F.element_at(doc["data"], 1)),
@@ -172,11 +172,58 @@ class CanalAdapter:
             F.map_values(doc["sqlType"]),
             F.coalesce(doc["pkNames"], F.array().cast("array<string>")),
         )
-        ts = F.when(F.col(A.ROUTE) == Route.WATERMARK, tidb["watermarkTs"]).otherwise(tidb["commitTs"])
-        prepared = (
+        routed = self._routed(
+            parsed, row=F.coalesce(self._row_message(doc), F.lit(False)), watermark=F.coalesce(watermark, F.lit(False)),
+            database=doc["database"], table=doc["table"], shape=shape, watermark_ts=tidb["watermarkTs"],
+            commit_ts=tidb["commitTs"], rows=F.size(doc["data"]),
+        )  # fmt: skip
+        # The batch is cached as prepared: only what rows() reads stays (not the type maps, key names, TiDB's
+        # extension), a third less to write and hold.
+        lean = F.struct(doc["type"].alias("type"), doc["data"].alias("data"), doc["old"].alias("old"))
+        return routed.withColumn("__doc", lean)
+
+    def _prepare_in_java(self, messages: DataFrame) -> DataFrame:
+        """``prepare`` by the Java envelope reader (``CanalShape``), which keeps none of the rows: the Java row
+        typer reads them from the message's text, which the batch's cache keeps."""
+        from pyspark.sql import functions as F
+
+        assert self.java is not None
+        function = java_function(self.java.spark, "cdc_canal_shape", SHAPE_CLASS, SHAPE_READ)
+        value = F.col("value")
+        parsed = messages.withColumn("__read", F.call_udf(function, value.cast("string")))
+        read = F.col("__read")
+        row = (
+            (read["kind"] == "row")
+            & F.is_valid_utf8(value.cast("string"))
+            & (F.length(value) <= int(self._resolved["max-message-bytes"]))
+        )
+        routed = self._routed(
+            parsed, row=F.coalesce(row, F.lit(False)), watermark=F.coalesce(read["kind"] == "watermark", F.lit(False)),
+            database=read["database"], table=read["table"], shape=read["shape"], watermark_ts=read["watermark_ts"],
+            commit_ts=read["commit_ts"], rows=read["rows"],
+        )  # fmt: skip
+        return routed.drop("__read")
+
+    def _routed(
+        self, parsed: DataFrame, *, row: Column, watermark: Column, database: Column, table: Column, shape: Column,
+        watermark_ts: Column, commit_ts: Column, rows: Column,
+    ) -> DataFrame:  # fmt: skip
+        """``parsed`` with the columns ``prepare`` adds, from what was read of each message (``row``: a row
+        message the JVM types; ``rows``: how many rows it has)."""
+        from pyspark.sql import functions as F
+
+        codec_only = any(self._resolved[name] for name in _CODEC_ONLY_OPTIONS)
+        route = (
+            F.when(F.lit(codec_only), F.lit(Route.PYTHON.value))
+            .when(row, F.lit(Route.JVM.value))
+            .when(watermark, F.lit(Route.WATERMARK.value))
+            .otherwise(F.lit(Route.PYTHON.value))
+        )
+        ts = F.when(F.col(A.ROUTE) == Route.WATERMARK, watermark_ts).otherwise(commit_ts)
+        return (
             parsed.withColumn(A.ROUTE, route)
-            .withColumn(A.DATABASE, doc["database"])
-            .withColumn(A.TABLE, doc["table"])
+            .withColumn(A.DATABASE, database)
+            .withColumn(A.TABLE, table)
             .withColumn(A.SHAPE, F.when(F.col(A.ROUTE) == Route.JVM, shape))
             .withColumn(A.TS, F.when(ts.between(0, _LONG_MAX), ts.cast("long")))
             .withColumn(
@@ -185,17 +232,11 @@ class CanalAdapter:
                     F.coalesce(F.col(A.TS), F.lit(-1).cast("long")).alias("ts"),
                     F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
                     F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
-                    F.coalesce(F.size(doc["data"]) - 1, F.lit(0)).alias("position"),
+                    F.coalesce(rows - 1, F.lit(0)).alias("position"),
                 ),
             )
             .withColumn(A.SAMPLE, F.col(A.ROUTE) == Route.JVM)
         )
-        if self.java_rows is not None:
-            return prepared.drop("__doc")  # the Java types the rows from the message's text, which the cache keeps
-        # The batch is cached as prepared: only what rows() reads stays (not the type maps, key names, TiDB's
-        # extension), a third less to write and hold.
-        lean = F.struct(doc["type"].alias("type"), doc["data"].alias("data"), doc["old"].alias("old"))
-        return prepared.withColumn("__doc", lean)
 
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F

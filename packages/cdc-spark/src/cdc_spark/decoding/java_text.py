@@ -22,6 +22,7 @@ from cdc_spark.decoding.spark_types import decimal_shape, spark_type
 if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.sql import Column, SparkSession
+    from pyspark.sql.types import DataType as SparkDataType
 
 FUNCTION_CLASS: Final = "cdc.spark.text.TextValueFunction"
 SWITCH_ENV: Final = "CDC_JAVA_READERS"  # "off": the Spark SQL readers only
@@ -174,8 +175,9 @@ class JavaText:
         return read_text
 
 
-# Per SparkContext (gone with its application): its Java readers
+# Per SparkContext (gone with its application): its Java readers, and the names of the Java functions registered
 _SESSIONS: Final[weakref.WeakKeyDictionary[SparkContext, JavaText]] = weakref.WeakKeyDictionary()
+_FUNCTIONS: Final[weakref.WeakKeyDictionary[SparkContext, set[str]]] = weakref.WeakKeyDictionary()
 
 
 class SimpleJavaText(CanalJavaText):
@@ -218,8 +220,17 @@ def text_function(spark: SparkSession, data_type: DataType) -> str:
     value_type = spark_type(data_type)
     name = f"cdc_tidb_text_{hashlib.sha256(value_type.simpleString().encode()).hexdigest()[:12]}"
     returned = T.StructType([T.StructField("value", value_type), T.StructField("zero", T.StringType())])
-    class_loader_of(spark)
-    spark.udf.registerJavaFunction(name, FUNCTION_CLASS, returned)
+    return java_function(spark, name, FUNCTION_CLASS, returned)
+
+
+def java_function(spark: SparkSession, name: str, java_class: str, returned: SparkDataType | str) -> str:
+    """``name``, registered in ``spark`` as the Spark function of ``java_class`` (a Java UDF with a constructor
+    without arguments) returning ``returned``, once per application (the session must have the jar)."""
+    known = _FUNCTIONS.setdefault(spark.sparkContext, set())
+    if name not in known:
+        class_loader_of(spark)
+        spark.udf.registerJavaFunction(name, java_class, returned)
+        known.add(name)
     return name
 
 
@@ -248,6 +259,7 @@ __all__ = [
     "JavaText",
     "SimpleJavaText",
     "class_loader_of",
+    "java_function",
     "read",
     "text_function",
 ]
