@@ -190,7 +190,7 @@ class CanalAdapter:
         assert self.java is not None
         function = java_function(self.java.spark, "cdc_canal_shape", SHAPE_CLASS, SHAPE_READ)
         value = F.col("value")
-        parsed = messages.withColumn("__read", F.call_udf(function, value.cast("string")))
+        parsed = messages.withColumn("__read", F.call_udf(function, value.cast("binary")))
         read = F.col("__read")
         row = (
             (read["kind"] == "row")

@@ -51,8 +51,8 @@ def contract_type(schema: TableSchema) -> StructType:
 
 @attrs.frozen
 class JavaRows:
-    """The Java row typer of one protocol in one session: ``java_class`` (a ``UDF2<String, String, List<Row>>``
-    made with a plan) and the readers' descriptors of its column types."""
+    """The Java row typer of one protocol in one session: ``java_class`` (a ``UDF2<byte[], String, List<Row>>``: the
+    message's bytes and its shape, made with a plan) and the readers' descriptors of its column types."""
 
     spark: SparkSession
     java_class: str

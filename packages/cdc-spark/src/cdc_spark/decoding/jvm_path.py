@@ -664,8 +664,8 @@ def _java_typed_wide(
 
     tidx = F.col("__tidx")
     staged = messages.withColumn("__tidx", _table_index(typings))
-    text = F.col("value").cast("string")
-    calls = [F.when(tidx == index, F.call_udf(name, text, F.col(A.SHAPE))).alias(f"__m{index}")
+    message = F.col("value").cast("binary")
+    calls = [F.when(tidx == index, F.call_udf(name, message, F.col(A.SHAPE))).alias(f"__m{index}")
              for index, name in functions.items()]  # fmt: skip
     staged = staged.select(*[c for c in staged.columns if c not in ("key", "value")], *calls)
     # One row per change: the positions of the message's rows (its rank's position is the last one's)

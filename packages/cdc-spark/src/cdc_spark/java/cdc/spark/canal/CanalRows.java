@@ -32,7 +32,7 @@ import org.apache.spark.sql.api.java.UDF2;
  * zero} (per column, whether it can hold a zero date) and {@code shapes} (per shape digest, per column the reader's
  * descriptor of {@link TextValueFunction}, null where the shape lacks the column).
  */
-public final class CanalRows implements UDF2<String, String, List<Row>> {
+public final class CanalRows implements UDF2<byte[], String, List<Row>> {
   private static final long serialVersionUID = 1L;
   private static final JsonFactory JSON = new JsonFactory();
 
@@ -71,7 +71,7 @@ public final class CanalRows implements UDF2<String, String, List<Row>> {
   }
 
   @Override
-  public List<Row> call(String message, String shape) {
+  public List<Row> call(byte[] message, String shape) {
     if (shapes == null) {
       read(plan);
     }
@@ -175,7 +175,7 @@ public final class CanalRows implements UDF2<String, String, List<Row>> {
     List<Map<String, String>> old;
 
     /** The message, or null where it is not of the form the routing let through. */
-    static Message parse(String text) throws IOException {
+    static Message parse(byte[] text) throws IOException {
       Message message = new Message();
       try (JsonParser parser = JSON.createParser(text)) {
         if (parser.nextToken() != JsonToken.START_OBJECT) {

@@ -24,13 +24,13 @@ import org.apache.spark.sql.api.java.UDF1;
  * duplicate member or text after the document makes the message the codec's. {@code shape} is a digest of what
  * the codec's schema comes from: the first row's column names, both type maps and the key names, in order.
  */
-public final class CanalShape implements UDF1<String, Row> {
+public final class CanalShape implements UDF1<byte[], Row> {
   private static final long serialVersionUID = 1L;
   private static final JsonFactory JSON = new JsonFactory();
   private static final Row NOTHING = RowFactory.create(null, null, null, null, null, null, null);
 
   @Override
-  public Row call(String text) {
+  public Row call(byte[] text) {
     if (text == null) {
       return NOTHING;
     }
