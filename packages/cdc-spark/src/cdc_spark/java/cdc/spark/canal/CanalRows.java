@@ -38,6 +38,7 @@ public final class CanalRows implements UDF2<byte[], String, List<Row>> {
 
   private final String plan;
   private transient String[] columns;
+  private transient Map<String, Integer> positions; // a column's position in the final schema, by name
   private transient boolean[] zero;
   private transient Map<String, List<Function<String, Object>>> shapes;
 
@@ -56,9 +57,11 @@ public final class CanalRows implements UDF2<byte[], String, List<Row>> {
     JsonNode names = tree.get("columns");
     columns = new String[names.size()];
     zero = new boolean[names.size()];
+    positions = new HashMap<>();
     for (int k = 0; k < columns.length; k++) {
       columns[k] = names.get(k).asText();
       zero[k] = tree.get("zero").get(k).asBoolean();
+      positions.put(columns[k], k);
     }
     shapes = new HashMap<>();
     for (Map.Entry<String, JsonNode> shape : tree.get("shapes").properties()) {
@@ -79,72 +82,65 @@ public final class CanalRows implements UDF2<byte[], String, List<Row>> {
     if (message == null || readers == null) {
       return null;
     }
-    Message parsed;
     try {
-      parsed = Message.parse(message);
-    } catch (IOException | RuntimeException unreadable) {
-      return null;
-    }
-    if (parsed == null) {
-      return null;
-    }
-    List<Row> rows = new ArrayList<>(parsed.data.size());
-    try {
+      Message parsed = Message.parse(message, positions);
+      if (parsed == null) {
+        return null;
+      }
+      List<Row> rows = new ArrayList<>(parsed.data.size());
       for (int i = 0; i < parsed.data.size(); i++) {
         rows.add(row(parsed, i, readers));
       }
-    } catch (RuntimeException unreadable) { // a null row, say: the routing lets none through
+      return rows;
+    } catch (IOException | RuntimeException unreadable) { // a null row, say: the routing lets none through
       return null;
     }
-    return rows;
   }
 
   private Row row(Message message, int i, List<Function<String, Object>> readers) {
     boolean update = "UPDATE".equals(message.type);
     boolean delete = "DELETE".equals(message.type);
-    Map<String, String> data = message.data.get(i);
-    Map<String, String> old = update && message.old != null && i < message.old.size() ? message.old.get(i) : null;
-    Map<String, String> after = delete ? null : data;
-    Map<String, String> before = delete ? data : old;
-    Map<String, String> base = update ? data : null;
+    Image data = message.data.get(i);
+    Image old = update && message.old != null ? message.old.get(i) : null;
+    Image after = delete ? null : data;
+    Image before = delete ? data : old;
+    Image base = update ? data : null;
     int n = columns.length;
-    Object[] values = new Object[n];
-    Object[] beforeValues = new Object[n];
-    Map<String, String> zeros = new HashMap<>();
+    Object[] contract = new Object[n + 3];
+    Object[] beforeValues = before == null ? null : new Object[n];
+    Map<String, String> zeros = null;
     boolean bad = false;
     for (int k = 0; k < n; k++) {
-      String name = columns[k];
       Function<String, Object> reader = readers.get(k);
-      String afterText = after == null ? null : after.get(name);
-      String beforeText = base != null && before != null && !before.containsKey(name) ? base.get(name)
-          : before == null ? null : before.get(name);
+      String afterText = after == null ? null : after.texts[k];
+      String beforeText = before == null ? null : base != null && !before.has[k] ? base.texts[k] : before.texts[k];
       Object afterValue = read(reader, afterText);
       Object beforeValue = Objects.equals(beforeText, afterText) ? afterValue : read(reader, beforeText);
       String afterZero = zeroText(k, reader, afterText);
       String beforeZero = zeroText(k, reader, beforeText);
       bad |= afterText != null && afterValue == null && afterZero == null;
       bad |= beforeText != null && beforeValue == null && beforeZero == null;
-      values[k] = delete ? beforeValue : afterValue;
-      beforeValues[k] = beforeValue;
+      contract[k] = delete ? beforeValue : afterValue;
+      if (beforeValues != null) {
+        beforeValues[k] = beforeValue;
+      }
       String zeroOfRow = delete ? beforeZero : afterZero;
       if (zeroOfRow != null) {
-        zeros.put(name, zeroOfRow);
+        zeros = zeros == null ? new HashMap<>() : zeros;
+        zeros.put(columns[k], zeroOfRow);
       }
     }
-    Map<String, String> changedFrom = update && old != null && old.size() != data.size() ? old : null;
-    Map<String, String> image = delete ? before : after;
+    Image changedFrom = update && old != null && old.size != data.size ? old : null;
+    Image image = delete ? before : after;
     List<String> changed = null;
     if (changedFrom != null) {
       changed = namesIn(changedFrom);
-    } else if (image != null) {
-      List<String> present = namesIn(image);
-      changed = present.size() < n ? present : null;
+    } else if (image != null && image.known < n) {
+      changed = namesIn(image);
     }
-    Object[] contract = new Object[n + 3];
-    System.arraycopy(values, 0, contract, 0, n);
-    contract[n] = before == null ? null : RowFactory.create(beforeValues);
+    contract[n] = beforeValues == null ? null : RowFactory.create(beforeValues);
     contract[n + 1] = changed;
-    contract[n + 2] = zeros.isEmpty() ? null : zeros;
+    contract[n + 2] = zeros;
     String op = delete ? "delete" : update ? "update" : "insert";
     return RowFactory.create(op, bad, RowFactory.create(contract));
   }
@@ -157,25 +153,41 @@ public final class CanalRows implements UDF2<byte[], String, List<Row>> {
     return zero[k] && reader != null && text != null && TidbText.zeroDate(text) ? text : null;
   }
 
-  /** The final schema's names that are keys of {@code image}, in the schema's order. */
-  private List<String> namesIn(Map<String, String> image) {
+  /** The final schema's names that are columns of {@code image}, in the schema's order. */
+  private List<String> namesIn(Image image) {
     List<String> names = new ArrayList<>();
-    for (String name : columns) {
-      if (image.containsKey(name)) {
-        names.add(name);
+    for (int k = 0; k < columns.length; k++) {
+      if (image.has[k]) {
+        names.add(columns[k]);
       }
     }
     return names;
   }
 
-  /** What the typing reads of a message: its type and its rows' texts (JSON null as null). */
+  /**
+   * One row of a message by the final schema's positions: each column's text (JSON null as null), whether the row
+   * names it, how many of the schema's columns it names ({@code known}) and how many members it has ({@code size}).
+   */
+  private static final class Image {
+    final String[] texts;
+    final boolean[] has;
+    int known;
+    int size;
+
+    Image(int columns) {
+      texts = new String[columns];
+      has = new boolean[columns];
+    }
+  }
+
+  /** What the typing reads of a message: its type and its rows. */
   private static final class Message {
     String type;
-    List<Map<String, String>> data;
-    List<Map<String, String>> old;
+    List<Image> data;
+    List<Image> old;
 
     /** The message, or null where it is not of the form the routing let through. */
-    static Message parse(byte[] text) throws IOException {
+    static Message parse(byte[] text, Map<String, Integer> positions) throws IOException {
       Message message = new Message();
       try (JsonParser parser = JSON.createParser(text)) {
         if (parser.nextToken() != JsonToken.START_OBJECT) {
@@ -186,8 +198,8 @@ public final class CanalRows implements UDF2<byte[], String, List<Row>> {
           JsonToken token = parser.nextToken();
           switch (field) {
             case "type" -> message.type = token == JsonToken.VALUE_STRING ? parser.getText() : null;
-            case "data" -> message.data = rows(parser, token);
-            case "old" -> message.old = rows(parser, token);
+            case "data" -> message.data = rows(parser, token, positions);
+            case "old" -> message.old = rows(parser, token, positions);
             default -> parser.skipChildren();
           }
         }
@@ -195,29 +207,34 @@ public final class CanalRows implements UDF2<byte[], String, List<Row>> {
       return message.type == null || message.data == null ? null : message;
     }
 
-    private static List<Map<String, String>> rows(JsonParser parser, JsonToken at) throws IOException {
+    private static List<Image> rows(JsonParser parser, JsonToken at, Map<String, Integer> positions)
+        throws IOException {
       if (at != JsonToken.START_ARRAY) {
         parser.skipChildren();
         return null;
       }
-      List<Map<String, String>> rows = new ArrayList<>();
+      List<Image> rows = new ArrayList<>();
       JsonToken token;
       while ((token = parser.nextToken()) != JsonToken.END_ARRAY) {
-        if (token == JsonToken.VALUE_NULL) {
-          rows.add(null);
-          continue;
-        }
         if (token != JsonToken.START_OBJECT) {
           throw new IOException("a row that is not an object");
         }
-        Map<String, String> row = new HashMap<>();
+        Image row = new Image(positions.size());
         while (parser.nextToken() == JsonToken.FIELD_NAME) {
-          String name = parser.currentName();
+          Integer k = positions.get(parser.currentName());
           JsonToken value = parser.nextToken();
           if (value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY) {
             throw new IOException("a value that is not a scalar");
           }
-          row.put(name, value == JsonToken.VALUE_NULL ? null : parser.getText());
+          row.size++;
+          if (k != null) {
+            if (row.has[k]) {
+              throw new IOException("a column named twice");
+            }
+            row.has[k] = true;
+            row.known++;
+            row.texts[k] = value == JsonToken.VALUE_NULL ? null : parser.getText();
+          }
         }
         rows.add(row);
       }
