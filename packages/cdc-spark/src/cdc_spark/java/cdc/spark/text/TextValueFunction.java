@@ -17,7 +17,9 @@ import org.apache.spark.sql.api.java.UDF2;
  * decimal), {@code float}, {@code double}, {@code decimal:PRECISION:SCALE}, {@code date}, {@code datetime},
  * {@code timestamp:ZONE}, {@code located:ZONE} (Simple's TIMESTAMP object: {@link LocatedTime}), {@code
  * padded:SCALE} (a DECIMAL beyond 38 digits, as text), {@code time}, {@code enum:NAMES} and {@code set:NAMES} (a JSON
- * array of the members' names, or {@code null}), {@code json}, {@code latin1} (Canal's bytes) and {@code text};
+ * array of the members' names, or {@code null}), {@code json}, {@code latin1} (Canal's bytes), {@code text}, and
+ * Simple's {@code unsigned:TYPE:HIGH}, {@code enum-index:NAMES}, {@code set-bits:NAMES} and {@code base64}
+ * ({@link SimpleForms});
  * {@code cdc_spark.decoding.java_text} writes them.
  */
 public final class TextValueFunction implements UDF2<String, String, Row> {
@@ -36,7 +38,7 @@ public final class TextValueFunction implements UDF2<String, String, Row> {
       boolean isLocated = descriptor.startsWith("located:");
       located = isLocated ? new LocatedTime(descriptor.substring("located:".length())) : null;
       reader = isLocated ? null : reader(descriptor);
-      temporal = descriptor.startsWith("date") || descriptor.startsWith("timestamp");
+      temporal = temporal(descriptor);
       this.descriptor = descriptor;
     }
     if (text == null) {
@@ -89,10 +91,29 @@ public final class TextValueFunction implements UDF2<String, String, Row> {
         yield text -> TidbText.setNames(text, elements);
       }
       case "json" -> new JsonText();
+      case "unsigned" -> {
+        String type = parts[1];
+        long high = Long.parseLong(parts[2]);
+        yield text -> SimpleForms.unsigned(text, type, high);
+      }
+      case "enum-index" -> {
+        String[] elements = elements(descriptor.substring("enum-index:".length()));
+        yield text -> SimpleForms.enumIndex(text, elements);
+      }
+      case "set-bits" -> {
+        String[] elements = elements(descriptor.substring("set-bits:".length()));
+        yield text -> SimpleForms.setBits(text, elements);
+      }
+      case "base64" -> SimpleForms::base64;
       case "latin1" -> TidbText::latin1;
       case "text" -> text -> text;
       default -> throw new IllegalArgumentException("no TiDB text reader " + descriptor);
     };
+  }
+
+  /** Whether the reader a descriptor names has zero dates. */
+  public static boolean temporal(String descriptor) {
+    return descriptor.startsWith("date") || descriptor.startsWith("timestamp") || descriptor.startsWith("located:");
   }
 
   /** A JSON array of member names, or {@code null} (a column whose names the wire does not carry). */

@@ -330,7 +330,7 @@ public final class TidbText {
         && text.charAt(7) == '-' && allDigits(text, 8, 10);
   }
 
-  private static boolean allDigits(String text, int from, int to) {
+  static boolean allDigits(String text, int from, int to) {
     for (int i = from; i < to; i++) {
       char c = text.charAt(i);
       if (c < '0' || c > '9') {
