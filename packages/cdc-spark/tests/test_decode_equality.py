@@ -80,9 +80,9 @@ def _rows(decoded: DecodedChanges, name: tuple[str, str]) -> list[dict[str, Any]
 
 @pytest.fixture(params=["java", "java-readers", "sql"])
 def text_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Canal-JSON's and Simple's values typed by the project's Java code (the default where a JDK compiles it:
-    Canal-JSON's rows by the Java row typer), by the SQL typing with the Java readers (``CDC_JAVA_ROWS=off``), or by
-    Spark SQL alone (``CDC_JAVA_READERS=off``): each must decode as the codec does."""
+    """Canal-JSON's and Simple's rows typed by the project's Java row typer (the default where a JDK compiles it),
+    by the SQL typing with the Java readers (``CDC_JAVA_ROWS=off``), or by Spark SQL alone (``CDC_JAVA_READERS=off``):
+    each must decode as the codec does."""
     monkeypatch.setenv(SWITCH_ENV, "off" if request.param == "sql" else "on")
     monkeypatch.setenv(ROWS_SWITCH_ENV, "off" if request.param == "java-readers" else "on")
     return str(request.param)
@@ -154,8 +154,6 @@ def test_simple_timestamps_in_any_form_of_their_object_decode_alike(spark: Any, 
     the JVM, with the codec's values."""
     if "simple" not in installed_codecs():
         pytest.skip("needs simple")
-    if text_readers == "java-readers":
-        pytest.skip("Simple has no Java row typer: its Java readers are the default")
     escaped_blank = "\\u0020"  # JSON's escape of " "
     forms = [
         '{{"location": "{zone}", "value": "{value}"}}',

@@ -13,7 +13,7 @@ from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.types import DataType, parse_type_text
 from cdc_spark.decoding.canal import _CanalReader
-from cdc_spark.decoding.java_text import CanalJavaText, CanalRowText, SimpleJavaText, read, text_function
+from cdc_spark.decoding.java_text import CanalJavaText, CanalRowText, SimpleJavaText, SimpleRowText, read, text_function
 from cdc_spark.decoding.jvm_values import TextReader
 from cdc_spark.decoding.simple import _SimpleReader
 from cdc_spark.java_code import JavaCodeError, install, jar, jar_path, javac
@@ -149,6 +149,23 @@ ROW_CASES: list[tuple[str, str, list[str]]] = [
     ("decimal(65,0)", "UTC", _WIDE),
 ]  # fmt: skip
 
+_BASE64 = ["", "AAEC/w==", "aGVsbG8=", "aGVsbG8", "aGVs bG8=", "aGVsbG8=\n", "!!", "YQ==YQ==", "YWJj\r\nZGVm"]
+_SIMPLE_NUMBERS = [*_INTEGERS, "-1", "-128", "-9223372036854775808", "-18446744073709551616", "99999999999999999999",
+                   "100000000000000000000", "-99999999999999999999"]  # fmt: skip
+SIMPLE_ROW_CASES: list[tuple[str, str, list[str]]] = [
+    *[(text, "UTC", _SIMPLE_NUMBERS) for text in (
+        "tinyint(3) unsigned", "smallint(5) unsigned", "mediumint(8) unsigned", "int(10) unsigned",
+        "bigint(20) unsigned", "bit(4)", "bit(64)",
+    )],
+    ("enum('bronze','silver','gold')", "UTC", _NAMED),
+    ("set('bronze','silver','gold')", "UTC", [*_NAMED, "-1", "-0"]),
+    ("blob", "UTC", _BASE64),
+    ("time(6)", "UTC", _TIMES),
+    ("json", "UTC", _JSON),
+    ("varchar(16)", "UTC", _TEXTS),
+    ("decimal(65,4)", "UTC", _WIDE),
+]  # fmt: skip
+
 # Simple's readers differ from Canal's where its codec does: integers bounded by their Spark type only, TIMESTAMP
 # an object with its location
 SIMPLE_CASES: list[tuple[str, str, list[str]]] = [
@@ -164,6 +181,7 @@ PROTOCOLS: dict[str, tuple[type[TextReader], type[CanalJavaText]]] = {
     "canal-json": (_CanalReader, CanalJavaText),
     "canal-json-rows": (_CanalReader, CanalRowText),
     "simple": (_SimpleReader, SimpleJavaText),
+    "simple-rows": (_SimpleReader, SimpleRowText),
 }
 
 
@@ -199,10 +217,12 @@ def _compare(spark: Any, data_type: DataType, zone: str, texts: list[str], proto
     ("protocol", "type_text", "zone", "texts"),
     [("canal-json", *c) for c in CASES]
     + [("canal-json-rows", *c) for c in ROW_CASES]
-    + [("simple", *c) for c in SIMPLE_CASES],
+    + [("simple", *c) for c in SIMPLE_CASES]
+    + [("simple-rows", *c) for c in SIMPLE_ROW_CASES],
     ids=[f"canal-json-{c[0]}-{c[1]}" for c in CASES]
     + [f"canal-json-rows-{c[0]}" for c in ROW_CASES]
-    + [f"simple-{c[0]}-{c[1]}" for c in SIMPLE_CASES],
+    + [f"simple-{c[0]}-{c[1]}" for c in SIMPLE_CASES]
+    + [f"simple-rows-{c[0]}" for c in SIMPLE_ROW_CASES],
 )
 def test_a_value_the_java_reads_is_the_sql_readers(
     java: Any, protocol: str, type_text: str, zone: str, texts: list[str]
@@ -273,7 +293,7 @@ def _changes(decoded: Any) -> dict[tuple[str, str], list[Any]]:
 # Per protocol: the switches of each way of typing (readers, rows), and the function its plans name (None: none)
 _WAYS: dict[str, dict[tuple[str, str], str | None]] = {
     "canal-json": {("on", "on"): "cdc_rows_", ("on", "off"): "cdc_tidb_text", ("off", "on"): None},
-    "simple": {("on", "on"): "cdc_tidb_text", ("off", "on"): None},
+    "simple": {("on", "on"): "cdc_rows_", ("on", "off"): "cdc_tidb_text", ("off", "on"): None},
 }
 
 

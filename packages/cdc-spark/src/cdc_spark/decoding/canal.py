@@ -112,7 +112,8 @@ class CanalAdapter:
         codec = get_codec(PROTOCOL)
         self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
         self._zone = zone_name(resolve_zone(str(self.options.get("time-zone") or "") or None))
-        self.java_rows = JavaRows.of(self.java, ROWS_CLASS, CanalRowText(self._zone))
+        row_text = CanalRowText(self._zone)
+        self.java_rows = JavaRows.of(self.java, ROWS_CLASS, lambda _shape, column: row_text.visit(column.data_type))
 
     def expressions_key(self) -> Hashable:
         return (zoned_key(self.protocol, self.options, self.session_zone, self._zone), self.java is not None)

@@ -14,13 +14,13 @@ import hashlib
 import json
 import os
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from cdc_core.schema import TableSchema
-from cdc_core.types import LogicalTypeVisitor
+from cdc_core.schema import Column, TableSchema
+from cdc_spark.decoding.adapter import ShapeReaders
 from cdc_spark.decoding.java_text import TEMPORAL, JavaText, class_loader_of
 from cdc_spark.decoding.spark_types import spark_type
 
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 SWITCH_ENV: Final = "CDC_JAVA_ROWS"  # "off": the Spark SQL typing (with the per-column Java readers)
+# A column's reader descriptor in one shape (the shape's own column), None where the Java has no reader for it
+Describer = Callable[[ShapeReaders, Column], "str | None"]
 # Per SparkContext: the functions registered in it, by name (a name is a digest of the plan and the Java class)
 _REGISTERED: Final[weakref.WeakKeyDictionary[SparkContext, set[str]]] = weakref.WeakKeyDictionary()
 
@@ -52,34 +54,34 @@ def contract_type(schema: TableSchema) -> StructType:
 @attrs.frozen
 class JavaRows:
     """The Java row typer of one protocol in one session: ``java_class`` (a ``UDF2<byte[], String, List<Row>>``: the
-    message's bytes and its shape, made with a plan) and the readers' descriptors of its column types."""
+    message's bytes and its shape, made with a plan) and the descriptor of each column's reader in a shape."""
 
     spark: SparkSession
     java_class: str
-    descriptors: LogicalTypeVisitor[str | None]
+    descriptor: Describer
 
     @classmethod
-    def of(cls, java: JavaText | None, java_class: str, descriptors: LogicalTypeVisitor[str | None]) -> JavaRows | None:
+    def of(cls, java: JavaText | None, java_class: str, descriptor: Describer) -> JavaRows | None:
         """The typer, where the session has the Java readers and it is not switched off."""
         if java is None or os.environ.get(SWITCH_ENV, "").lower() == "off":
             return None
-        return cls(java.spark, java_class, descriptors)
+        return cls(java.spark, java_class, descriptor)
 
-    def plan(self, schema: TableSchema, shapes: Mapping[str, TableSchema]) -> str | None:
-        """The plan typing ``schema``'s rows from messages of ``shapes`` (digest -> the shape's schema), or None
-        where a column of a shape has no Java reader or another Spark type than the final schema's."""
+    def plan(self, schema: TableSchema, shapes: Mapping[str, ShapeReaders]) -> str | None:
+        """The plan typing ``schema``'s rows from messages of ``shapes`` (by shape), or None where a column of a
+        shape has no Java reader or another Spark type than the final schema's."""
         columns = schema.stored_columns
         zero = [False] * len(columns)
         readers: dict[str, list[str | None]] = {}
         for digest, shape in sorted(shapes.items()):
-            own = {c.name: c for c in shape.stored_columns}
+            own = {c.name: c for c in shape.schema.stored_columns}
             descriptors: list[str | None] = []
             for k, column in enumerate(columns):
                 found = own.get(column.name)
                 if found is None:
                     descriptors.append(None)  # an older, narrower shape: the column is null in its rows
                     continue
-                descriptor = self.descriptors.visit(found.data_type)
+                descriptor = self.descriptor(shape, found)
                 if descriptor is None or spark_type(found.data_type) != spark_type(column.data_type):
                     return None
                 zero[k] = zero[k] or descriptor.split(":", 1)[0] in TEMPORAL
@@ -120,4 +122,4 @@ class JavaRows:
         return name
 
 
-__all__ = ["SWITCH_ENV", "JavaRows", "contract_type"]
+__all__ = ["SWITCH_ENV", "Describer", "JavaRows", "contract_type"]

@@ -114,8 +114,7 @@ class CanalRowText(CanalJavaText):
     beyond 38 digits (as padded text), TIME, ENUM, SET, JSON, bytes (ISO-8859-1 text) and text."""
 
     def visit_decimal(self, data_type: DataType) -> str | None:
-        shape = decimal_shape(data_type)
-        return f"padded:{data_type.scale}" if shape is None else f"decimal:{shape[0]}:{shape[1]}"
+        return _any_decimal(data_type)
 
     def visit_time(self, data_type: DataType) -> str | None:
         return "time"
@@ -134,6 +133,12 @@ class CanalRowText(CanalJavaText):
 
     def visit_bytes(self, data_type: DataType) -> str | None:
         return "latin1"
+
+
+def _any_decimal(data_type: DataType) -> str:
+    """A DECIMAL's reader, beyond 38 digits as padded text."""
+    shape = decimal_shape(data_type)
+    return f"padded:{data_type.scale}" if shape is None else f"decimal:{shape[0]}:{shape[1]}"
 
 
 def _names(data_type: DataType) -> str:
@@ -194,6 +199,46 @@ class SimpleJavaText(CanalJavaText):
 
     def visit_timestamp(self, data_type: DataType) -> str | None:
         return f"located:{self.zone}"
+
+
+class SimpleRowText(SimpleJavaText):
+    """A reader for every column type Simple JSON carries but spatial and vector ones, for the Java row typer: besides
+    :class:`SimpleJavaText`'s, unsigned integers and BIT (digits that may be a negative 64-bit number), ENUM (its
+    index), SET (its bitmask), bytes (base64), and :class:`CanalRowText`'s DECIMAL beyond 38 digits, TIME, JSON and
+    text."""
+
+    def visit_int(self, data_type: DataType) -> str | None:
+        return _unsigned(data_type) if data_type.unsigned else super().visit_int(data_type)
+
+    def visit_bit(self, data_type: DataType) -> str | None:
+        return _unsigned(data_type)
+
+    def visit_decimal(self, data_type: DataType) -> str | None:
+        return _any_decimal(data_type)
+
+    def visit_time(self, data_type: DataType) -> str | None:
+        return "time"
+
+    def visit_enum(self, data_type: DataType) -> str | None:
+        return f"enum-index:{_names(data_type)}"
+
+    def visit_set(self, data_type: DataType) -> str | None:
+        return f"set-bits:{_names(data_type)}"
+
+    def visit_json(self, data_type: DataType) -> str | None:
+        return "json"
+
+    def visit_string(self, data_type: DataType) -> str | None:
+        return "text"
+
+    def visit_bytes(self, data_type: DataType) -> str | None:
+        return "base64"
+
+
+def _unsigned(data_type: DataType) -> str:
+    """Simple's unsigned digits, held to the column's Spark type only (its codec does not bound them)."""
+    reader, _, high = _INTEGRAL[spark_type(data_type).typeName()]
+    return f"unsigned:{reader}:{min(high, 2**63 - 1)}"  # a decimal(20,0) holds every unsigned 64-bit number
 
 
 class JavaFirstReader(TextReader):

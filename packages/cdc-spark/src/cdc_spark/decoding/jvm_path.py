@@ -617,7 +617,7 @@ def _java_functions(adapter: Adapter, typings: Sequence[_TableTyping]) -> dict[i
     for typing in typings:
         if typing.typed:
             return None
-        plan = java_rows.plan(typing.schema, {digest: r.schema for digest, r in typing.shapes.items()})
+        plan = java_rows.plan(typing.schema, typing.shapes)
         if plan is None:
             return None
         functions[typing.index] = java_rows.function(typing.schema, plan)
@@ -678,7 +678,8 @@ def _java_typed_wide(
         op = F.when(tidx == index, change["op"]).otherwise(op)
         bad = F.when(tidx == index, F.coalesce(change["bad"], F.lit(True))).otherwise(bad)
         structs.append(F.when(tidx == index, change["row"]).alias(f"__t{index}"))
-    staged = staged.withColumn(A.OP, op).withColumn(A.VERSION, F.lit(None).cast("long"))
+    version = F.col(A.VERSION) if A.VERSION in messages.columns else F.lit(None).cast("long")
+    staged = staged.withColumn(A.OP, op).withColumn(A.VERSION, version)
     return _wide(staged, bad, structs, partition_ts)
 
 

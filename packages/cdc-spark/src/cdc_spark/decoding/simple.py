@@ -19,11 +19,13 @@ import attrs
 from cdc_core.codec import Options
 from cdc_core.errors import CdcError
 from cdc_core.registry import get_codec
+from cdc_core.schema import Column as TableColumn
 from cdc_core.schema import TableSchema
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import ParsedReader, Route, Sample, ShapeReaders
-from cdc_spark.decoding.java_text import JavaFirstReader, JavaText, SimpleJavaText
+from cdc_spark.decoding.java_rows import JavaRows
+from cdc_spark.decoding.java_text import JavaFirstReader, JavaText, SimpleJavaText, SimpleRowText, java_function
 from cdc_spark.decoding.jvm_values import (
     DIGITS,
     Typed,
@@ -52,6 +54,12 @@ _LONG_MAX: Final = 2**63 - 1
 _OPS: Final = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
 _SCHEMA_TYPES: Final = ("BOOTSTRAP", "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "RECOVER", "ERASE", "QUERY")
 _TIMESTAMP_TEXT: Final = "struct<location:string, value:string>"
+ROWS_CLASS: Final = "cdc.spark.simple.SimpleRows"
+SHAPE_CLASS: Final = "cdc.spark.simple.SimpleShape"
+# What SimpleShape reads of a message (kind: "row", "watermark", "schema" or null)
+SHAPE_READ: Final = (
+    "kind string, database string, table string, commit_ts bigint, schema_version bigint, checksum boolean"
+)
 
 
 def _unsigned(number: Column) -> Column:
@@ -153,18 +161,21 @@ class SimpleAdapter:
     java: JavaText | None = None  # the session's Java readers, if it has them
     protocol: str = PROTOCOL
     readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
-    java_rows: None = attrs.field(default=None, init=False)  # the SQL typing
+    java_rows: JavaRows | None = attrs.field(init=False)  # the Java row typer, where the session has the Java
     _resolved: Options = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         codec = get_codec(PROTOCOL)
         self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
+        self.java_rows = JavaRows.of(self.java, ROWS_CLASS, _row_descriptor)
 
     def expressions_key(self) -> Hashable:
         # each column's timestamp zone comes from its shape's sample and is in the shape's signatures
         return (self.protocol, options_key(self.options), self.session_zone, self.java is not None)
 
     def prepare(self, messages: DataFrame) -> DataFrame:
+        if self.java_rows is not None:
+            return self._prepare_in_java(messages)
         from pyspark.sql import functions as F
 
         text = F.col("value").cast("string")
@@ -192,42 +203,42 @@ class SimpleAdapter:
         )
         watermark = doc.isNotNull() & (doc["version"] == 1) & (kind == "WATERMARK") & commit_ts.between(0, _LONG_MAX)
         schema_message = doc.isNotNull() & kind.isin(*_SCHEMA_TYPES)
-        route = (
-            F.when(F.col("value").isNull(), F.lit(Route.SKIP.value))
-            .when(F.coalesce(row, F.lit(False)), F.lit(Route.JVM.value))
-            .when(F.coalesce(watermark, F.lit(False)), F.lit(Route.WATERMARK.value))
-            .otherwise(F.lit(Route.PYTHON.value))
+        return _routed(
+            parsed, row=row, watermark=watermark, schema_message=schema_message,
+            database=F.coalesce(doc["database"], doc["tableSchema"]["schema"], doc["preTableSchema"]["schema"]),
+            table=F.coalesce(doc["table"], doc["tableSchema"]["table"], doc["preTableSchema"]["table"]),
+            schema_version=doc["schemaVersion"], commit_ts=commit_ts,
+        )  # fmt: skip
+
+    def _prepare_in_java(self, messages: DataFrame) -> DataFrame:
+        """``prepare`` by the Java envelope reader (``SimpleShape``), which keeps none of the values: the Java row
+        typer reads them from the message, which the batch's cache keeps."""
+        from pyspark.sql import functions as F
+
+        assert self.java is not None
+        function = java_function(self.java.spark, "cdc_simple_shape", SHAPE_CLASS, SHAPE_READ)
+        value = F.col("value")
+        parsed = messages.withColumn("__read", F.call_udf(function, value.cast("binary")))
+        read = F.col("__read")
+        verify = self._resolved["integrity-check-level"] == "correctness"
+        row = (
+            (read["kind"] == "row")
+            & F.is_valid_utf8(value.cast("string"))
+            & (F.length(value) <= int(self._resolved["max-message-bytes"]))
+            & (~read["checksum"] | F.lit(not verify))
         )
-        # A schema message teaches a version: its shape is the message itself (one sample each).
-        shape = F.when(F.col(A.ROUTE) == Route.JVM, doc["schemaVersion"].cast("string")).when(
-            F.coalesce(schema_message, F.lit(False)),
-            F.concat_ws(":", F.lit("schema"), F.col("topic"), F.col("partition"), F.col("offset")),
-        )
-        ts = commit_ts.cast("long")
-        return (
-            parsed.withColumn(A.ROUTE, route)
-            # a schema message names its table in its (pre) table schema
-            .withColumn(
-                A.DATABASE, F.coalesce(doc["database"], doc["tableSchema"]["schema"], doc["preTableSchema"]["schema"])
-            )
-            .withColumn(A.TABLE, F.coalesce(doc["table"], doc["tableSchema"]["table"], doc["preTableSchema"]["table"]))
-            .withColumn(A.SHAPE, shape)
-            .withColumn(A.TS, F.when(commit_ts.between(0, _LONG_MAX), ts))
-            .withColumn(
-                A.RANK,
-                F.struct(
-                    F.coalesce(F.col(A.TS), F.lit(-1).cast("long")).alias("ts"),
-                    F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
-                    F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
-                    F.lit(0).alias("position"),
-                ),
-            )
-            .withColumn(A.SAMPLE, F.col(A.SHAPE).isNotNull())
-        )
+        routed = _routed(
+            parsed, row=row, watermark=read["kind"] == "watermark", schema_message=read["kind"] == "schema",
+            database=read["database"], table=read["table"], schema_version=read["schema_version"],
+            commit_ts=read["commit_ts"],
+        )  # fmt: skip
+        return routed.withColumn(A.VERSION, read["schema_version"]).drop("__read")  # for the Java row typer
 
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 
+        if "__doc" not in prepared.columns:  # prepared for the Java row typer: parsed here for the SQL typing
+            prepared = prepared.withColumn("__doc", F.from_json(F.col("value").cast("string"), ENVELOPE))
         doc = F.col("__doc")
         op = lookup(_OPS, doc["type"])
         return prepared.select(
@@ -274,6 +285,52 @@ class SimpleAdapter:
             return None
         signatures = {c.name: (c.data_type, zones.get(c.name, "UTC")) for c in schema.stored_columns}
         return ShapeReaders(schema=schema, readers=readers, signatures=signatures)
+
+
+def _routed(
+    parsed: DataFrame, *, row: Column, watermark: Column, schema_message: Column, database: Column, table: Column,
+    schema_version: Column, commit_ts: Column,
+) -> DataFrame:  # fmt: skip
+    """``parsed`` with the columns ``prepare`` adds, from what was read of each message (``row``: a row message the
+    JVM types; ``schema_message``: one that teaches a schema version)."""
+    from pyspark.sql import functions as F
+
+    route = (
+        F.when(F.col("value").isNull(), F.lit(Route.SKIP.value))
+        .when(F.coalesce(row, F.lit(False)), F.lit(Route.JVM.value))
+        .when(F.coalesce(watermark, F.lit(False)), F.lit(Route.WATERMARK.value))
+        .otherwise(F.lit(Route.PYTHON.value))
+    )
+    # A schema message teaches a version: its shape is the message itself (one sample each).
+    shape = F.when(F.col(A.ROUTE) == Route.JVM, schema_version.cast("string")).when(
+        F.coalesce(schema_message, F.lit(False)),
+        F.concat_ws(":", F.lit("schema"), F.col("topic"), F.col("partition"), F.col("offset")),
+    )
+    return (
+        parsed.withColumn(A.ROUTE, route)
+        # a schema message names its table in its (pre) table schema
+        .withColumn(A.DATABASE, database)
+        .withColumn(A.TABLE, table)
+        .withColumn(A.SHAPE, shape)
+        .withColumn(A.TS, F.when(commit_ts.between(0, _LONG_MAX), commit_ts.cast("long")))
+        .withColumn(
+            A.RANK,
+            F.struct(
+                F.coalesce(F.col(A.TS), F.lit(-1).cast("long")).alias("ts"),
+                F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
+                F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
+                F.lit(0).alias("position"),
+            ),
+        )
+        .withColumn(A.SAMPLE, F.col(A.SHAPE).isNotNull())
+    )
+
+
+def _row_descriptor(shape: ShapeReaders, column: TableColumn) -> str | None:
+    """A column's Java reader in a shape: TIMESTAMPs read where the location is the shape's sample's."""
+    signature = shape.signatures.get(column.name)
+    zone = signature[1] if isinstance(signature, tuple) else "UTC"  # describe's (data type, zone)
+    return SimpleRowText(str(zone)).visit(column.data_type)
 
 
 def _timestamp_zones(sample: Sample) -> dict[str, str]:

@@ -1,0 +1,64 @@
+package cdc.spark.simple;
+
+import cdc.spark.rows.Image;
+import cdc.spark.rows.ImageRows;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One table's Simple JSON row messages typed in one pass ({@link ImageRows}): one change per message, its new image
+ * {@code data} (but for a delete), its old image {@code old} (but for an insert). A TIMESTAMP value is an object,
+ * kept as its text for its reader.
+ */
+public final class SimpleRows extends ImageRows {
+  private static final long serialVersionUID = 1L;
+  private static final JsonFactory JSON = new JsonFactory();
+
+  public SimpleRows(String plan) {
+    super(plan);
+  }
+
+  @Override
+  protected List<Change> parse(byte[] message, Map<String, Integer> positions) throws IOException {
+    String type = null;
+    Image data = null;
+    Image old = null;
+    try (JsonParser parser = JSON.createParser(message)) {
+      if (parser.nextToken() != JsonToken.START_OBJECT) {
+        return null;
+      }
+      while (parser.nextToken() == JsonToken.FIELD_NAME) {
+        String field = parser.currentName();
+        JsonToken token = parser.nextToken();
+        switch (field) {
+          case "type" -> type = token == JsonToken.VALUE_STRING ? parser.getText() : null;
+          case "data" -> data = image(parser, token, positions, message);
+          case "old" -> old = image(parser, token, positions, message);
+          default -> parser.skipChildren();
+        }
+      }
+    }
+    if (type == null) {
+      return null;
+    }
+    return switch (type) {
+      case "INSERT" -> List.of(new Change("insert", data, null, null, null));
+      case "UPDATE" -> List.of(new Change("update", data, old, null, null));
+      case "DELETE" -> List.of(new Change("delete", null, old, null, null));
+      default -> null;
+    };
+  }
+
+  private static Image image(JsonParser parser, JsonToken at, Map<String, Integer> positions, byte[] message)
+      throws IOException {
+    if (at != JsonToken.START_OBJECT) {
+      parser.skipChildren();
+      return null;
+    }
+    return Image.read(parser, positions, message, true);
+  }
+}
