@@ -124,7 +124,10 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
     fetched = (
         {
             (r["topic"], r["partition"], r["offset"]): r
-            for r in messages.where(coordinates.isin(*wanted)).select(*MESSAGE_COLUMNS).collect()
+            # the offsets first: a set of longs is cheap to test on every message, one of structs is not
+            for r in messages.where(F.col("offset").isin(*sorted({o for _, _, o in ends})) & coordinates.isin(*wanted))
+            .select(*MESSAGE_COLUMNS)
+            .collect()
         }
         if wanted
         else {}
