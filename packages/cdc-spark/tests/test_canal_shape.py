@@ -10,6 +10,7 @@ import pytest
 from cdc_core.message import Message
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.canal import CanalAdapter, _shape_digest
+from cdc_spark.decoding.java_text import JavaText
 from cdc_spark.decoding.python_path import MESSAGE_COLUMNS
 
 pytestmark = pytest.mark.spark
@@ -46,7 +47,9 @@ def _message(mysql_types: dict[str, str], pk: list[str] | None, value: str) -> b
     return json.dumps(document).encode()
 
 
-def test_a_shape_changes_with_a_type_a_column_or_the_key_and_not_with_the_values(kafka_frame: Any) -> None:
+@pytest.mark.parametrize("reader", ["sql", "java"])
+def test_a_shape_changes_with_a_type_a_column_or_the_key_and_not_with_the_values(kafka_frame: Any, reader: str) -> None:
+    """By the SQL envelope reader and by the Java one (``CanalShape``), which reads the message's bytes."""
     base = {"id": "int", "n": "int"}
     values = [
         _message(base, ["id"], "1"),
@@ -57,7 +60,11 @@ def test_a_shape_changes_with_a_type_a_column_or_the_key_and_not_with_the_values
         _message(base, None, "1"),  # no key named
     ]
     frame = kafka_frame([Message(value=v) for v in values])
-    prepared = CanalAdapter({}, "UTC").prepare(frame.select(*MESSAGE_COLUMNS))
+    java = JavaText.of(frame.sparkSession) if reader == "java" else None
+    assert java is not None or reader == "sql"
+    adapter = CanalAdapter({}, "UTC", java=java)
+    assert (adapter.java_rows is not None) == (reader == "java")
+    prepared = adapter.prepare(frame.select(*MESSAGE_COLUMNS))
     shapes = [r[A.SHAPE] for r in prepared.orderBy("offset").select(A.SHAPE).collect()]
     assert shapes[0] is not None and shapes[0] == shapes[1]
     assert len(set(shapes[1:])) == 5, shapes

@@ -6,8 +6,11 @@ every row naming the same columns, no table filter among the options. Watermarks
 and everything else goes to the codec. A shape is a table's column list with its ``mysqlType``/``sqlType`` texts
 and key columns: the codec decodes one sample of each, so every schema is exactly the codec's.
 
-One leniency remains: a JSON number where Canal puts a string is read as its text, where the codec would reject
-the message.
+Where the session has the project's Java code, the envelope is read by ``cdc.spark.canal.CanalShape`` and the rows
+typed by ``cdc.spark.canal.CanalRows`` (:mod:`~cdc_spark.decoding.java_rows`), from the message's bytes; otherwise by
+``from_json`` and Spark SQL. Leniencies of the latter: a JSON number where Canal puts a string is read as its text,
+and text after the document is ignored, where the codec would reject the message (the Java reads the number alike,
+and sends text after the document to the codec).
 """
 
 from __future__ import annotations
