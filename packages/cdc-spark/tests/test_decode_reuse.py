@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from cdc_core.message import Message
-from cdc_spark.decoding import decode, jvm_path
+from cdc_spark.decoding import decode, java_rows, jvm_path
 from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.jit import executors_compile_huge_methods
 from cdc_spark.session_conf import session_conf
@@ -58,8 +58,10 @@ def _decoded(spark: Any, messages: list[Message], zone_option: str = "UTC") -> l
 
 
 @pytest.fixture
-def typings() -> Iterator[Reuse[Any]]:
-    """The kept projections (and the kept shapes), empty."""
+def typings(monkeypatch: pytest.MonkeyPatch) -> Iterator[Reuse[Any]]:
+    """The kept projections (and the kept shapes), empty; the batches typed by Spark SQL, whose projections these
+    are (the Java row typer's reuse is tested below)."""
+    monkeypatch.setenv(java_rows.SWITCH_ENV, "off")
     jvm_path.TYPINGS.clear()
     jvm_path.SHAPES.clear()
     yield jvm_path.TYPINGS
@@ -122,10 +124,34 @@ def test_another_column_type_builds_the_typing_again(spark: Any, typings: Reuse[
 
 
 @pytest.mark.spark
-def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_as_it_was(spark: Any) -> None:
+def test_the_java_row_typer_is_registered_once_per_plan(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch with the shapes of the last is typed by the function registered for the last (none registered
+    again); another ``time-zone`` option is another plan, so another function, and each types its own instant."""
+    from cdc_spark.java_code import install
+
+    monkeypatch.setenv(java_rows.SWITCH_ENV, "on")
+    assert install(spark)
+    registered = java_rows._REGISTERED.setdefault(spark.sparkContext, set())
+    before = set(registered)
+    assert _decoded(spark, [_message(0, "7"), _message(1, "8")]) == [(0, UTC_MICROS, 7), (1, UTC_MICROS, 8)]
+    first = registered - before
+    assert len(first) == 1
+    assert _decoded(spark, [_message(5, "-3")]) == [(5, UTC_MICROS, -3)]
+    assert registered - before == first
+    assert _decoded(spark, [_message(0, "7")], "Asia/Shanghai") == [(0, SHANGHAI_MICROS, 7)]
+    assert len(registered - before) == 2
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("rows", "typing_codegen"), [("off", False), ("on", True)])
+def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_as_it_was(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, rows: str, typing_codegen: bool
+) -> None:
     """Both JVM caches of a batch (the parse, the typed rows) take :data:`jvm_path.BATCH_CACHE` (uncompressed,
     2,000 rows a cached batch), and the session's own settings are untouched: one the user set keeps its value,
-    one left unset stays unset, and so does whole-stage codegen, which the typing turns off while it runs."""
+    one left unset stays unset, and so does whole-stage codegen, which the SQL typing turns off while it runs (the
+    Java row typer's projection is small: it keeps it)."""
+    monkeypatch.setenv(java_rows.SWITCH_ENV, rows)
     size, compressed = "spark.sql.inMemoryColumnarStorage.batchSize", "spark.sql.inMemoryColumnarStorage.compressed"
     messages = [_message(0, "7"), _message(1, "8")]
     rows = [(m.key, m.value, "shop", 0, i, dt.datetime(2024, 5, 1, tzinfo=dt.UTC), 0, None)
@@ -140,7 +166,7 @@ def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_
             assert [(c.columnBatchSize(), c.useCompression()) for c in built] == [(2000, False), (2000, False)]
             # the typing is planned without whole-stage codegen where its one huge method would be interpreted
             assert not executors_compile_huge_methods(spark)  # the tests' driver options do not compile them
-            assert [c.wholeStageEnabled() for c in built] == [True, False]
+            assert [c.wholeStageEnabled() for c in built] == [True, typing_codegen]
         finally:
             decoded.release()
         assert spark.conf.get(size) == "7000"

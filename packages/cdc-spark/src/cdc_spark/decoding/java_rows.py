@@ -1,8 +1,9 @@
-"""A table's row messages typed in one Java pass per message (``cdc.spark.canal.CanalRows``), instead of the Spark SQL
-typing's four projections over the parsed maps (:mod:`cdc_spark.decoding.jvm_path`).
+"""A table's row messages typed in one Java pass per message (``cdc.spark.rows.ImageRows``: ``CanalRows``,
+``SimpleRows``), instead of the Spark SQL typing's four projections over the parsed maps
+(:mod:`cdc_spark.decoding.jvm_path`).
 
-The Java parses the message again from its text (the batch's cache then holds the text, not the parsed maps) and
-types every value of every row with the readers of :mod:`~cdc_spark.decoding.java_text`, following the SQL typing's
+The Java parses the message again from its bytes (the batch's cache then holds them, not the parsed maps) and types
+every value of every row with the readers :mod:`~cdc_spark.decoding.java_text` names, following the SQL typing's
 rules for images, changed columns, zero dates and bad rows. It types a table when every column of every shape in the
 batch has a Java reader whose Spark type is the final schema's (no widening between shapes); otherwise the batch
 takes the SQL typing. ``CDC_JAVA_ROWS=off`` turns it off.

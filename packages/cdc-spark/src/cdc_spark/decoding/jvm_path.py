@@ -7,9 +7,9 @@ One micro-batch, for an :class:`~cdc_spark.decoding.adapter.Adapter`:
    newest commit ts (the partition clock). The driver decodes each sample with the codec: that is the shape's
    schema, and the adapter turns it into column readers. Per table the newest shape wins (commit ts, partition,
    offset, position), the Python path's rule.
-2. **Typing** (one job): every change becomes one wide row, its table's columns typed by Spark expressions into a
-   struct for that table; the wide frame is cached and one small aggregate counts rows per table and rows that
-   did not convert.
+2. **Typing** (one job): every change becomes one wide row, its table's columns typed by Spark expressions (or by
+   the adapter's Java row typer, :mod:`~cdc_spark.decoding.java_rows`) into a struct for that table; the wide frame
+   is cached and one small aggregate counts rows per table and rows that did not convert.
 3. **Residue** (only when there is one): DDL, claim-check, compressed and malformed messages, shapes the driver
    could not decode, and messages with a value that did not convert go to :class:`PythonPath`, in the executors;
    their rows, control rows and dead letters join the JVM's. Should the residue bring a newer schema for a table
