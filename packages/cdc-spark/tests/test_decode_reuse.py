@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from cdc_core.message import Message
-from cdc_spark.decoding import decode, java_rows, jvm_path
+from cdc_spark.decoding import decode, java_rows, java_text, jvm_path
 from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.jit import executors_compile_huge_methods
 from cdc_spark.session_conf import session_conf
@@ -131,15 +131,18 @@ def test_the_java_row_typer_is_registered_once_per_plan(spark: Any, monkeypatch:
 
     monkeypatch.setenv(java_rows.SWITCH_ENV, "on")
     assert install(spark)
-    registered = java_rows._REGISTERED.setdefault(spark.sparkContext, set())
-    before = set(registered)
-    assert _decoded(spark, [_message(0, "7"), _message(1, "8")]) == [(0, UTC_MICROS, 7), (1, UTC_MICROS, 8)]
-    first = registered - before
-    assert len(first) == 1
-    assert _decoded(spark, [_message(5, "-3")]) == [(5, UTC_MICROS, -3)]
-    assert registered - before == first
-    assert _decoded(spark, [_message(0, "7")], "Asia/Shanghai") == [(0, SHANGHAI_MICROS, 7)]
-    assert len(registered - before) == 2
+    counted = java_text.REGISTRATIONS
+    before = {name for name in counted if name.startswith("cdc_rows_")}
+    assert _decoded(spark, [_message(20, "7"), _message(21, "8")], "Europe/Lisbon") == [
+        (20, UTC_MICROS, 7), (21, UTC_MICROS, 8),
+    ]  # fmt: skip
+    first = {name for name in counted if name.startswith("cdc_rows_")} - before
+    assert len(first) == 1 and all(counted[name] == 1 for name in first)
+    assert _decoded(spark, [_message(25, "-3")], "Europe/Lisbon") == [(25, UTC_MICROS, -3)]
+    assert {name for name in counted if name.startswith("cdc_rows_")} - before == first
+    assert all(counted[name] == 1 for name in first)  # not registered again
+    assert _decoded(spark, [_message(20, "7")], "Asia/Shanghai") == [(20, SHANGHAI_MICROS, 7)]
+    assert len({name for name in counted if name.startswith("cdc_rows_")} - before) == 2
 
 
 @pytest.mark.spark

@@ -330,11 +330,9 @@ def test_a_session_without_a_jdk_reads_with_spark_sql_and_says_why(
     import weakref
 
     from cdc_spark import java_code
-    from cdc_spark.decoding import java_text
     from cdc_spark.decoding.java_text import JavaText
 
     monkeypatch.setattr(java_code, "_INSTALLED", weakref.WeakKeyDictionary())
-    monkeypatch.setattr(java_text, "_SESSIONS", weakref.WeakKeyDictionary())
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", "")
     with caplog.at_level("WARNING", logger="cdc_spark.java_code"):

@@ -59,6 +59,19 @@ CHANGED_FROM: Final = "__changed_from"  # map<string,string>: an update's change
 Reader = Callable[["Column"], Typed]
 
 
+def rank(position: Column) -> Column:
+    """The ``RANK`` of a message's row at ``position`` (its last, for the message), from its ``TS`` column and
+    coordinates: unknown parts sort first."""
+    from pyspark.sql import functions as F
+
+    return F.struct(
+        F.coalesce(F.col(TS), F.lit(-1).cast("long")).alias("ts"),
+        F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
+        F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
+        position.alias("position"),
+    )
+
+
 @attrs.frozen
 class ParsedReader:
     """A reader of a text that is a JSON document (Simple's TIMESTAMP object). The typing reads a value's text many
@@ -149,4 +162,4 @@ class Adapter(Protocol):
         ...
 
 
-__all__ = ["Adapter", "ParsedReader", "Reader", "Route", "Sample", "ShapeReaders"]
+__all__ = ["Adapter", "ParsedReader", "Reader", "Route", "Sample", "ShapeReaders", "rank"]

@@ -504,15 +504,7 @@ class AvroAdapter:
             .withColumn(A.SHAPE, F.when(jvm, shape))
             .withColumn(A.TS, ts.try_cast("long"))
             .withColumn("__op", op)
-            .withColumn(
-                A.RANK,
-                F.struct(
-                    F.coalesce(F.col(A.TS), F.lit(-1).cast("long")).alias("ts"),
-                    F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
-                    F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
-                    F.lit(0).alias("position"),
-                ),
-            )
+            .withColumn(A.RANK, A.rank(F.lit(0)))
             .withColumn(A.SAMPLE, jvm)
         )
 

@@ -230,15 +230,7 @@ class CanalAdapter:
             .withColumn(A.TABLE, table)
             .withColumn(A.SHAPE, F.when(F.col(A.ROUTE) == Route.JVM, shape))
             .withColumn(A.TS, F.when(ts.between(0, _LONG_MAX), ts.cast("long")))
-            .withColumn(
-                A.RANK,
-                F.struct(
-                    F.coalesce(F.col(A.TS), F.lit(-1).cast("long")).alias("ts"),
-                    F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
-                    F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
-                    F.coalesce(rows - 1, F.lit(0)).alias("position"),
-                ),
-            )
+            .withColumn(A.RANK, A.rank(F.coalesce(rows - 1, F.lit(0))))
             .withColumn(A.SAMPLE, F.col(A.ROUTE) == Route.JVM)
         )
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final
 
@@ -22,19 +21,16 @@ import attrs
 
 from cdc_core.schema import Column, TableSchema
 from cdc_spark.decoding.adapter import ShapeReaders
-from cdc_spark.decoding.java_text import TEMPORAL, JavaText, class_loader_of
+from cdc_spark.decoding.java_text import REGISTRATIONS, TEMPORAL, JavaText, class_loader_of, registered
 from cdc_spark.decoding.spark_types import spark_type
 
 if TYPE_CHECKING:
-    from pyspark import SparkContext
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
 SWITCH_ENV: Final = "CDC_JAVA_ROWS"  # "off": the Spark SQL typing (with the per-column Java readers)
 # A column's reader descriptor in one shape (the shape's own column), None where the Java has no reader for it
 Describer = Callable[[ShapeReaders, Column], "str | None"]
-# Per SparkContext: the functions registered in it, by name (a name is a digest of the plan and the Java class)
-_REGISTERED: Final[weakref.WeakKeyDictionary[SparkContext, set[str]]] = weakref.WeakKeyDictionary()
 
 
 def contract_type(schema: TableSchema) -> StructType:
@@ -106,11 +102,9 @@ class JavaRows:
         )
         digest = hashlib.sha256(f"{self.java_class}|{plan}|{returned.json()}".encode()).hexdigest()[:16]
         name = f"cdc_rows_{digest}"
-        context = self.spark.sparkContext
-        known = _REGISTERED.setdefault(context, set())
-        if name in known:
+        if registered(self.spark, name):
             return name
-        jvm = context._jvm
+        jvm = self.spark.sparkContext._jvm
         assert jvm is not None
         class_loader_of(self.spark)
         java_class = jvm
@@ -119,7 +113,7 @@ class JavaRows:
         function = java_class(plan)
         session = self.spark._jsparkSession
         session.udf().register(name, function, session.parseDataType(returned.json()))
-        known.add(name)
+        REGISTRATIONS[name] += 1
         return name
 
 

@@ -9,10 +9,10 @@ value they read is the SQL readers' value (``tests/test_java_text.py`` holds the
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
-import weakref
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from cdc_core.types import DataType, LogicalTypeVisitor, integer_range
@@ -20,7 +20,6 @@ from cdc_spark.decoding.jvm_values import Reader, TextReader, Typed
 from cdc_spark.decoding.spark_types import decimal_shape, spark_type
 
 if TYPE_CHECKING:
-    from pyspark import SparkContext
     from pyspark.sql import Column, SparkSession
     from pyspark.sql.types import DataType as SparkDataType
 
@@ -155,15 +154,15 @@ class JavaText:
 
     @classmethod
     def of(cls, spark: SparkSession) -> JavaText | None:
-        """The session's Java readers (one per application, so each function is registered once), None where
-        they are switched off or cannot be compiled here: then the Spark SQL readers read every type."""
+        """The session's Java readers, None where they are switched off or cannot be compiled here: then the Spark
+        SQL readers read every type. Functions are registered in ``spark``, the session of the frame decoded (a
+        streaming query's batches have a session of their own, which does not see functions registered later in
+        the one it came from)."""
         from cdc_spark.java_code import install
 
         if os.environ.get(SWITCH_ENV, "").lower() == "off" or not install(spark):
             return None
-        if (known := _SESSIONS.get(spark.sparkContext)) is None:
-            known = _SESSIONS[spark.sparkContext] = cls(spark)
-        return known
+        return cls(spark)
 
     def reader(self, data_type: DataType, descriptor: str) -> Reader:
         value_type = spark_type(data_type).simpleString()
@@ -180,9 +179,8 @@ class JavaText:
         return read_text
 
 
-# Per SparkContext (gone with its application): its Java readers, and the names of the Java functions registered
-_SESSIONS: Final[weakref.WeakKeyDictionary[SparkContext, JavaText]] = weakref.WeakKeyDictionary()
-_FUNCTIONS: Final[weakref.WeakKeyDictionary[SparkContext, set[str]]] = weakref.WeakKeyDictionary()
+# How many times each Java function was registered in a session (the tests read it)
+REGISTRATIONS: Final[collections.Counter[str]] = collections.Counter()
 
 
 class SimpleJavaText(CanalJavaText):
@@ -270,13 +268,17 @@ def text_function(spark: SparkSession, data_type: DataType) -> str:
 
 def java_function(spark: SparkSession, name: str, java_class: str, returned: SparkDataType | str) -> str:
     """``name``, registered in ``spark`` as the Spark function of ``java_class`` (a Java UDF with a constructor
-    without arguments) returning ``returned``, once per application (the session must have the jar)."""
-    known = _FUNCTIONS.setdefault(spark.sparkContext, set())
-    if name not in known:
+    without arguments) returning ``returned``, unless the session has it (the session must have the jar)."""
+    if not registered(spark, name):
         class_loader_of(spark)
         spark.udf.registerJavaFunction(name, java_class, returned)
-        known.add(name)
+        REGISTRATIONS[name] += 1
     return name
+
+
+def registered(spark: SparkSession, name: str) -> bool:
+    """Whether ``spark`` has a function ``name`` (functions are the session's own)."""
+    return bool(spark._jsparkSession.catalog().functionExists(name))
 
 
 def class_loader_of(spark: SparkSession) -> None:
@@ -296,6 +298,7 @@ def read(function: str, text: Column, descriptor: str) -> Column:
 
 __all__ = [
     "FUNCTION_CLASS",
+    "REGISTRATIONS",
     "SWITCH_ENV",
     "TEMPORAL",
     "CanalJavaText",
@@ -306,5 +309,6 @@ __all__ = [
     "class_loader_of",
     "java_function",
     "read",
+    "registered",
     "text_function",
 ]

@@ -313,15 +313,7 @@ def _routed(
         .withColumn(A.TABLE, table)
         .withColumn(A.SHAPE, shape)
         .withColumn(A.TS, F.when(commit_ts.between(0, _LONG_MAX), commit_ts.cast("long")))
-        .withColumn(
-            A.RANK,
-            F.struct(
-                F.coalesce(F.col(A.TS), F.lit(-1).cast("long")).alias("ts"),
-                F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
-                F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
-                F.lit(0).alias("position"),
-            ),
-        )
+        .withColumn(A.RANK, A.rank(F.lit(0)))
         .withColumn(A.SAMPLE, F.col(A.SHAPE).isNotNull())
     )
 

@@ -2,7 +2,7 @@ package cdc.spark.canal;
 
 import cdc.spark.rows.Image;
 import cdc.spark.rows.ImageRows;
-import com.fasterxml.jackson.core.JsonFactory;
+import cdc.spark.rows.Members;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -17,7 +17,6 @@ import java.util.Map;
  */
 public final class CanalRows extends ImageRows {
   private static final long serialVersionUID = 1L;
-  private static final JsonFactory JSON = new JsonFactory();
 
   public CanalRows(String plan) {
     super(plan);
@@ -25,27 +24,21 @@ public final class CanalRows extends ImageRows {
 
   @Override
   protected List<Change> parse(byte[] message, Map<String, Integer> positions) throws IOException {
-    String type = null;
-    List<Image> data = null;
-    List<Image> old = null;
-    try (JsonParser parser = JSON.createParser(message)) {
-      if (parser.nextToken() != JsonToken.START_OBJECT) {
-        return null;
+    Parsed parsed = new Parsed();
+    Members.Reader read = (field, token, parser) -> {
+      switch (field) {
+        case "type" -> parsed.type = token == JsonToken.VALUE_STRING ? parser.getText() : null;
+        case "data" -> parsed.data = rows(parser, token, positions, message);
+        case "old" -> parsed.old = rows(parser, token, positions, message);
+        default -> parser.skipChildren();
       }
-      while (parser.nextToken() == JsonToken.FIELD_NAME) {
-        String field = parser.currentName();
-        JsonToken token = parser.nextToken();
-        switch (field) {
-          case "type" -> type = token == JsonToken.VALUE_STRING ? parser.getText() : null;
-          case "data" -> data = rows(parser, token, positions, message);
-          case "old" -> old = rows(parser, token, positions, message);
-          default -> parser.skipChildren();
-        }
-      }
-    }
-    if (type == null || data == null) {
+    };
+    if (!Members.read(message, read, false) || parsed.type == null || parsed.data == null) {
       return null;
     }
+    String type = parsed.type;
+    List<Image> data = parsed.data;
+    List<Image> old = parsed.old;
     boolean update = type.equals("UPDATE");
     boolean delete = type.equals("DELETE");
     String op = delete ? "delete" : update ? "update" : "insert";
@@ -58,6 +51,13 @@ public final class CanalRows extends ImageRows {
           : new Change(op, row, before, update ? row : null, changedFrom));
     }
     return changes;
+  }
+
+  /** What the typing reads of a message. */
+  private static final class Parsed {
+    String type;
+    List<Image> data;
+    List<Image> old;
   }
 
   private static List<Image> rows(JsonParser parser, JsonToken at, Map<String, Integer> positions, byte[] message)

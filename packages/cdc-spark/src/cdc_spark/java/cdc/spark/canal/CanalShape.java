@@ -1,6 +1,6 @@
 package cdc.spark.canal;
 
-import com.fasterxml.jackson.core.JsonFactory;
+import cdc.spark.rows.Members;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -26,7 +26,6 @@ import org.apache.spark.sql.api.java.UDF1;
  */
 public final class CanalShape implements UDF1<byte[], Row> {
   private static final long serialVersionUID = 1L;
-  private static final JsonFactory JSON = new JsonFactory();
   private static final Row NOTHING = RowFactory.create(null, null, null, null, null, null, null);
 
   @Override
@@ -35,21 +34,9 @@ public final class CanalShape implements UDF1<byte[], Row> {
       return NOTHING;
     }
     Envelope envelope = new Envelope();
-    try (JsonParser parser = JSON.createParser(text)) {
-      if (parser.nextToken() != JsonToken.START_OBJECT) {
-        return NOTHING;
-      }
-      Set<String> seen = new HashSet<>();
-      while (parser.nextToken() == JsonToken.FIELD_NAME) {
-        String field = parser.currentName();
-        if (!seen.add(field)) {
-          envelope.odd = true;
-        }
-        envelope.read(field, parser.nextToken(), parser);
-      }
-      if (parser.nextToken() != null) {
-        envelope.odd = true; // text after the document
-      }
+    try {
+      boolean wellFormed = Members.read(text, envelope::read, true); // read before odd is (|= would not)
+      envelope.odd |= !wellFormed;
     } catch (IOException | RuntimeException malformed) {
       return NOTHING;
     }

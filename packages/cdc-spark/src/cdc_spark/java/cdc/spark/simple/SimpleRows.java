@@ -2,7 +2,7 @@ package cdc.spark.simple;
 
 import cdc.spark.rows.Image;
 import cdc.spark.rows.ImageRows;
-import com.fasterxml.jackson.core.JsonFactory;
+import cdc.spark.rows.Members;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -16,7 +16,6 @@ import java.util.Map;
  */
 public final class SimpleRows extends ImageRows {
   private static final long serialVersionUID = 1L;
-  private static final JsonFactory JSON = new JsonFactory();
 
   public SimpleRows(String plan) {
     super(plan);
@@ -24,28 +23,22 @@ public final class SimpleRows extends ImageRows {
 
   @Override
   protected List<Change> parse(byte[] message, Map<String, Integer> positions) throws IOException {
-    String type = null;
-    Image data = null;
-    Image old = null;
-    try (JsonParser parser = JSON.createParser(message)) {
-      if (parser.nextToken() != JsonToken.START_OBJECT) {
-        return null;
+    Image[] images = new Image[2]; // data, old
+    String[] type = new String[1];
+    Members.Reader read = (field, token, parser) -> {
+      switch (field) {
+        case "type" -> type[0] = token == JsonToken.VALUE_STRING ? parser.getText() : null;
+        case "data" -> images[0] = image(parser, token, positions, message);
+        case "old" -> images[1] = image(parser, token, positions, message);
+        default -> parser.skipChildren();
       }
-      while (parser.nextToken() == JsonToken.FIELD_NAME) {
-        String field = parser.currentName();
-        JsonToken token = parser.nextToken();
-        switch (field) {
-          case "type" -> type = token == JsonToken.VALUE_STRING ? parser.getText() : null;
-          case "data" -> data = image(parser, token, positions, message);
-          case "old" -> old = image(parser, token, positions, message);
-          default -> parser.skipChildren();
-        }
-      }
-    }
-    if (type == null) {
+    };
+    if (!Members.read(message, read, false) || type[0] == null) {
       return null;
     }
-    return switch (type) {
+    Image data = images[0];
+    Image old = images[1];
+    return switch (type[0]) {
       case "INSERT" -> List.of(new Change("insert", data, null, null, null));
       case "UPDATE" -> List.of(new Change("update", data, old, null, null));
       case "DELETE" -> List.of(new Change("delete", null, old, null, null));

@@ -1,6 +1,6 @@
 package cdc.spark.simple;
 
-import com.fasterxml.jackson.core.JsonFactory;
+import cdc.spark.rows.Members;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -23,7 +23,6 @@ import org.apache.spark.sql.api.java.UDF1;
  */
 public final class SimpleShape implements UDF1<byte[], Row> {
   private static final long serialVersionUID = 1L;
-  private static final JsonFactory JSON = new JsonFactory();
   private static final Row NOTHING = RowFactory.create(null, null, null, null, null, null);
   private static final Set<String> SCHEMA_TYPES =
       Set.of("BOOTSTRAP", "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "RECOVER", "ERASE", "QUERY");
@@ -34,17 +33,9 @@ public final class SimpleShape implements UDF1<byte[], Row> {
       return NOTHING;
     }
     Envelope envelope = new Envelope();
-    try (JsonParser parser = JSON.createParser(message)) {
-      if (parser.nextToken() != JsonToken.START_OBJECT) {
-        return NOTHING;
-      }
-      Set<String> seen = new HashSet<>();
-      while (parser.nextToken() == JsonToken.FIELD_NAME) {
-        String field = parser.currentName();
-        envelope.odd |= !seen.add(field);
-        envelope.read(field, parser.nextToken(), parser);
-      }
-      envelope.odd |= parser.nextToken() != null; // text after the document
+    try {
+      boolean wellFormed = Members.read(message, envelope::read, true); // read before odd is (|= would not)
+      envelope.odd |= !wellFormed;
     } catch (IOException | RuntimeException malformed) {
       return NOTHING;
     }
