@@ -26,8 +26,6 @@ from cdc_spark.decoding.jvm_values import Typed
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-    from cdc_spark.decoding.java_rows import JavaRows
-
 
 class Route(StrEnum):
     """Where a message is decoded."""
@@ -125,6 +123,19 @@ class ShapeReaders:
         return self.image is not None
 
 
+class RowTyper(Protocol):
+    """Types a table's rows with one call per message (:class:`cdc_spark.decoding.java_rows.JavaRows`)."""
+
+    def plan(self, schema: TableSchema, shapes: Mapping[str, ShapeReaders]) -> str | None:
+        """How ``schema``'s rows of ``shapes`` are typed, None where this typer cannot type them."""
+        ...
+
+    def function(self, schema: TableSchema, plan: str) -> str:
+        """The name of the session's function typing by ``plan``: ``(message, shape) -> array<struct<op, bad,
+        row>>``."""
+        ...
+
+
 class Adapter(Protocol):
     """A protocol's JVM decode rules (see the module docstring)."""
 
@@ -134,7 +145,7 @@ class Adapter(Protocol):
     readers_by_shape: bool
 
     @property
-    def java_rows(self) -> JavaRows | None:
+    def java_rows(self) -> RowTyper | None:
         """Types a table's rows in Java from each message's text (``prepare`` then keeps the text for the typing,
         and ``rows`` parses it again where the SQL typing is used after all); None: the Spark SQL typing."""
         ...
@@ -162,4 +173,4 @@ class Adapter(Protocol):
         ...
 
 
-__all__ = ["Adapter", "ParsedReader", "Reader", "Route", "Sample", "ShapeReaders", "rank"]
+__all__ = ["Adapter", "ParsedReader", "Reader", "Route", "RowTyper", "Sample", "ShapeReaders", "rank"]
