@@ -57,6 +57,15 @@ CHANGED_FROM: Final = "__changed_from"  # map<string,string>: an update's change
 Reader = Callable[["Column"], Typed]
 
 
+def readable(max_bytes: int) -> Column:
+    """Whether a message's value is one its protocol's decoder reads at all: valid UTF-8, of at most ``max_bytes``
+    (the ``max-message-bytes`` option)."""
+    from pyspark.sql import functions as F
+
+    value = F.col("value")
+    return F.is_valid_utf8(value.cast("string")) & (F.length(value) <= max_bytes)
+
+
 def rank(position: Column) -> Column:
     """The ``RANK`` of a message's row at ``position`` (its last, for the message), from its ``TS`` column and
     coordinates: unknown parts sort first."""
@@ -173,4 +182,4 @@ class Adapter(Protocol):
         ...
 
 
-__all__ = ["Adapter", "ParsedReader", "Reader", "Route", "RowTyper", "Sample", "ShapeReaders", "rank"]
+__all__ = ["Adapter", "ParsedReader", "Reader", "Route", "RowTyper", "Sample", "ShapeReaders", "rank", "readable"]

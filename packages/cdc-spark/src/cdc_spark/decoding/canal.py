@@ -30,7 +30,7 @@ from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.java_rows import JavaRows
-from cdc_spark.decoding.java_text import CanalJavaText, CanalRowText, JavaFirstReader, JavaText, java_function
+from cdc_spark.decoding.java_text import CanalJavaText, CanalRowText, JavaFirstReader, JavaText
 from cdc_spark.decoding.jvm_values import Typed, bounded, checked, every_reader, integer_text
 from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import zoned_key
@@ -130,8 +130,7 @@ class CanalAdapter:
         single = F.size(doc["data"]) == 1  # TiCDC writes one row per message: no higher-order function for it
         return (
             doc.isNotNull()
-            & F.is_valid_utf8(F.col("value").cast("string"))
-            & (F.length(F.col("value")) <= int(self._resolved["max-message-bytes"]))
+            & A.readable(int(self._resolved["max-message-bytes"]))
             & doc["type"].isin(*_ROW_TYPES)
             & F.coalesce(~doc["isDdl"], F.instr(value, '"isDdl":') == 0)  # absent, not null or of another type
             & (F.instr(value, '"pkNames":') > 0)  # only a key can be written so: quotes in strings are escaped
@@ -192,15 +191,9 @@ class CanalAdapter:
         from pyspark.sql import functions as F
 
         assert self.java is not None
-        function = java_function(self.java.spark, "cdc_canal_shape", SHAPE_CLASS, SHAPE_READ)
-        value = F.col("value")
-        parsed = messages.withColumn("__read", F.call_udf(function, value.cast("binary")))
+        parsed = messages.withColumn("__read", self.java.envelope("cdc_canal_shape", SHAPE_CLASS, SHAPE_READ))
         read = F.col("__read")
-        row = (
-            (read["kind"] == "row")
-            & F.is_valid_utf8(value.cast("string"))
-            & (F.length(value) <= int(self._resolved["max-message-bytes"]))
-        )
+        row = (read["kind"] == "row") & A.readable(int(self._resolved["max-message-bytes"]))
         routed = self._routed(
             parsed, row=F.coalesce(row, F.lit(False)), watermark=F.coalesce(read["kind"] == "watermark", F.lit(False)),
             database=read["database"], table=read["table"], shape=read["shape"], watermark_ts=read["watermark_ts"],

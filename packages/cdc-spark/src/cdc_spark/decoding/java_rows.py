@@ -21,7 +21,7 @@ import attrs
 
 from cdc_core.schema import Column, TableSchema
 from cdc_spark.decoding.adapter import ShapeReaders
-from cdc_spark.decoding.java_text import REGISTRATIONS, TEMPORAL, JavaText, class_loader_of, registered
+from cdc_spark.decoding.java_text import JavaText, register_once
 from cdc_spark.decoding.spark_types import spark_type
 
 if TYPE_CHECKING:
@@ -68,12 +68,11 @@ class JavaRows:
         """The plan typing ``schema``'s rows from messages of ``shapes`` (by shape), or None where a column of a
         shape has no Java reader or another Spark type than the final schema's."""
         columns = schema.stored_columns
-        zero = [False] * len(columns)
         readers: dict[str, list[str | None]] = {}
         for digest, shape in sorted(shapes.items()):
             own = {c.name: c for c in shape.schema.stored_columns}
             descriptors: list[str | None] = []
-            for k, column in enumerate(columns):
+            for column in columns:
                 found = own.get(column.name)
                 if found is None:
                     descriptors.append(None)  # an older, narrower shape: the column is null in its rows
@@ -81,10 +80,9 @@ class JavaRows:
                 descriptor = self.descriptor(shape, found)
                 if descriptor is None or spark_type(found.data_type) != spark_type(column.data_type):
                     return None
-                zero[k] = zero[k] or descriptor.split(":", 1)[0] in TEMPORAL
                 descriptors.append(descriptor)
             readers[digest] = descriptors
-        return json.dumps({"columns": [c.name for c in columns], "zero": zero, "shapes": readers})
+        return json.dumps({"columns": [c.name for c in columns], "shapes": readers})
 
     def function(self, schema: TableSchema, plan: str) -> str:
         """The name of the Spark function ``(message, shape) -> array<struct<op, bad, row>>`` typing ``schema``'s
@@ -100,21 +98,20 @@ class JavaRows:
                 ]
             )
         )
-        digest = hashlib.sha256(f"{self.java_class}|{plan}|{returned.json()}".encode()).hexdigest()[:16]
+        returned_json = returned.json()
+        digest = hashlib.sha256(f"{self.java_class}|{plan}|{returned_json}".encode()).hexdigest()[:16]
         name = f"cdc_rows_{digest}"
-        if registered(self.spark, name):
-            return name
-        jvm = self.spark.sparkContext._jvm
-        assert jvm is not None
-        class_loader_of(self.spark)
-        java_class = jvm
-        for part in self.java_class.split("."):
-            java_class = getattr(java_class, part)
-        function = java_class(plan)
-        session = self.spark._jsparkSession
-        session.udf().register(name, function, session.parseDataType(returned.json()))
-        REGISTRATIONS[name] += 1
-        return name
+
+        def register() -> None:  # an instance made with the plan, as the function has no constructor without one
+            jvm = self.spark.sparkContext._jvm
+            assert jvm is not None
+            java_class = jvm
+            for part in self.java_class.split("."):
+                java_class = getattr(java_class, part)
+            session = self.spark._jsparkSession
+            session.udf().register(name, java_class(plan), session.parseDataType(returned_json))
+
+        return register_once(self.spark, name, register)
 
 
 __all__ = ["SWITCH_ENV", "Describer", "JavaRows", "contract_type"]

@@ -13,6 +13,7 @@ import collections
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from cdc_core.types import DataType, LogicalTypeVisitor, integer_range
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 FUNCTION_CLASS: Final = "cdc.spark.text.TextValueFunction"
 SWITCH_ENV: Final = "CDC_JAVA_READERS"  # "off": the Spark SQL readers only
-TEMPORAL: Final = ("date", "datetime", "timestamp", "located")  # readers with zero dates
+_TEMPORAL: Final = ("date", "datetime", "timestamp", "located")  # readers with zero dates
 # The Java reader of each integral Spark type, and the values the type holds
 _INTEGRAL: Final = {
     "byte": ("byte", -(2**7), 2**7 - 1),
@@ -107,10 +108,9 @@ class CanalJavaText(LogicalTypeVisitor[str | None]):
         return None
 
 
-class CanalRowText(CanalJavaText):
-    """A reader for every column type Canal-JSON carries but spatial and vector ones, for the Java row typer
-    (:mod:`~cdc_spark.decoding.java_rows`), which reads each value in Java: besides :class:`CanalJavaText`'s, DECIMAL
-    beyond 38 digits (as padded text), TIME, ENUM, SET, JSON, bytes (ISO-8859-1 text) and text."""
+class _EveryText(LogicalTypeVisitor[str | None]):
+    """The row typers' readers of the types both protocols write alike: DECIMAL (beyond 38 digits as padded text),
+    TIME, JSON and text. First in a row text's bases, before the protocol's own readers."""
 
     def visit_decimal(self, data_type: DataType) -> str | None:
         return _any_decimal(data_type)
@@ -118,17 +118,23 @@ class CanalRowText(CanalJavaText):
     def visit_time(self, data_type: DataType) -> str | None:
         return "time"
 
-    def visit_enum(self, data_type: DataType) -> str | None:
-        return f"enum:{_names(data_type)}"
-
-    def visit_set(self, data_type: DataType) -> str | None:
-        return f"set:{_names(data_type)}"
-
     def visit_json(self, data_type: DataType) -> str | None:
         return "json"
 
     def visit_string(self, data_type: DataType) -> str | None:
         return "text"
+
+
+class CanalRowText(_EveryText, CanalJavaText):
+    """A reader for every column type Canal-JSON carries but spatial and vector ones, for the Java row typer
+    (:mod:`~cdc_spark.decoding.java_rows`), which reads each value in Java: besides :class:`CanalJavaText`'s and
+    :class:`_EveryText`'s, ENUM, SET and bytes (ISO-8859-1 text)."""
+
+    def visit_enum(self, data_type: DataType) -> str | None:
+        return f"enum:{_names(data_type)}"
+
+    def visit_set(self, data_type: DataType) -> str | None:
+        return f"set:{_names(data_type)}"
 
     def visit_bytes(self, data_type: DataType) -> str | None:
         return "latin1"
@@ -164,11 +170,19 @@ class JavaText:
             return None
         return cls(spark)
 
+    def envelope(self, name: str, java_class: str, returned: str) -> Column:
+        """A protocol's Java envelope reader (``java_class``, a ``UDF1<byte[], Row>`` returning ``returned``) called
+        on each message's value, registered in the session as ``name``."""
+        from pyspark.sql import functions as F
+
+        function = java_function(self.spark, name, java_class, returned)
+        return F.call_udf(function, F.col("value").cast("binary"))
+
     def reader(self, data_type: DataType, descriptor: str) -> Reader:
         value_type = spark_type(data_type).simpleString()
         if (function := self._functions.get(value_type)) is None:
             function = self._functions[value_type] = text_function(self.spark, data_type)
-        temporal = descriptor.split(":", 1)[0] in TEMPORAL
+        temporal = descriptor.split(":", 1)[0] in _TEMPORAL
 
         def read_text(text: Column) -> Typed:
             result = read(function, text, descriptor)
@@ -199,11 +213,10 @@ class SimpleJavaText(CanalJavaText):
         return f"located:{self.zone}"
 
 
-class SimpleRowText(SimpleJavaText):
+class SimpleRowText(_EveryText, SimpleJavaText):
     """A reader for every column type Simple JSON carries but spatial and vector ones, for the Java row typer: besides
-    :class:`SimpleJavaText`'s, unsigned integers and BIT (digits that may be a negative 64-bit number), ENUM (its
-    index), SET (its bitmask), bytes (base64), and :class:`CanalRowText`'s DECIMAL beyond 38 digits, TIME, JSON and
-    text."""
+    :class:`SimpleJavaText`'s and :class:`_EveryText`'s, unsigned integers and BIT (digits that may be a negative
+    64-bit number), ENUM (its index), SET (its bitmask) and bytes (base64)."""
 
     def visit_int(self, data_type: DataType) -> str | None:
         return _unsigned(data_type) if data_type.unsigned else super().visit_int(data_type)
@@ -211,23 +224,11 @@ class SimpleRowText(SimpleJavaText):
     def visit_bit(self, data_type: DataType) -> str | None:
         return _unsigned(data_type)
 
-    def visit_decimal(self, data_type: DataType) -> str | None:
-        return _any_decimal(data_type)
-
-    def visit_time(self, data_type: DataType) -> str | None:
-        return "time"
-
     def visit_enum(self, data_type: DataType) -> str | None:
         return f"enum-index:{_names(data_type)}"
 
     def visit_set(self, data_type: DataType) -> str | None:
         return f"set-bits:{_names(data_type)}"
-
-    def visit_json(self, data_type: DataType) -> str | None:
-        return "json"
-
-    def visit_string(self, data_type: DataType) -> str | None:
-        return "text"
 
     def visit_bytes(self, data_type: DataType) -> str | None:
         return "base64"
@@ -269,19 +270,20 @@ def text_function(spark: SparkSession, data_type: DataType) -> str:
 def java_function(spark: SparkSession, name: str, java_class: str, returned: SparkDataType | str) -> str:
     """``name``, registered in ``spark`` as the Spark function of ``java_class`` (a Java UDF with a constructor
     without arguments) returning ``returned``, unless the session has it (the session must have the jar)."""
-    if not registered(spark, name):
-        class_loader_of(spark)
-        spark.udf.registerJavaFunction(name, java_class, returned)
+    return register_once(spark, name, lambda: spark.udf.registerJavaFunction(name, java_class, returned))
+
+
+def register_once(spark: SparkSession, name: str, register: Callable[[], object]) -> str:
+    """``name``, after ``register()`` registered it in ``spark`` where the session lacks it (functions are the
+    session's own), with the session's class loader, which has the jar, as the thread's."""
+    if not spark._jsparkSession.catalog().functionExists(name):
+        _class_loader_of(spark)
+        register()
         REGISTRATIONS[name] += 1
     return name
 
 
-def registered(spark: SparkSession, name: str) -> bool:
-    """Whether ``spark`` has a function ``name`` (functions are the session's own)."""
-    return bool(spark._jsparkSession.catalog().functionExists(name))
-
-
-def class_loader_of(spark: SparkSession) -> None:
+def _class_loader_of(spark: SparkSession) -> None:
     """Make the session's class loader (which has the jar) this thread's in the JVM: the jar was added on the thread
     that installed it, and this one (a stream's batch callback, say) finds the classes through it."""
     jvm = spark.sparkContext._jvm
@@ -300,15 +302,13 @@ __all__ = [
     "FUNCTION_CLASS",
     "REGISTRATIONS",
     "SWITCH_ENV",
-    "TEMPORAL",
     "CanalJavaText",
     "CanalRowText",
     "JavaFirstReader",
     "JavaText",
     "SimpleJavaText",
-    "class_loader_of",
     "java_function",
     "read",
-    "registered",
+    "register_once",
     "text_function",
 ]

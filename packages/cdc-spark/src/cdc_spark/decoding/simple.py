@@ -25,7 +25,7 @@ from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import ParsedReader, Route, Sample, ShapeReaders
 from cdc_spark.decoding.java_rows import JavaRows
-from cdc_spark.decoding.java_text import JavaFirstReader, JavaText, SimpleJavaText, SimpleRowText, java_function
+from cdc_spark.decoding.java_text import JavaFirstReader, JavaText, SimpleJavaText, SimpleRowText
 from cdc_spark.decoding.jvm_values import (
     DIGITS,
     Typed,
@@ -186,8 +186,7 @@ class SimpleAdapter:
         verify = self._resolved["integrity-check-level"] == "correctness"
         row = (
             doc.isNotNull()
-            & F.is_valid_utf8(text)
-            & (F.length(F.col("value")) <= int(self._resolved["max-message-bytes"]))
+            & A.readable(int(self._resolved["max-message-bytes"]))
             & (doc["version"] == 1)
             & kind.isin(*_OPS)
             & doc["database"].isNotNull()
@@ -216,15 +215,12 @@ class SimpleAdapter:
         from pyspark.sql import functions as F
 
         assert self.java is not None
-        function = java_function(self.java.spark, "cdc_simple_shape", SHAPE_CLASS, SHAPE_READ)
-        value = F.col("value")
-        parsed = messages.withColumn("__read", F.call_udf(function, value.cast("binary")))
+        parsed = messages.withColumn("__read", self.java.envelope("cdc_simple_shape", SHAPE_CLASS, SHAPE_READ))
         read = F.col("__read")
         verify = self._resolved["integrity-check-level"] == "correctness"
         row = (
             (read["kind"] == "row")
-            & F.is_valid_utf8(value.cast("string"))
-            & (F.length(value) <= int(self._resolved["max-message-bytes"]))
+            & A.readable(int(self._resolved["max-message-bytes"]))
             & (~read["checksum"] | F.lit(not verify))
         )
         routed = _routed(

@@ -22,9 +22,8 @@ import org.apache.spark.sql.api.java.UDF2;
  * not convert and is not a zero date). A message that cannot be read, or a shape the plan does not have, gives null:
  * each of its changes is then bad and the message goes to the codec.
  *
- * <p>The plan (JSON, from {@code cdc_spark.decoding.java_rows}): {@code columns} (the final schema's names), {@code
- * zero} (per column, whether it can hold a zero date) and {@code shapes} (per shape, per column the descriptor of its
- * {@link ValueReader}, null where the shape lacks the column).
+ * <p>The plan (JSON, from {@code cdc_spark.decoding.java_rows}): {@code columns} (the final schema's names) and {@code
+ * shapes} (per shape, per column the descriptor of its {@link ValueReader}, null where the shape lacks the column).
  */
 public abstract class ImageRows implements UDF2<byte[], String, List<Row>> {
   private static final long serialVersionUID = 1L;
@@ -32,7 +31,6 @@ public abstract class ImageRows implements UDF2<byte[], String, List<Row>> {
   private final String plan;
   private transient String[] columns;
   private transient Map<String, Integer> positions;
-  private transient boolean[] zero;
   private transient Map<String, List<ValueReader>> shapes;
 
   protected ImageRows(String plan) {
@@ -55,11 +53,9 @@ public abstract class ImageRows implements UDF2<byte[], String, List<Row>> {
     }
     JsonNode names = tree.get("columns");
     columns = new String[names.size()];
-    zero = new boolean[names.size()];
     positions = new HashMap<>();
     for (int k = 0; k < columns.length; k++) {
       columns[k] = names.get(k).asText();
-      zero[k] = tree.get("zero").get(k).asBoolean();
       positions.put(columns[k], k);
     }
     shapes = new HashMap<>();
@@ -112,8 +108,8 @@ public abstract class ImageRows implements UDF2<byte[], String, List<Row>> {
       String beforeText = before == null ? null : base != null && !before.has[k] ? base.texts[k] : before.texts[k];
       Object afterValue = value(reader, afterText);
       Object beforeValue = Objects.equals(beforeText, afterText) ? afterValue : value(reader, beforeText);
-      String afterZero = afterValue == null ? zeroText(k, reader, afterText) : null;
-      String beforeZero = beforeValue == null ? zeroText(k, reader, beforeText) : null;
+      String afterZero = afterValue == null ? zeroText(reader, afterText) : null;
+      String beforeZero = beforeValue == null ? zeroText(reader, beforeText) : null;
       bad |= afterText != null && afterValue == null && afterZero == null;
       bad |= beforeText != null && beforeValue == null && beforeZero == null;
       contract[k] = delete ? beforeValue : afterValue;
@@ -143,8 +139,9 @@ public abstract class ImageRows implements UDF2<byte[], String, List<Row>> {
     return reader == null || text == null ? null : reader.value(text);
   }
 
-  private String zeroText(int k, ValueReader reader, String text) {
-    return zero[k] && reader != null && text != null ? reader.zero(text) : null;
+  /** A text the reader did not read: its zero-date text, if it is one (readers without zero dates say none). */
+  private static String zeroText(ValueReader reader, String text) {
+    return reader != null && text != null ? reader.zero(text) : null;
   }
 
   /** The final schema's names that are columns of {@code image}, in the schema's order. */
