@@ -765,7 +765,8 @@ def test_canal_updates_naming_only_their_changed_columns_decode_alike(spark: Any
 
 def _odd_envelopes(protocol: str) -> list[bytes]:
     """Row messages of ``protocol`` with what the Java envelope readers send to the codec: a member named twice,
-    text after the document, a member of another JSON type, a value that is an array or an object."""
+    text after the document, a member of another JSON type, a value that is an array or an object, bytes that are
+    not UTF-8 (and, beside them, characters of two to four bytes that are)."""
     messages = [m for m in encode(generate(seed=9, transactions=8), protocol) if m.value and b'"INSERT"' in m.value]
     text = messages[0].value or b""
     document = json.loads(text)
@@ -785,7 +786,47 @@ def _odd_envelopes(protocol: str) -> list[bytes]:
         target = changed[images][0] if protocol == "canal-json" else changed[images]
         target[column] = value
         odd.append(json.dumps(changed).encode())
+    # a stray byte, a surrogate, an overlong form, a cut character; at each of the eight byte offsets the Java check
+    # reads ASCII at, and at the end; then well-formed two, three and four byte characters
+    for pad, bad in enumerate(
+        [
+            b"\xff",
+            b"\xed\xa0\x80",
+            b"\xc0\xaf",
+            b"\xe4\xb8",
+            b"\x80",
+            b"\xf4\x90\x80\x80",
+            b"\xf0\x9f\x98",
+            b"\xfe",
+            b"\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80",
+        ]
+    ):
+        odd.append(text[:-1] + b',"extra":"' + b"x" * pad + bad + b'"}')
+    odd.append(text[:-1] + b',"extra":"\xc3')
+    if protocol == "canal-json":
+        odd += _odd_canal_rows(document)
     return [text, *odd]
+
+
+def _odd_canal_rows(document: dict[str, Any]) -> list[bytes]:
+    """Canal-JSON messages of several rows (and updates) that the Java envelope reader checks row by row: a second
+    row with its columns in another order, without one, or naming one twice; an old row naming a column its row
+    does not; and, for the JVM, a well-formed update whose old rows come before its rows."""
+    row = document["data"][0]
+    names = list(row)
+    reordered = {name: row[name] for name in reversed(names)}
+    rows_text = "[" + json.dumps(row) + "," + json.dumps(row)[:-1] + ',"' + names[0] + '":null}]'
+    twice = json.dumps({**document, "data": "ROWS"}).replace('"ROWS"', rows_text)
+    update = {**document, "type": "UPDATE", "data": [row, row], "old": [{names[0]: None}, {names[-1]: None}]}
+    old_first = {"old": update["old"], **{k: v for k, v in update.items() if k != "old"}}
+    return [
+        json.dumps({**document, "data": [row, reordered]}).encode(),
+        json.dumps({**document, "data": [row, {name: row[name] for name in names[1:]}]}).encode(),
+        twice.encode(),
+        json.dumps({**update, "old": [{names[0]: None}, {"no_such_column": None}]}).encode(),
+        json.dumps(update).encode(),
+        json.dumps(old_first).encode(),
+    ]
 
 
 @pytest.mark.parametrize("protocol", ["canal-json", "simple"])

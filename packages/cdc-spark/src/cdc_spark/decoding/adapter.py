@@ -62,8 +62,16 @@ def readable(max_bytes: int) -> Column:
     (the ``max-message-bytes`` option)."""
     from pyspark.sql import functions as F
 
-    value = F.col("value")
-    return F.is_valid_utf8(value.cast("string")) & (F.length(value) <= max_bytes)
+    return F.is_valid_utf8(F.col("value").cast("string")) & within_size(max_bytes)
+
+
+def within_size(max_bytes: int) -> Column:
+    """Whether a message's value has at most ``max_bytes`` (the ``max-message-bytes`` option): :func:`readable` for
+    the Java envelope readers, which judge UTF-8 themselves (as Spark does, eight ASCII bytes at a time; Spark's
+    byte-by-byte check was 8% of a Canal-JSON decode's executor time)."""
+    from pyspark.sql import functions as F
+
+    return F.length(F.col("value")) <= max_bytes
 
 
 def rank(position: Column) -> Column:

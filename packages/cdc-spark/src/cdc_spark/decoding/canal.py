@@ -193,7 +193,7 @@ class CanalAdapter:
         assert self.java is not None
         parsed = messages.withColumn("__read", self.java.envelope("cdc_canal_shape", SHAPE_CLASS, SHAPE_READ))
         read = F.col("__read")
-        row = (read["kind"] == "row") & A.readable(int(self._resolved["max-message-bytes"]))
+        row = (read["kind"] == "row") & A.within_size(int(self._resolved["max-message-bytes"]))
         routed = self._routed(
             parsed, row=F.coalesce(row, F.lit(False)), watermark=F.coalesce(read["kind"] == "watermark", F.lit(False)),
             database=read["database"], table=read["table"], shape=read["shape"], watermark_ts=read["watermark_ts"],

@@ -220,7 +220,7 @@ class SimpleAdapter:
         verify = self._resolved["integrity-check-level"] == "correctness"
         row = (
             (read["kind"] == "row")
-            & A.readable(int(self._resolved["max-message-bytes"]))
+            & A.within_size(int(self._resolved["max-message-bytes"]))
             & (~read["checksum"] | F.lit(not verify))
         )
         routed = _routed(

@@ -1,13 +1,12 @@
 package cdc.spark.canal;
 
 import cdc.spark.rows.Members;
+import cdc.spark.rows.Names;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.api.java.UDF1;
@@ -51,10 +50,12 @@ public final class CanalShape implements UDF1<byte[], Row> {
     boolean pkNames;
     Boolean isDdl;
     boolean ddlGiven;
-    List<String> keys;
+    Names keys; // the first row's column names (null: no row, or a null first row)
     int rows = -1;
     boolean sameKeys = true;
-    List<Set<String>> oldKeys;
+    int oldRows = -1; // -1: no old rows given
+    boolean oldWithin = true; // every old row is an object naming only the first row's columns
+    List<Names> oldAhead; // old rows read before the first row's names were known
     boolean oldGiven;
     boolean odd;
     Long commitTs;
@@ -62,10 +63,11 @@ public final class CanalShape implements UDF1<byte[], Row> {
     Long watermarkTs;
     boolean onlyHandleKey;
     boolean claimCheck;
-    final Digest digest = new Digest();
-    List<String> mysqlType; // null: not given (or null)
-    List<String> sqlType;
-    final List<String> keyNames = new ArrayList<>();
+    // the type maps and key names, digested as they are read (a list of texts each; null: not given)
+    Digest mysqlType;
+    Digest sqlType;
+    final Digest keyNames = new Digest();
+    final Names scratch = new Names();
 
     void read(String field, JsonToken token, JsonParser parser) throws IOException {
       switch (field) {
@@ -84,7 +86,7 @@ public final class CanalShape implements UDF1<byte[], Row> {
           if (token == JsonToken.START_ARRAY) {
             JsonToken name;
             while ((name = parser.nextToken()) == JsonToken.VALUE_STRING) {
-              keyNames.add(parser.getText());
+              keyNames.add(parser);
             }
             if (name != JsonToken.END_ARRAY) {
               throw new IOException("key names that are not strings");
@@ -112,23 +114,27 @@ public final class CanalShape implements UDF1<byte[], Row> {
       return null;
     }
 
-    /** A type map's names and values in turn (null for JSON null). */
-    private List<String> typeMap(JsonToken token, JsonParser parser, JsonToken valueToken) throws IOException {
+    /** A type map's names and values in turn (an empty text for a value of another type), digested. */
+    private Digest typeMap(JsonToken token, JsonParser parser, JsonToken valueToken) throws IOException {
       if (token != JsonToken.START_OBJECT) {
         odd |= token != JsonToken.VALUE_NULL;
         parser.skipChildren();
         return null;
       }
-      List<String> into = new ArrayList<>();
-      Set<String> names = new HashSet<>();
+      Digest into = new Digest();
+      scratch.clear();
       while (parser.nextToken() == JsonToken.FIELD_NAME) {
         String name = parser.currentName();
-        odd |= !names.add(name);
+        odd |= !scratch.add(name);
         JsonToken value = parser.nextToken();
-        odd |= value != valueToken;
-        parser.skipChildren();
         into.add(name);
-        into.add(value == valueToken ? parser.getText() : "");
+        if (value == valueToken) {
+          into.add(parser);
+        } else {
+          odd = true;
+          parser.skipChildren();
+          into.add("");
+        }
       }
       return into;
     }
@@ -142,15 +148,18 @@ public final class CanalShape implements UDF1<byte[], Row> {
       rows = 0;
       JsonToken row;
       while ((row = parser.nextToken()) != JsonToken.END_ARRAY) {
-        List<String> names = rowKeys(row, parser);
-        if (names == null) {
-          sameKeys = false;
-        } else if (keys == null) {
-          keys = names;
+        if (rows == 0) {
+          keys = row == JsonToken.START_OBJECT ? new Names() : null;
+          sameKeys = keys != null && rowNames(row, parser, keys);
         } else {
-          sameKeys &= keys.equals(names);
+          sameKeys &= sameNames(row, parser);
         }
         rows++;
+      }
+      if (oldAhead != null && keys != null) {
+        for (Names names : oldAhead) {
+          oldWithin &= within(names);
+        }
       }
     }
 
@@ -161,36 +170,85 @@ public final class CanalShape implements UDF1<byte[], Row> {
         parser.skipChildren();
         return;
       }
-      oldKeys = new ArrayList<>();
+      oldRows = 0;
       JsonToken row;
       while ((row = parser.nextToken()) != JsonToken.END_ARRAY) {
-        List<String> names = rowKeys(row, parser);
-        oldKeys.add(names == null ? null : new HashSet<>(names));
+        oldRows++;
+        if (row != JsonToken.START_OBJECT) {
+          oldWithin = false;
+          rowNames(row, parser, scratch);
+        } else if (rows >= 0) { // the first row's names are known (or there is none): check as read
+          scratch.clear();
+          rowNames(row, parser, scratch);
+          oldWithin &= keys != null && within(scratch);
+        } else {
+          Names names = new Names();
+          rowNames(row, parser, names);
+          (oldAhead == null ? oldAhead = new ArrayList<>() : oldAhead).add(names);
+        }
       }
     }
 
-    /** A row's column names in order; null for a null row. Values must be strings, numbers, booleans or null. */
-    private List<String> rowKeys(JsonToken row, JsonParser parser) throws IOException {
+    private boolean within(Names names) {
+      for (int i = 0; i < names.size(); i++) {
+        if (!keys.contains(names.get(i))) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    /**
+     * A row's column names, in order, into {@code names} (cleared by the caller); false for a row that is not an
+     * object. Values must be strings, numbers, booleans or null; a name given twice is odd.
+     */
+    private boolean rowNames(JsonToken row, JsonParser parser, Names names) throws IOException {
       if (row != JsonToken.START_OBJECT) {
         odd |= row != JsonToken.VALUE_NULL;
         parser.skipChildren();
-        return null;
+        return false;
       }
-      List<String> names = new ArrayList<>();
-      Set<String> unique = new HashSet<>();
       while (parser.nextToken() == JsonToken.FIELD_NAME) {
-        String name = parser.currentName();
-        odd |= !unique.add(name);
-        JsonToken value = parser.nextToken();
-        if (value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY) {
-          odd = true;
-          parser.skipChildren();
-        }
-        names.add(name);
+        odd |= !names.add(parser.currentName());
+        scalar(parser);
       }
-      return names;
+      return true;
     }
 
+    /** Whether a later row names the first row's columns in the same order (each checked as {@link #rowNames}). */
+    private boolean sameNames(JsonToken row, JsonParser parser) throws IOException {
+      if (row != JsonToken.START_OBJECT || keys == null) {
+        scratch.clear();
+        rowNames(row, parser, scratch);
+        return false;
+      }
+      int position = 0;
+      boolean same = true;
+      while (parser.nextToken() == JsonToken.FIELD_NAME) {
+        String name = parser.currentName();
+        if (same && !keys.at(position, name)) { // from here on, names given twice are looked for in this row
+          same = false;
+          scratch.clear();
+          for (int i = 0; i < position; i++) {
+            scratch.add(keys.get(i));
+          }
+        }
+        if (!same) {
+          odd |= !scratch.add(name);
+        }
+        position++;
+        scalar(parser);
+      }
+      return same && position == keys.size();
+    }
+
+    private void scalar(JsonParser parser) throws IOException {
+      JsonToken value = parser.nextToken();
+      if (value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY) {
+        odd = true;
+        parser.skipChildren();
+      }
+    }
     private void tidb(JsonToken token, JsonParser parser) throws IOException {
       if (token != JsonToken.START_OBJECT) {
         odd |= token != JsonToken.VALUE_NULL;
@@ -238,47 +296,46 @@ public final class CanalShape implements UDF1<byte[], Row> {
       }
       String shape = null;
       if ("row".equals(kind)) {
-        digest.add(keys);
-        digest.add(mysqlType);
-        digest.add(sqlType);
-        digest.add(keyNames);
-        shape = digest.text();
+        Digest names = new Digest();
+        for (int i = 0; i < keys.size(); i++) {
+          names.add(keys.get(i));
+        }
+        shape = Digest.of(names, mysqlType, sqlType, keyNames);
       }
       return RowFactory.create(kind, database, table, shape, commitTs, watermarkTs, rows < 0 ? null : rows);
     }
 
     private boolean oldFits() {
-      if (!"UPDATE".equals(type)) {
-        return true;
-      }
-      if (oldKeys == null || oldKeys.size() != rows) {
-        return false;
-      }
-      for (Set<String> names : oldKeys) {
-        if (names == null || !keys.containsAll(names)) {
-          return false;
-        }
-      }
-      return true;
+      return !"UPDATE".equals(type) || (oldRows == rows && oldWithin);
     }
   }
 
-  /** A 64-bit digest of lists of texts, each list's size first, so no two different lists of lists digest alike by
-   * their elements running on across a boundary. */
+  /**
+   * A 64-bit FNV-1a digest of a list of texts, each text's length first, so no two different lists digest alike by
+   * their texts running on across a boundary. {@link #of} digests several lists, each with its count.
+   */
   private static final class Digest {
-    private long hash = 0xcbf29ce484222325L;
+    private static final long BASIS = 0xcbf29ce484222325L;
+    private long hash = BASIS;
+    private int count;
 
-    void add(List<String> texts) {
-      if (texts == null) {
-        mix(-1);
-        return;
+    void add(String text) {
+      count++;
+      mix(text.length());
+      for (int i = 0; i < text.length(); i++) {
+        mix(text.charAt(i));
       }
-      mix(texts.size());
-      for (String text : texts) {
-        mix(text.length());
-        for (int i = 0; i < text.length(); i++) {
-          mix(text.charAt(i));
-        }
+    }
+
+    /** The text of the parser's current token, read in place. */
+    void add(JsonParser parser) throws IOException {
+      count++;
+      char[] chars = parser.getTextCharacters();
+      int offset = parser.getTextOffset();
+      int length = parser.getTextLength();
+      mix(length);
+      for (int i = offset; i < offset + length; i++) {
+        mix(chars[i]);
       }
     }
 
@@ -287,8 +344,19 @@ public final class CanalShape implements UDF1<byte[], Row> {
       hash *= 0x100000001b3L;
     }
 
-    String text() {
-      return Long.toHexString(hash);
+    /** The digest of {@code lists} in order (a null one: not given), as hex. */
+    static String of(Digest... lists) {
+      Digest all = new Digest();
+      for (Digest list : lists) {
+        if (list == null) {
+          all.mix(-1);
+          continue;
+        }
+        all.mix(list.count);
+        all.mix((int) list.hash);
+        all.mix((int) (list.hash >>> 32));
+      }
+      return Long.toHexString(all.hash);
     }
   }
 }

@@ -4,8 +4,6 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
-import java.util.HashSet;
-import java.util.Set;
 
 /** A message's top-level members, each handed to a reader with the parser at its value. */
 public final class Members {
@@ -21,21 +19,23 @@ public final class Members {
 
   /**
    * Reads {@code message}, one JSON object, member by member. False where it is not an object; with {@code strict},
-   * also where a member is named twice or anything but blanks follows the object (the reader has then read it all).
+   * also where it is not well-formed UTF-8 (as Spark judges it), a member is named twice or anything but blanks
+   * follows the object (the reader has then read it all).
    */
   public static boolean read(byte[] message, Reader reader, boolean strict) throws IOException {
+    boolean utf8 = !strict || Utf8.valid(message);
     try (JsonParser parser = JSON.createParser(message)) {
       if (parser.nextToken() != JsonToken.START_OBJECT) {
         return false;
       }
-      Set<String> seen = strict ? new HashSet<>() : null;
+      Names seen = strict ? new Names() : null;
       boolean once = true;
       while (parser.nextToken() == JsonToken.FIELD_NAME) {
         String field = parser.currentName();
         once &= seen == null || seen.add(field);
         reader.read(field, parser.nextToken(), parser);
       }
-      return !strict || (once && parser.nextToken() == null);
+      return !strict || (utf8 && once && parser.nextToken() == null);
     }
   }
 }
