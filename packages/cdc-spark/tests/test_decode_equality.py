@@ -844,3 +844,19 @@ def test_envelopes_the_java_does_not_read_go_to_the_codec(spark: Any, text_reade
     odd = [Message(value=v, partition=0) for v in values]
     decoded = assert_same_decode(spark, [*head, *odd], protocol, jvm_share=0.0)
     assert decoded.paths["jvm"] >= 1
+
+
+@pytest.mark.parametrize("protocol", ["canal-json", "simple"])
+def test_a_batch_typed_in_its_shapes_pass_decodes_alike(spark: Any, protocol: str) -> None:
+    """The changefeed decoded twice with the Java row typer: the second batch is typed by the first's typings in
+    its shapes' pass (a speculation that holds), and decodes as the codec does, residue and all."""
+    from cdc_spark.decoding import jvm_path
+
+    if protocol not in installed_codecs():
+        pytest.skip(f"needs {protocol}")
+    messages = list(encode(generate(seed=5, transactions=40), protocol))
+    jvm_path.SPECULATIONS.clear()
+    jvm_path.SPECULATED.clear()
+    assert_same_decode(spark, messages, protocol)
+    assert_same_decode(spark, messages, protocol)
+    assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED

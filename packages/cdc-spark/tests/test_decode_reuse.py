@@ -194,3 +194,26 @@ def test_the_reuse_keeps_the_most_recently_used_within_its_capacity() -> None:
     assert ("a" in reuse, reuse.peek("c"), reuse.peek("a")) == (False, "kept", None)
     with pytest.raises(ValueError, match="capacity 0"):
         Reuse(capacity=0)
+
+
+@pytest.mark.spark
+def test_the_next_batch_is_typed_by_the_last_ones_java_typer_in_its_shapes_pass(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch whose tables, schemas and shapes the last batch's Java typings cover is typed while its shapes are
+    found (its cache holds typed rows, not text); one with a new column type misses, is typed again from the
+    source, and its typings are the next batch's speculation."""
+    from cdc_spark.java_code import install
+
+    monkeypatch.setenv(java_rows.SWITCH_ENV, "on")
+    assert install(spark)
+    jvm_path.SPECULATIONS.clear()
+    jvm_path.SPECULATED.clear()
+    assert _decoded(spark, [_message(0, "7"), _message(1, "8")]) == [(0, UTC_MICROS, 7), (1, UTC_MICROS, 8)]
+    assert jvm_path.SPECULATED == {"unspeculated": 1}
+    assert _decoded(spark, [_message(5, "-3"), _message(6, "12")]) == [(5, UTC_MICROS, -3), (6, UTC_MICROS, 12)]
+    assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 1}
+    assert _decoded(spark, [_message(9, "0x1F", ("varchar(20)", 12))]) == [(9, UTC_MICROS, "0x1F")]
+    assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 1, "retyped": 1}
+    assert _decoded(spark, [_message(10, "0x20", ("varchar(20)", 12))]) == [(10, UTC_MICROS, "0x20")]
+    assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 2, "retyped": 1}
