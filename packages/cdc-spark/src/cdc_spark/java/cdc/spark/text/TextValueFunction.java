@@ -55,10 +55,18 @@ public final class TextValueFunction implements UDF2<String, String, Row> {
   public static Function<String, Object> reader(String descriptor) {
     String[] parts = descriptor.split(":", 3);
     return switch (parts[0]) {
-      case "byte" -> text -> narrowed(TidbText.integer(text, Long.parseLong(parts[1]), Long.parseLong(parts[2])), 1);
-      case "short" -> text -> narrowed(TidbText.integer(text, Long.parseLong(parts[1]), Long.parseLong(parts[2])), 2);
-      case "int" -> text -> narrowed(TidbText.integer(text, Long.parseLong(parts[1]), Long.parseLong(parts[2])), 4);
-      case "long" -> text -> TidbText.integer(text, Long.parseLong(parts[1]), Long.parseLong(parts[2]));
+      case "byte", "short", "int", "long" -> {
+        long low = Long.parseLong(parts[1]); // the bounds once, not per value
+        long high = Long.parseLong(parts[2]);
+        int bytes = switch (parts[0]) {
+          case "byte" -> 1;
+          case "short" -> 2;
+          case "int" -> 4;
+          default -> 8;
+        };
+        yield bytes == 8 ? text -> TidbText.integer(text, low, high)
+            : text -> narrowed(TidbText.integer(text, low, high), bytes);
+      }
       case "wide" -> {
         BigInteger low = new BigInteger(parts[1]);
         BigInteger high = new BigInteger(parts[2]);
