@@ -128,7 +128,12 @@ def time_decode_against(
     jvm_paths: dict[str, int] = {}
     # one round first, as the baseline runs once before it is timed: the JIT compiles the typing's generated code in
     # the first batch of a job, and every later batch of a stream runs it compiled
+    from cdc_spark.decoding import jvm_path
+
+    speculated = dict(jvm_path.SPECULATED)
     benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=2, iterations=1, warmup_rounds=1)
+    # how the Java row typer typed each round: in the shapes' pass (typed), again (retyped), or unspeculated
+    ways = {k: v - speculated.get(k, 0) for k, v in jvm_path.SPECULATED.items() if v != speculated.get(k, 0)}
     jvm = large / benchmark.stats.stats.min
     fastest = min(steps[-2:], key=lambda s: sum(s.values()))  # the timed rounds' steps, the warm-up's before them
     print(
@@ -137,5 +142,7 @@ def time_decode_against(
         f" through the codec {jvm_paths.get('codec', 0)});"
         f" python {python:,.0f} rows/s ({python / raw:.2f}x, {small} messages)"
         f"\n{protocol}: the fastest jvm round's steps: {', '.join(f'{k} {v:.2f} s' for k, v in fastest.items())}"
+        f"\n{protocol}: every jvm round's steps: {[{k: round(v, 2) for k, v in s.items()} for s in steps[-3:]]};"
+        f" Java row typer {ways or 'not used'}"
     )
     return jvm_paths
