@@ -730,7 +730,7 @@ def _java_typed_wide(typed: DataFrame, functions: Mapping[int, str], partition_t
 
 
 # The tables a Java row typer typed in the last batch, by Spark app and adapter (its ``expressions_key``): the next
-# batch types its messages with them while its shapes are found, in the same pass (:func:`_speculated`).
+# batch types its messages with them while its shapes are found, in the same pass (:func:`decode`).
 SPECULATIONS: Final[Reuse[tuple[_TableTyping, ...]]] = Reuse(capacity=8)
 # Batches typed by the Java row typer: in their shapes' pass (typed), again after a speculation that missed
 # (retyped), or without a speculation (unspeculated).
