@@ -737,19 +737,33 @@ SPECULATIONS: Final[Reuse[tuple[_TableTyping, ...]]] = Reuse(capacity=8)
 SPECULATED: Final[Counter[str]] = Counter()
 
 
-def _covers(speculated: Sequence[_TableTyping], typings: Sequence[_TableTyping]) -> bool:
-    """Whether the ``speculated`` typings type this batch's ``typings`` as they would: each table there, with the
-    same final schema, and each of its shapes with the same readers."""
-    by_name = {(t.schema.database, t.schema.table): t for t in speculated}
-    for typing in typings:
-        known = by_name.get((typing.schema.database, typing.schema.table))
-        if known is None or known.schema != typing.schema:
-            return False
-        for shape, readers in typing.shapes.items():
-            other = known.shapes.get(shape)
-            if other is None or _shape_key(other) != _shape_key(readers):
+@attrs.frozen
+class _Speculation:
+    """The last batch's Java typings (:data:`SPECULATIONS`) and their functions, registered in this batch's session."""
+
+    typings: tuple[_TableTyping, ...]
+    functions: Mapping[int, str]
+
+    @classmethod
+    def of(cls, key: Hashable, adapter: Adapter) -> _Speculation | None:
+        """The speculation kept under ``key``, None where there is none or the adapter has no Java row typer."""
+        typings = SPECULATIONS.peek(key) if adapter.java_rows is not None else None
+        functions = _java_functions(adapter, typings) if typings else None
+        return None if typings is None or functions is None else cls(typings, functions)
+
+    def covers(self, typings: Sequence[_TableTyping]) -> bool:
+        """Whether these typings type this batch's ``typings`` as they would: each table there, with the same final
+        schema, and each of its shapes with the same readers."""
+        by_name = {(t.schema.database, t.schema.table): t for t in self.typings}
+        for typing in typings:
+            known = by_name.get((typing.schema.database, typing.schema.table))
+            if known is None or known.schema != typing.schema:
                 return False
-    return True
+            for shape, readers in typing.shapes.items():
+                other = known.shapes.get(shape)
+                if other is None or _shape_key(other) != _shape_key(readers):
+                    return False
+        return True
 
 
 def _wide(staged: DataFrame, bad: Column, structs: Sequence[Column], partition_ts: Mapping[PartitionKey, int]) -> Any:
@@ -871,14 +885,13 @@ def decode(
     # The last batch's typings: each message of theirs is typed in the shapes' pass, and the batch's cache holds its
     # typed rows, not its text. Should this batch have other shapes or schemas, the text is read again from the
     # source (a second envelope pass), as it would be without a speculation.
-    speculated = SPECULATIONS.peek(speculation_key) if adapter.java_rows is not None else None
-    speculated_functions = _java_functions(adapter, speculated) if speculated else None
+    speculation = _Speculation.of(speculation_key, adapter)
     with steps.timed("shapes"):
         with session_conf(spark, BATCH_CACHE):
             prepared_text = adapter.prepare(messages)
-            if speculated is not None and speculated_functions is not None:
-                prepared_text = _with_typed_rows(prepared_text, speculated, speculated_functions)
-            keep_value = adapter.java_rows is not None and speculated_functions is None
+            if speculation is not None:
+                prepared_text = _with_typed_rows(prepared_text, speculation.typings, speculation.functions)
+            keep_value = adapter.java_rows is not None and speculation is None
             prepared = _without_payloads(prepared_text, keep_value).persist()
         reused = _ShapeReuse(app, adapter)
         found = _find_shapes(prepared, messages, reused.kept)
@@ -921,29 +934,32 @@ def decode(
     bad_messages: DataFrame | None = None
     if typings:
         with steps.timed("typing"):
-            hit = speculated is not None and speculated_functions is not None and _covers(speculated, typings)
-            if hit:
-                assert speculated is not None
+            hit = speculation if speculation is not None and speculation.covers(typings) else None
+            if hit is not None:
                 present = {(t.schema.database, t.schema.table) for t in typings}
-                typings = [t for t in speculated if (t.schema.database, t.schema.table) in present]
+                typings = [t for t in hit.typings if (t.schema.database, t.schema.table) in present]
             # without the messages' text in the cache (a speculation that missed), from the source again
-            text = prepared if hit or speculated_functions is None else adapter.prepare(messages)
+            text = prepared if hit is not None or speculation is None else adapter.prepare(messages)
             source = _with_running_clock(text) if found.untimed_after_timed else text
             jvm_messages = source.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM))
-            functions = speculated_functions if hit else _java_functions(adapter, typings)
+            functions = hit.functions if hit is not None else _java_functions(adapter, typings)
             if functions is not None:
                 parts_of = {t.index: _part_columns(t) for t in typings}
-                calls = jvm_messages if hit else _with_typed_rows(jvm_messages, typings, functions).drop("key", "value")
+                calls = (
+                    jvm_messages if hit is not None
+                    else _with_typed_rows(jvm_messages, typings, functions).drop("key", "value")
+                )  # fmt: skip
                 with session_conf(spark, BATCH_CACHE):
                     wide = _java_typed_wide(calls, functions, partition_ts).persist()
-                SPECULATED["typed" if hit else "retyped" if speculated_functions is not None else "unspeculated"] += 1
+                way = "typed" if hit is not None else "retyped" if speculation is not None else "unspeculated"
+                SPECULATED[way] += 1
             else:
                 projections = TYPINGS.get(_typings_key(reused.app, adapter, typings), lambda: _build_typing(typings))
                 parts_of = dict(projections.parts)
                 planned = BATCH_CACHE if executors_compile_huge_methods(spark) else {**BATCH_CACHE, **SPLIT_METHODS}
                 with session_conf(spark, planned):
                     wide = _typed_wide(adapter.rows(jvm_messages), projections, partition_ts).persist()
-            if adapter.java_rows is not None and not hit:
+            if adapter.java_rows is not None and hit is None:
                 SPECULATIONS.put(speculation_key, tuple(typings))
             cached.append(wide)
             bad_rows = 0
