@@ -56,7 +56,6 @@ public final class CanalShape implements UDF1<byte[], Row> {
     int oldRows = -1; // -1: no old rows given
     boolean oldWithin = true; // every old row is an object naming only the first row's columns
     List<Names> oldAhead; // old rows read before the first row's names were known
-    boolean oldGiven;
     boolean odd;
     Long commitTs;
     boolean commitTsBad;
@@ -164,9 +163,8 @@ public final class CanalShape implements UDF1<byte[], Row> {
     }
 
     private void old(JsonToken token, JsonParser parser) throws IOException {
-      oldGiven = token != JsonToken.VALUE_NULL;
       if (token != JsonToken.START_ARRAY) {
-        odd |= oldGiven;
+        odd |= token != JsonToken.VALUE_NULL;
         parser.skipChildren();
         return;
       }
