@@ -51,10 +51,17 @@ VERSION: Final = "__version"  # the table's schema version, where the protocol c
 AFTER: Final = "__after"  # map<string,string>: the new image's wire texts
 BEFORE: Final = "__before"  # map<string,string>: the old image's wire texts
 BEFORE_BASE: Final = "__before_base"  # map<string,string>: texts of columns BEFORE lacks (Canal's partial old)
+TYPED: Final = "__typed"  # what a typed envelope reader read of a message (RowTyper.envelope_function)
 CHANGED_FROM: Final = "__changed_from"  # map<string,string>: an update's changed columns are its keys (or null)
 
 
 Reader = Callable[["Column"], Typed]
+
+
+def no_typed_envelope(protocol: str, envelope: str | None) -> None:
+    """Refuses a typed envelope reader (``Adapter.prepare``) for a protocol whose ``java_rows`` offers none."""
+    if envelope is not None:
+        raise ValueError(f"the {protocol} decode has no typed envelope reader; {envelope!r} was given")
 
 
 def readable(max_bytes: int) -> Column:
@@ -152,6 +159,11 @@ class RowTyper(Protocol):
         row>>``."""
         ...
 
+    def envelope_function(self, tables: Sequence[tuple[int, TableSchema, str]]) -> str | None:
+        """The name of the session's envelope reader that also types ``tables`` (index, final schema, plan) in the
+        same pass, its field ``m<index>`` a table's typed rows; None where the protocol has none."""
+        ...
+
 
 class Adapter(Protocol):
     """A protocol's JVM decode rules (see the module docstring)."""
@@ -167,9 +179,10 @@ class Adapter(Protocol):
         and ``rows`` parses it again where the SQL typing is used after all); None: the Spark SQL typing."""
         ...
 
-    def prepare(self, messages: DataFrame) -> DataFrame:
+    def prepare(self, messages: DataFrame, envelope: str | None = None) -> DataFrame:
         """``messages`` (Kafka columns) with ``ROUTE``, ``DATABASE``, ``TABLE``, ``SHAPE``, ``RANK``, ``SAMPLE``
-        and ``TS`` added; a watermark's commit ts is its ``TS``."""
+        and ``TS`` added; a watermark's commit ts is its ``TS``. With ``envelope`` (from ``java_rows``'
+        ``envelope_function``), read by that function instead, its result kept as ``TYPED``."""
         ...
 
     def rows(self, prepared: DataFrame) -> DataFrame:
@@ -190,4 +203,15 @@ class Adapter(Protocol):
         ...
 
 
-__all__ = ["Adapter", "ParsedReader", "Reader", "Route", "RowTyper", "Sample", "ShapeReaders", "rank", "readable"]
+__all__ = [
+    "Adapter",
+    "ParsedReader",
+    "Reader",
+    "Route",
+    "RowTyper",
+    "Sample",
+    "ShapeReaders",
+    "no_typed_envelope",
+    "rank",
+    "readable",
+]

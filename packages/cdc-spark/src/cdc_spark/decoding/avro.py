@@ -413,8 +413,10 @@ class AvroAdapter:
         self.keys = {i: fetched[i] for i in sorted(key_ids) if i in fetched}
         self.values = {i: fetched[i] for i in sorted(value_ids) if i in fetched}
 
-    def prepare(self, messages: DataFrame) -> DataFrame:
+    def prepare(self, messages: DataFrame, envelope: str | None = None) -> DataFrame:
         from pyspark.sql import functions as F
+
+        A.no_typed_envelope(self.protocol, envelope)
 
         self._learn_schemas(messages)
         key, value = F.col("key"), F.col("value")

@@ -29,7 +29,7 @@ from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
-from cdc_spark.decoding.java_rows import JavaRows
+from cdc_spark.decoding.java_rows import JavaRows, TypedEnvelope
 from cdc_spark.decoding.java_text import CanalJavaText, CanalRowText, JavaFirstReader, JavaText
 from cdc_spark.decoding.jvm_values import Typed, bounded, checked, every_reader, integer_text
 from cdc_spark.decoding.literal_lookup import lookup
@@ -116,7 +116,10 @@ class CanalAdapter:
         self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
         self._zone = zone_name(resolve_zone(str(self.options.get("time-zone") or "") or None))
         row_text = CanalRowText(self._zone)
-        self.java_rows = JavaRows.of(self.java, ROWS_CLASS, lambda _shape, column: row_text.visit(column.data_type))
+        self.java_rows = JavaRows.of(
+            self.java, ROWS_CLASS, lambda _shape, column: row_text.visit(column.data_type),
+            TypedEnvelope(SHAPE_CLASS, SHAPE_READ),
+        )  # fmt: skip
 
     def expressions_key(self) -> Hashable:
         return (zoned_key(self.protocol, self.options, self.session_zone, self._zone), self.java is not None)
@@ -152,9 +155,10 @@ class CanalAdapter:
             & F.coalesce(tidb["commitTs"].between(0, _LONG_MAX), F.lit(True))
         )
 
-    def prepare(self, messages: DataFrame) -> DataFrame:
+    def prepare(self, messages: DataFrame, envelope: str | None = None) -> DataFrame:
         if self.java_rows is not None:
-            return self._prepare_in_java(messages)
+            return self._prepare_in_java(messages, envelope)
+        A.no_typed_envelope(self.protocol, envelope)
         from pyspark.sql import functions as F
 
         text = F.col("value").cast("string")
@@ -185,13 +189,19 @@ class CanalAdapter:
         lean = F.struct(doc["type"].alias("type"), doc["data"].alias("data"), doc["old"].alias("old"))
         return routed.withColumn("__doc", lean)
 
-    def _prepare_in_java(self, messages: DataFrame) -> DataFrame:
+    def _prepare_in_java(self, messages: DataFrame, envelope: str | None) -> DataFrame:
         """``prepare`` by the Java envelope reader (``CanalShape``), which keeps none of the rows: the Java row
-        typer reads them from the message's text, which the batch's cache keeps."""
+        typer reads them from the message's text, which the batch's cache keeps. Made with a plan (``envelope``),
+        the same reader types the rows of the plan's tables as it reads them (``A.TYPED``)."""
         from pyspark.sql import functions as F
 
         assert self.java is not None
-        parsed = messages.withColumn("__read", self.java.envelope("cdc_canal_shape", SHAPE_CLASS, SHAPE_READ))
+        reader = (
+            self.java.envelope("cdc_canal_shape", SHAPE_CLASS, SHAPE_READ)
+            if envelope is None
+            else F.call_udf(envelope, F.col("value").cast("binary"))
+        )
+        parsed = messages.withColumn("__read", reader)
         read = F.col("__read")
         row = (read["kind"] == "row") & A.within_size(int(self._resolved["max-message-bytes"]))
         routed = self._routed(
@@ -199,7 +209,7 @@ class CanalAdapter:
             database=read["database"], table=read["table"], shape=read["shape"], watermark_ts=read["watermark_ts"],
             commit_ts=read["commit_ts"], rows=read["rows"],
         )  # fmt: skip
-        return routed.drop("__read")
+        return routed.drop("__read") if envelope is None else routed.withColumnRenamed("__read", A.TYPED)
 
     def _routed(
         self, parsed: DataFrame, *, row: Column, watermark: Column, database: Column, table: Column, shape: Column,

@@ -475,8 +475,10 @@ class DebeziumAdapter:
     def expressions_key(self) -> Hashable:
         return zoned_key(self.protocol, self.options, self.session_zone, zone_name(self._zone))
 
-    def prepare(self, messages: DataFrame) -> DataFrame:
+    def prepare(self, messages: DataFrame, envelope: str | None = None) -> DataFrame:
         from pyspark.sql import functions as F
+
+        A.no_typed_envelope(self.protocol, envelope)
 
         # Three projections, each evaluating its expressions once: the parse; the envelope's fields and the
         # per-message checks read from it (the key's names parsed once, though the route and the shape both use
@@ -487,7 +489,7 @@ class DebeziumAdapter:
         doc = F.col("__doc")
         payload = doc["payload"]
 
-        def envelope(*path: str) -> Column:
+        def member(*path: str) -> Column:
             """A field of the envelope: in ``payload`` when the message has one, at the top otherwise."""
             enveloped, flat = payload, doc
             for name in path:
@@ -498,8 +500,8 @@ class DebeziumAdapter:
         key_names = F.json_object_keys(F.coalesce(F.get_json_object(key_text, "$.payload"), key_text))
         fields = parsed.select(
             *messages.columns,
-            *[envelope(name).alias(f"__{name}") for name in ("op", "before", "after", "ddl", "message")],
-            *[envelope("source", name).alias(f"__{name}") for name in ("db", "table", "commit_ts")],
+            *[member(name).alias(f"__{name}") for name in ("op", "before", "after", "ddl", "message")],
+            *[member("source", name).alias(f"__{name}") for name in ("db", "table", "commit_ts")],
             F.is_valid_utf8(text).alias("__utf8"),
             (F.col("key").isNull() | key_names.isNotNull()).alias("__key_read"),
             (doc["schema"].isNotNull() | F.lit(bool(self._resolved["table-schema"]))).alias("__typed"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -26,7 +26,7 @@ from cdc_spark.decoding.spark_types import spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import ArrayType, StructType
 
 SWITCH_ENV: Final = "CDC_JAVA_ROWS"  # "off": the Spark SQL typing (with the per-column Java readers)
 # A column's reader descriptor in one shape (the shape's own column), None where the Java has no reader for it
@@ -49,20 +49,35 @@ def contract_type(schema: TableSchema) -> StructType:
 
 
 @attrs.frozen
+class TypedEnvelope:
+    """A protocol's Java envelope reader that also types the rows of the tables of its plan in the same pass:
+    ``java_class`` (a ``UDF1<byte[], Row>`` made with ``{"tables": [{"database", "table", "rows"}]}``, ``rows`` the
+    row typer's plan of that table) returns the envelope's fields (``read``, a DDL) and then per table, in the plan's
+    order, what the row typer returns for that table's row messages (null elsewhere)."""
+
+    java_class: str
+    read: str
+
+
+@attrs.frozen
 class JavaRows:
     """The Java row typer of one protocol in one session: ``java_class`` (a ``UDF2<byte[], String, List<Row>>``: the
-    message's bytes and its shape, made with a plan) and the descriptor of each column's reader in a shape."""
+    message's bytes and its shape, made with a plan) and the descriptor of each column's reader in a shape; and the
+    protocol's typed envelope reader, where it has one."""
 
     spark: SparkSession
     java_class: str
     descriptor: Describer
+    envelope: TypedEnvelope | None = None
 
     @classmethod
-    def of(cls, java: JavaText | None, java_class: str, descriptor: Describer) -> JavaRows | None:
+    def of(
+        cls, java: JavaText | None, java_class: str, descriptor: Describer, envelope: TypedEnvelope | None = None
+    ) -> JavaRows | None:
         """The typer, where the session has the Java readers and it is not switched off."""
         if java is None or os.environ.get(SWITCH_ENV, "").lower() == "off":
             return None
-        return cls(java.spark, java_class, descriptor)
+        return cls(java.spark, java_class, descriptor, envelope)
 
     def plan(self, schema: TableSchema, shapes: Mapping[str, ShapeReaders]) -> str | None:
         """The plan typing ``schema``'s rows from messages of ``shapes`` (by shape), or None where a column of a
@@ -87,26 +102,37 @@ class JavaRows:
     def function(self, schema: TableSchema, plan: str) -> str:
         """The name of the Spark function ``(message, shape) -> array<struct<op, bad, row>>`` typing ``schema``'s
         rows by ``plan``, registered in the session now if it is not yet."""
+        return self._register("cdc_rows", self.java_class, plan, _changes_type(schema).json())
+
+    def envelope_function(self, tables: Sequence[tuple[int, TableSchema, str]]) -> str | None:
+        """The name of the session's typed envelope reader (:class:`TypedEnvelope`) of ``tables`` (index, final
+        schema and plan of each), whose field ``m<index>`` holds a table's typed rows; None where the protocol has
+        no such reader."""
         from pyspark.sql import types as T
+        from pyspark.sql.types import _parse_datatype_string
 
-        returned = T.ArrayType(
-            T.StructType(
-                [
-                    T.StructField("op", T.StringType()),
-                    T.StructField("bad", T.BooleanType()),
-                    T.StructField("row", contract_type(schema)),
-                ]
-            )
+        if self.envelope is None:
+            return None
+        read = _parse_datatype_string(self.envelope.read)
+        assert isinstance(read, T.StructType), self.envelope.read
+        fields = [T.StructField(f"m{index}", _changes_type(schema)) for index, schema, _ in tables]
+        returned = T.StructType([*read.fields, *fields])
+        plan = json.dumps(
+            {"tables": [{"database": s.database, "table": s.table, "rows": plan} for _, s, plan in tables]}
         )
-        returned_json = returned.json()
-        digest = hashlib.sha256(f"{self.java_class}|{plan}|{returned_json}".encode()).hexdigest()[:16]
-        name = f"cdc_rows_{digest}"
+        return self._register("cdc_typed_envelope", self.envelope.java_class, plan, returned.json())
 
-        def register() -> None:  # an instance made with the plan, as the function has no constructor without one
+    def _register(self, prefix: str, java_class_name: str, plan: str, returned_json: str) -> str:
+        """The name of the session's function of ``java_class_name`` made with ``plan``, registered now if it is
+        not yet (an instance, as the class has no constructor without a plan)."""
+        digest = hashlib.sha256(f"{java_class_name}|{plan}|{returned_json}".encode()).hexdigest()[:16]
+        name = f"{prefix}_{digest}"
+
+        def register() -> None:
             jvm = self.spark.sparkContext._jvm
             assert jvm is not None
             java_class = jvm
-            for part in self.java_class.split("."):
+            for part in java_class_name.split("."):
                 java_class = getattr(java_class, part)
             session = self.spark._jsparkSession
             session.udf().register(name, java_class(plan), session.parseDataType(returned_json))
@@ -114,4 +140,19 @@ class JavaRows:
         return register_once(self.spark, name, register)
 
 
-__all__ = ["SWITCH_ENV", "Describer", "JavaRows", "contract_type"]
+def _changes_type(schema: TableSchema) -> ArrayType:
+    """What a row typer returns for one message of ``schema``'s table: ``array<struct<op, bad, row>>``."""
+    from pyspark.sql import types as T
+
+    return T.ArrayType(
+        T.StructType(
+            [
+                T.StructField("op", T.StringType()),
+                T.StructField("bad", T.BooleanType()),
+                T.StructField("row", contract_type(schema)),
+            ]
+        )
+    )
+
+
+__all__ = ["SWITCH_ENV", "Describer", "JavaRows", "TypedEnvelope", "contract_type"]

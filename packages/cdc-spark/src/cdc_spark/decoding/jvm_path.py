@@ -650,21 +650,28 @@ def _build_typing(typings: Sequence[_TableTyping]) -> _Typing:
     return _Typing(index, first, after_columns, before_columns, structs, bad, parts)
 
 
-def _java_functions(adapter: Adapter, typings: Sequence[_TableTyping]) -> dict[int, str] | None:
-    """The adapter's Java row typer's function of each table, by index, or None where it has none or cannot type a
-    table (a column without a Java reader, or of another Spark type in one of the table's shapes)."""
+def _java_plans(adapter: Adapter, typings: Sequence[_TableTyping]) -> dict[int, str] | None:
+    """The adapter's Java row typer's plan of each table, by index, or None where it has none or cannot type a table
+    (a column without a Java reader, or of another Spark type in one of the table's shapes)."""
     java_rows = adapter.java_rows
     if java_rows is None:
         return None
-    functions: dict[int, str] = {}
+    plans: dict[int, str] = {}
     for typing in typings:
-        if typing.typed:
-            return None
-        plan = java_rows.plan(typing.schema, typing.shapes)
+        plan = None if typing.typed else java_rows.plan(typing.schema, typing.shapes)
         if plan is None:
             return None
-        functions[typing.index] = java_rows.function(typing.schema, plan)
-    return functions
+        plans[typing.index] = plan
+    return plans
+
+
+def _java_functions(adapter: Adapter, typings: Sequence[_TableTyping]) -> dict[int, str] | None:
+    """The adapter's Java row typer's function of each table, by index (:func:`_java_plans`)."""
+    plans = _java_plans(adapter, typings)
+    if adapter.java_rows is None or plans is None:
+        return None
+    java_rows = adapter.java_rows
+    return {t.index: java_rows.function(t.schema, plans[t.index]) for t in typings}
 
 
 def _seeded_clock(partition_ts: Mapping[PartitionKey, int]) -> Column:
@@ -696,15 +703,21 @@ def _typed_wide(rows: DataFrame, typing: _Typing, partition_ts: Mapping[Partitio
 def _with_typed_rows(messages: DataFrame, typings: Sequence[_TableTyping], functions: Mapping[int, str]) -> DataFrame:
     """``messages`` with ``__tidx`` (:func:`_table_index`) and per table one call of its Java row typer's function
     (``functions``: by table index) on its messages, ``__m<index>``: each change's operation, contract struct and
-    whether a value did not convert (null for a message it could not read)."""
+    whether a value did not convert (null for a message it could not read). Messages read by a typed envelope reader
+    (``A.TYPED``) were typed as they were read: its rows are taken instead."""
     from pyspark.sql import functions as F
 
     tidx = F.col("__tidx")
     staged = messages.withColumn("__tidx", F.when(F.col(A.ROUTE) == Route.JVM, _table_index(typings)).otherwise(-1))
     message = F.col("value").cast("binary")
-    calls = [F.when(tidx == index, F.call_udf(name, message, F.col(A.SHAPE))).alias(f"__m{index}")
-             for index, name in functions.items()]  # fmt: skip
-    return staged.select("*", *calls)
+    typed = A.TYPED in messages.columns
+    calls = [
+        F.when(
+            tidx == index, F.col(A.TYPED)[f"m{index}"] if typed else F.call_udf(name, message, F.col(A.SHAPE))
+        ).alias(f"__m{index}")
+        for index, name in functions.items()
+    ]
+    return staged.select("*", *calls).drop(A.TYPED)
 
 
 def _java_typed_wide(typed: DataFrame, functions: Mapping[int, str], partition_ts: Mapping[PartitionKey, int]) -> Any:
@@ -743,13 +756,19 @@ class _Speculation:
 
     typings: tuple[_TableTyping, ...]
     functions: Mapping[int, str]
+    envelope: str | None  # the protocol's envelope reader typing these tables as it reads, where it has one
 
     @classmethod
     def of(cls, key: Hashable, adapter: Adapter) -> _Speculation | None:
         """The speculation kept under ``key``, None where there is none or the adapter has no Java row typer."""
-        typings = SPECULATIONS.peek(key) if adapter.java_rows is not None else None
-        functions = _java_functions(adapter, typings) if typings else None
-        return None if typings is None or functions is None else cls(typings, functions)
+        java_rows = adapter.java_rows
+        typings = SPECULATIONS.peek(key) if java_rows is not None else None
+        plans = _java_plans(adapter, typings) if typings else None
+        if java_rows is None or typings is None or plans is None:
+            return None
+        functions = {t.index: java_rows.function(t.schema, plans[t.index]) for t in typings}
+        envelope = java_rows.envelope_function([(t.index, t.schema, plans[t.index]) for t in typings])
+        return cls(typings, functions, envelope)
 
     def covers(self, typings: Sequence[_TableTyping]) -> bool:
         """Whether these typings type this batch's ``typings`` as they would: each table there, with the same final
@@ -888,7 +907,7 @@ def decode(
     speculation = _Speculation.of(speculation_key, adapter)
     with steps.timed("shapes"):
         with session_conf(spark, BATCH_CACHE):
-            prepared_text = adapter.prepare(messages)
+            prepared_text = adapter.prepare(messages, None if speculation is None else speculation.envelope)
             if speculation is not None:
                 prepared_text = _with_typed_rows(prepared_text, speculation.typings, speculation.functions)
             keep_value = adapter.java_rows is not None and speculation is None

@@ -173,7 +173,8 @@ class SimpleAdapter:
         # each column's timestamp zone comes from its shape's sample and is in the shape's signatures
         return (self.protocol, options_key(self.options), self.session_zone, self.java is not None)
 
-    def prepare(self, messages: DataFrame) -> DataFrame:
+    def prepare(self, messages: DataFrame, envelope: str | None = None) -> DataFrame:
+        A.no_typed_envelope(self.protocol, envelope)
         if self.java_rows is not None:
             return self._prepare_in_java(messages)
         from pyspark.sql import functions as F

@@ -36,9 +36,14 @@ public final class CanalRows extends ImageRows {
     if (!Members.read(message, read, false) || parsed.type == null || parsed.data == null) {
       return null;
     }
-    String type = parsed.type;
-    List<Image> data = parsed.data;
-    List<Image> old = parsed.old;
+    return changes(parsed.type, parsed.data, parsed.old);
+  }
+
+  /**
+   * The changes of a message of {@code type} with the row images {@code data} and the old ones {@code old} (as
+   * many as {@code data} for an update; null otherwise, or ignored).
+   */
+  public static List<Change> changes(String type, List<Image> data, List<Image> old) {
     boolean update = type.equals("UPDATE");
     boolean delete = type.equals("DELETE");
     String op = delete ? "delete" : update ? "update" : "insert";

@@ -1,12 +1,17 @@
 package cdc.spark.canal;
 
+import cdc.spark.rows.Image;
 import cdc.spark.rows.Members;
 import cdc.spark.rows.Names;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.api.java.UDF1;
@@ -22,28 +27,115 @@ import org.apache.spark.sql.api.java.UDF1;
  * codec's). It is stricter than Spark's {@code from_json}: a member of another JSON type than Canal writes, a
  * duplicate member or text after the document makes the message the codec's. {@code shape} is a digest of what
  * the codec's schema comes from: the first row's column names, both type maps and the key names, in order.
+ *
+ * <p>Made with a plan ({@code {"tables": [{"database", "table", "rows"}]}}, {@code rows} a {@link CanalRows} plan),
+ * it also types each row message of those tables in the same pass, as {@link CanalRows} would: one more field per
+ * table after the seven, in the plan's order, holding {@link CanalRows}' result for a row message of that table
+ * (null elsewhere). The rows' texts are kept as they are read where the message names its table before its rows, as
+ * TiCDC writes it; otherwise {@link CanalRows} reads the message again.
  */
 public final class CanalShape implements UDF1<byte[], Row> {
   private static final long serialVersionUID = 1L;
-  private static final Row NOTHING = RowFactory.create(null, null, null, null, null, null, null);
+  private static final int FIELDS = 7;
+
+  private final String plan; // null: the envelope alone
+  private transient Map<String, CanalRows> typers; // by database and table (key())
+  private transient Map<String, Integer> fields; // each table's field, by database and table
+
+  public CanalShape() {
+    this(null);
+  }
+
+  public CanalShape(String plan) {
+    this.plan = plan;
+    if (plan != null) {
+      read(plan); // a malformed plan fails on the driver, at registration
+    }
+  }
+
+  private void read(String text) {
+    JsonNode tables;
+    try {
+      tables = new ObjectMapper().readTree(text).get("tables");
+    } catch (IOException malformed) {
+      throw new IllegalArgumentException("not a typed envelope plan: " + malformed.getMessage(), malformed);
+    }
+    typers = new HashMap<>();
+    fields = new HashMap<>();
+    for (JsonNode table : tables) {
+      String key = key(table.get("database").asText(), table.get("table").asText());
+      fields.put(key, FIELDS + fields.size());
+      typers.put(key, new CanalRows(table.get("rows").asText()));
+    }
+  }
+
+  private static String key(String database, String table) {
+    return database + '\0' + table;
+  }
 
   @Override
   public Row call(byte[] text) {
-    if (text == null) {
-      return NOTHING;
+    if (plan != null && typers == null) { // deserialized on an executor: the plan is read there once
+      read(plan);
     }
-    Envelope envelope = new Envelope();
+    if (text == null) {
+      return nothing();
+    }
+    Envelope envelope = new Envelope(typers);
     try {
       boolean wellFormed = Members.read(text, envelope::read, true); // read before odd is (|= would not)
       envelope.odd |= !wellFormed;
     } catch (IOException | RuntimeException malformed) {
-      return NOTHING;
+      return nothing();
     }
-    return envelope.result();
+    return result(envelope, text);
+  }
+
+  private Row nothing() {
+    return RowFactory.create(new Object[FIELDS + (fields == null ? 0 : fields.size())]);
+  }
+
+  private Row result(Envelope envelope, byte[] text) {
+    Object[] read = envelope.result();
+    if (fields == null) {
+      return RowFactory.create(read);
+    }
+    Object[] all = new Object[FIELDS + fields.size()];
+    System.arraycopy(read, 0, all, 0, FIELDS);
+    if ("row".equals(read[0])) {
+      String key = key(envelope.database, envelope.table);
+      CanalRows typer = typers.get(key);
+      if (typer != null) {
+        all[fields.get(key)] = typed(envelope, typer, (String) read[3], text);
+      }
+    }
+    return RowFactory.create(all);
+  }
+
+  /** A row message's rows typed by its table's typer, from the texts kept as read, else from {@code text} again. */
+  private static List<Row> typed(Envelope envelope, CanalRows typer, String shape, byte[] text) {
+    if (envelope.images != typer.positions()) { // the table was named after its rows
+      return typer.call(text, shape);
+    }
+    if (envelope.imagesBroken) { // a row that is not an object: CanalRows types none of the message
+      return null;
+    }
+    try {
+      return typer.typed(CanalRows.changes(envelope.type, envelope.dataImages, envelope.oldImages), shape);
+    } catch (RuntimeException unreadable) {
+      return null;
+    }
   }
 
   /** The members the decode reads; {@code odd}: something the JVM must not type. */
   private static final class Envelope {
+    final Map<String, CanalRows> typers; // null: no rows are kept
+    // The positions of the table's columns, where its rows are kept (decided at the first rows met); null: not kept
+    Map<String, Integer> images;
+    boolean imagesDecided;
+    final List<Image> dataImages = new ArrayList<>();
+    final List<Image> oldImages = new ArrayList<>();
+    boolean imagesBroken; // a row that is not an object, which CanalRows does not type
     String database;
     String table;
     String type;
@@ -67,6 +159,32 @@ public final class CanalShape implements UDF1<byte[], Row> {
     Digest sqlType;
     final Digest keyNames = new Digest();
     final Names scratch = new Names();
+
+    Envelope(Map<String, CanalRows> typers) {
+      this.typers = typers;
+    }
+
+    /** The table's positions, once rows are met, where its rows are kept: it has a typer and is named by then. */
+    private void decideImages() {
+      if (!imagesDecided) {
+        imagesDecided = true;
+        CanalRows typer = typers == null || database == null || table == null ? null : typers.get(key(database, table));
+        images = typer == null ? null : typer.positions();
+      }
+    }
+
+    private Image image(JsonToken row, List<Image> into) {
+      if (images == null) {
+        return null;
+      }
+      if (row != JsonToken.START_OBJECT) {
+        imagesBroken = true;
+        return null;
+      }
+      Image image = Image.empty(images.size());
+      into.add(image);
+      return image;
+    }
 
     void read(String field, JsonToken token, JsonParser parser) throws IOException {
       switch (field) {
@@ -145,13 +263,15 @@ public final class CanalShape implements UDF1<byte[], Row> {
         return;
       }
       rows = 0;
+      decideImages();
       JsonToken row;
       while ((row = parser.nextToken()) != JsonToken.END_ARRAY) {
+        Image image = image(row, dataImages);
         if (rows == 0) {
           keys = row == JsonToken.START_OBJECT ? new Names() : null;
-          sameKeys = keys != null && rowNames(row, parser, keys);
+          sameKeys = keys != null && rowNames(row, parser, keys, image);
         } else {
-          sameKeys &= sameNames(row, parser);
+          sameKeys &= sameNames(row, parser, image);
         }
         rows++;
       }
@@ -169,19 +289,21 @@ public final class CanalShape implements UDF1<byte[], Row> {
         return;
       }
       oldRows = 0;
+      decideImages();
       JsonToken row;
       while ((row = parser.nextToken()) != JsonToken.END_ARRAY) {
         oldRows++;
+        Image image = image(row, oldImages);
         if (row != JsonToken.START_OBJECT) {
           oldWithin = false;
-          rowNames(row, parser, scratch);
+          rowNames(row, parser, scratch, null);
         } else if (rows >= 0) { // the first row's names are known (or there is none): check as read
           scratch.clear();
-          rowNames(row, parser, scratch);
+          rowNames(row, parser, scratch, image);
           oldWithin &= keys != null && within(scratch);
         } else {
           Names names = new Names();
-          rowNames(row, parser, names);
+          rowNames(row, parser, names, image);
           (oldAhead == null ? oldAhead = new ArrayList<>() : oldAhead).add(names);
         }
       }
@@ -197,27 +319,29 @@ public final class CanalShape implements UDF1<byte[], Row> {
     }
 
     /**
-     * A row's column names, in order, into {@code names} (cleared by the caller); false for a row that is not an
-     * object. Values must be strings, numbers, booleans or null; a name given twice is odd.
+     * A row's column names, in order, into {@code names} (cleared by the caller), and its texts into {@code image}
+     * where it is kept; false for a row that is not an object. Values must be strings, numbers, booleans or null; a
+     * name given twice is odd.
      */
-    private boolean rowNames(JsonToken row, JsonParser parser, Names names) throws IOException {
+    private boolean rowNames(JsonToken row, JsonParser parser, Names names, Image image) throws IOException {
       if (row != JsonToken.START_OBJECT) {
         odd |= row != JsonToken.VALUE_NULL;
         parser.skipChildren();
         return false;
       }
       while (parser.nextToken() == JsonToken.FIELD_NAME) {
-        odd |= !names.add(parser.currentName());
-        scalar(parser);
+        String name = parser.currentName();
+        odd |= !names.add(name);
+        scalar(parser, image, name);
       }
       return true;
     }
 
     /** Whether a later row names the first row's columns in the same order (each checked as {@link #rowNames}). */
-    private boolean sameNames(JsonToken row, JsonParser parser) throws IOException {
+    private boolean sameNames(JsonToken row, JsonParser parser, Image image) throws IOException {
       if (row != JsonToken.START_OBJECT || keys == null) {
         scratch.clear();
-        rowNames(row, parser, scratch);
+        rowNames(row, parser, scratch, image);
         return false;
       }
       int position = 0;
@@ -235,16 +359,19 @@ public final class CanalShape implements UDF1<byte[], Row> {
           odd |= !scratch.add(name);
         }
         position++;
-        scalar(parser);
+        scalar(parser, image, name);
       }
       return same && position == keys.size();
     }
 
-    private void scalar(JsonParser parser) throws IOException {
+    /** A row's value, which must be a scalar, its text put into {@code image} where the row is kept. */
+    private void scalar(JsonParser parser, Image image, String name) throws IOException {
       JsonToken value = parser.nextToken();
       if (value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY) {
         odd = true;
         parser.skipChildren();
+      } else if (image != null) {
+        image.put(images.get(name), value == JsonToken.VALUE_NULL ? null : parser.getText());
       }
     }
     private void tidb(JsonToken token, JsonParser parser) throws IOException {
@@ -282,7 +409,8 @@ public final class CanalShape implements UDF1<byte[], Row> {
       return ts >= 0 ? ts : null;
     }
 
-    Row result() {
+    /** The seven fields of the envelope. */
+    Object[] result() {
       String kind = null;
       boolean notDdl = ddlGiven ? Boolean.FALSE.equals(isDdl) : true;
       boolean rowType = "INSERT".equals(type) || "UPDATE".equals(type) || "DELETE".equals(type) || "INIT".equals(type);
@@ -300,7 +428,7 @@ public final class CanalShape implements UDF1<byte[], Row> {
         }
         shape = Digest.of(names, mysqlType, sqlType, keyNames);
       }
-      return RowFactory.create(kind, database, table, shape, commitTs, watermarkTs, rows < 0 ? null : rows);
+      return new Object[] {kind, database, table, shape, commitTs, watermarkTs, rows < 0 ? null : rows};
     }
 
     private boolean oldFits() {

@@ -21,6 +21,29 @@ public final class Image {
     has = new boolean[columns];
   }
 
+  /** An image of a schema of {@code columns} columns naming none yet, to {@link #put} members into as read. */
+  public static Image empty(int columns) {
+    return new Image(columns);
+  }
+
+  /**
+   * One more member: its text at position {@code k} of the schema (null: not a column of it). False where the image
+   * names that column already (it keeps the first text).
+   */
+  public boolean put(Integer k, String text) {
+    size++;
+    if (k == null) {
+      return true;
+    }
+    if (has[k]) {
+      return false;
+    }
+    has[k] = true;
+    known++;
+    texts[k] = text;
+    return true;
+  }
+
   /** How many members the image has. */
   public int size() {
     return size;
@@ -51,14 +74,8 @@ public final class Image {
       } else {
         text = value == JsonToken.VALUE_NULL ? null : parser.getText();
       }
-      image.size++;
-      if (k != null) {
-        if (image.has[k]) {
-          throw new IOException("a column named twice");
-        }
-        image.has[k] = true;
-        image.known++;
-        image.texts[k] = text;
+      if (!image.put(k, text)) {
+        throw new IOException("a column named twice");
       }
     }
     return image;

@@ -70,26 +70,47 @@ public abstract class ImageRows implements UDF2<byte[], String, List<Row>> {
 
   @Override
   public List<Row> call(byte[] message, String shape) {
-    if (shapes == null) {
-      read(plan);
-    }
-    List<ValueReader> readers = shapes.get(shape);
-    if (message == null || readers == null) {
+    if (message == null || readers(shape) == null) {
       return null;
     }
     try {
-      List<Change> changes = parse(message, positions);
-      if (changes == null) {
-        return null;
-      }
+      return typed(parse(message, positions), shape);
+    } catch (IOException | RuntimeException unreadable) { // a null row, say: the routing lets none through
+      return null;
+    }
+  }
+
+  /** The final schema's positions by column name, for a reader of the message that builds its {@link Image}s. */
+  public Map<String, Integer> positions() {
+    readers(null);
+    return positions;
+  }
+
+  /**
+   * {@code changes} (null: a message not of the form the routing let through) typed by {@code shape}'s readers, as
+   * {@link #call} types a message's; null where the plan has no such shape or a change could not be typed.
+   */
+  public List<Row> typed(List<Change> changes, String shape) {
+    List<ValueReader> readers = readers(shape);
+    if (changes == null || readers == null) {
+      return null;
+    }
+    try {
       List<Row> rows = new ArrayList<>(changes.size());
       for (Change change : changes) {
         rows.add(row(change, readers));
       }
       return rows;
-    } catch (IOException | RuntimeException unreadable) { // a null row, say: the routing lets none through
+    } catch (RuntimeException unreadable) {
       return null;
     }
+  }
+
+  private List<ValueReader> readers(String shape) {
+    if (shapes == null) { // deserialized on an executor: the plan is read there once
+      read(plan);
+    }
+    return shape == null ? null : shapes.get(shape);
   }
 
   private Row row(Change change, List<ValueReader> readers) {
