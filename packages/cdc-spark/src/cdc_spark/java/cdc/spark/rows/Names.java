@@ -5,9 +5,10 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * The member names of one JSON object, in order, to find a name given twice. Jackson hands out one String per
- * distinct name, so while there are few a scan comparing references (then text) is cheaper than hashing; past
- * {@link #SCANNED} names a hash set takes over.
+ * The member names of one JSON object, in order, to find a name given twice. The names come from a parser of {@link
+ * Members#JSON}, which interns them: equal names are one String, so while there are few a scan comparing references
+ * is cheaper than hashing (and than comparing texts, most of which differ); past {@link #SCANNED} names a hash set
+ * takes over.
  */
 public final class Names {
   private static final int SCANNED = 32;
@@ -43,7 +44,7 @@ public final class Names {
       return hashed.contains(name);
     }
     for (int i = 0; i < size; i++) {
-      if (names[i] == name || names[i].equals(name)) {
+      if (names[i] == name) {
         return true;
       }
     }
@@ -52,7 +53,7 @@ public final class Names {
 
   /** Whether the name at {@code position} is {@code name}. */
   public boolean at(int position, String name) {
-    return position < size && (names[position] == name || names[position].equals(name));
+    return position < size && names[position] == name;
   }
 
   public String get(int position) {
