@@ -805,7 +805,25 @@ def _odd_envelopes(protocol: str) -> list[bytes]:
     odd.append(text[:-1] + b',"extra":"\xc3')
     if protocol == "canal-json":
         odd += _odd_canal_rows(document)
+    else:
+        odd += _odd_simple_images(document)
     return [text, *odd]
+
+
+def _odd_simple_images(document: dict[str, Any]) -> list[bytes]:
+    """Simple messages whose images the typed envelope reader keeps as it reads them, or not: an image naming a
+    column twice, and a well-formed message naming its table after its image (read again by the row typer)."""
+    image = json.dumps(document["data"])
+    column = next(iter(document["data"]))
+    twice = json.dumps({**document, "data": "IMAGE"}).replace(
+        '"IMAGE"', image[:-1] + ',"' + column + '":' + json.dumps(document["data"][column]) + "}"
+    )
+    named_last = {
+        **{k: v for k, v in document.items() if k not in ("database", "table")},
+        "database": document["database"],
+        "table": document["table"],
+    }
+    return [twice.encode(), json.dumps(named_last).encode()]
 
 
 def _odd_canal_rows(document: dict[str, Any]) -> list[bytes]:
@@ -871,20 +889,21 @@ def test_a_batch_typed_in_its_shapes_pass_decodes_alike(spark: Any, protocol: st
     assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
 
 
-def test_odd_envelopes_typed_in_their_shapes_pass_decode_alike(spark: Any) -> None:
-    """The odd Canal-JSON envelopes decoded twice: the second batch is read by the typed envelope reader, which types
-    the rows as it reads them (or reads a message again where its table comes after its rows), and decodes as the
-    codec does."""
+@pytest.mark.parametrize("protocol", ["canal-json", "simple"])
+def test_odd_envelopes_typed_in_their_shapes_pass_decode_alike(spark: Any, protocol: str) -> None:
+    """The odd envelopes decoded twice: the second batch is read by the typed envelope reader, which types the rows
+    as it reads them (or reads a message again where its table comes after its rows), and decodes as the codec
+    does, each message on the path it took in two passes."""
     from cdc_spark.decoding import jvm_path
 
-    if "canal-json" not in installed_codecs():
-        pytest.skip("needs canal-json")
-    head = [m for m in encode(generate(seed=9, transactions=8), "canal-json") if m.value]
-    messages = [*head, *[Message(value=v, partition=0) for v in _odd_envelopes("canal-json")]]
+    if protocol not in installed_codecs():
+        pytest.skip(f"needs {protocol}")
+    head = [m for m in encode(generate(seed=9, transactions=8), protocol) if m.value]
+    messages = [*head, *[Message(value=v, partition=0) for v in _odd_envelopes(protocol)]]
     jvm_path.SPECULATIONS.clear()
     jvm_path.SPECULATED.clear()
-    first = assert_same_decode(spark, messages, "canal-json", jvm_share=0.0)
-    second = assert_same_decode(spark, messages, "canal-json", jvm_share=0.0)
+    first = assert_same_decode(spark, messages, protocol, jvm_share=0.0)
+    second = assert_same_decode(spark, messages, protocol, jvm_share=0.0)
     assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
     assert second.paths == first.paths  # none typed by the row typer alone went to the codec
     assert second.paths["jvm"] >= len(head) // 2, second.paths

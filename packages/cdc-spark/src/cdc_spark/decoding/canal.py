@@ -196,12 +196,7 @@ class CanalAdapter:
         from pyspark.sql import functions as F
 
         assert self.java is not None
-        reader = (
-            self.java.envelope("cdc_canal_shape", SHAPE_CLASS, SHAPE_READ)
-            if envelope is None
-            else F.call_udf(envelope, F.col("value").cast("binary"))
-        )
-        parsed = messages.withColumn("__read", reader)
+        parsed = messages.withColumn("__read", self.java.envelope("cdc_canal_shape", SHAPE_CLASS, SHAPE_READ, envelope))
         read = F.col("__read")
         row = (read["kind"] == "row") & A.within_size(int(self._resolved["max-message-bytes"]))
         routed = self._routed(

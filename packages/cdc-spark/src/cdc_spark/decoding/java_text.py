@@ -170,12 +170,13 @@ class JavaText:
             return None
         return cls(spark)
 
-    def envelope(self, name: str, java_class: str, returned: str) -> Column:
+    def envelope(self, name: str, java_class: str, returned: str, typed: str | None = None) -> Column:
         """A protocol's Java envelope reader (``java_class``, a ``UDF1<byte[], Row>`` returning ``returned``) called
-        on each message's value, registered in the session as ``name``."""
+        on each message's value, registered in the session as ``name``; or, given ``typed``, that function (the
+        same reader made with a plan, which types rows as it reads them: ``JavaRows.envelope_function``)."""
         from pyspark.sql import functions as F
 
-        function = java_function(self.spark, name, java_class, returned)
+        function = java_function(self.spark, name, java_class, returned) if typed is None else typed
         return F.call_udf(function, F.col("value").cast("binary"))
 
     def reader(self, data_type: DataType, descriptor: str) -> Reader:

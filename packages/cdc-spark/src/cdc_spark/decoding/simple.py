@@ -24,7 +24,7 @@ from cdc_core.schema import TableSchema
 from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import ParsedReader, Route, Sample, ShapeReaders
-from cdc_spark.decoding.java_rows import JavaRows
+from cdc_spark.decoding.java_rows import JavaRows, TypedEnvelope
 from cdc_spark.decoding.java_text import JavaFirstReader, JavaText, SimpleJavaText, SimpleRowText
 from cdc_spark.decoding.jvm_values import (
     DIGITS,
@@ -167,16 +167,16 @@ class SimpleAdapter:
     def __attrs_post_init__(self) -> None:
         codec = get_codec(PROTOCOL)
         self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
-        self.java_rows = JavaRows.of(self.java, ROWS_CLASS, _row_descriptor)
+        self.java_rows = JavaRows.of(self.java, ROWS_CLASS, _row_descriptor, TypedEnvelope(SHAPE_CLASS, SHAPE_READ))
 
     def expressions_key(self) -> Hashable:
         # each column's timestamp zone comes from its shape's sample and is in the shape's signatures
         return (self.protocol, options_key(self.options), self.session_zone, self.java is not None)
 
     def prepare(self, messages: DataFrame, envelope: str | None = None) -> DataFrame:
-        A.no_typed_envelope(self.protocol, envelope)
         if self.java_rows is not None:
-            return self._prepare_in_java(messages)
+            return self._prepare_in_java(messages, envelope)
+        A.no_typed_envelope(self.protocol, envelope)
         from pyspark.sql import functions as F
 
         text = F.col("value").cast("string")
@@ -210,13 +210,16 @@ class SimpleAdapter:
             schema_version=doc["schemaVersion"], commit_ts=commit_ts,
         )  # fmt: skip
 
-    def _prepare_in_java(self, messages: DataFrame) -> DataFrame:
+    def _prepare_in_java(self, messages: DataFrame, envelope: str | None) -> DataFrame:
         """``prepare`` by the Java envelope reader (``SimpleShape``), which keeps none of the values: the Java row
-        typer reads them from the message, which the batch's cache keeps."""
+        typer reads them from the message, which the batch's cache keeps. Made with a plan (``envelope``), the same
+        reader types the rows of the plan's tables as it reads them (``A.TYPED``)."""
         from pyspark.sql import functions as F
 
         assert self.java is not None
-        parsed = messages.withColumn("__read", self.java.envelope("cdc_simple_shape", SHAPE_CLASS, SHAPE_READ))
+        parsed = messages.withColumn(
+            "__read", self.java.envelope("cdc_simple_shape", SHAPE_CLASS, SHAPE_READ, envelope)
+        )
         read = F.col("__read")
         verify = self._resolved["integrity-check-level"] == "correctness"
         row = (
@@ -229,7 +232,8 @@ class SimpleAdapter:
             database=read["database"], table=read["table"], schema_version=read["schema_version"],
             commit_ts=read["commit_ts"],
         )  # fmt: skip
-        return routed.withColumn(A.VERSION, read["schema_version"]).drop("__read")  # for the Java row typer
+        routed = routed.withColumn(A.VERSION, read["schema_version"])  # for the Java row typer
+        return routed.drop("__read") if envelope is None else routed.withColumnRenamed("__read", A.TYPED)
 
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F

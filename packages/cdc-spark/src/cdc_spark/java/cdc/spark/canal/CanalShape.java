@@ -1,15 +1,14 @@
 package cdc.spark.canal;
 
 import cdc.spark.rows.Image;
+import cdc.spark.rows.ImageRows;
 import cdc.spark.rows.Members;
 import cdc.spark.rows.Names;
+import cdc.spark.rows.TypedTables;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
@@ -37,10 +36,10 @@ import org.apache.spark.sql.api.java.UDF1;
 public final class CanalShape implements UDF1<byte[], Row> {
   private static final long serialVersionUID = 1L;
   private static final int FIELDS = 7;
+  private static final Row NOTHING = RowFactory.create(new Object[FIELDS]);
 
   private final String plan; // null: the envelope alone
-  private transient Map<String, CanalRows> typers; // by database and table (key())
-  private transient Map<String, Integer> fields; // each table's field, by database and table
+  private transient TypedTables tables;
 
   public CanalShape() {
     this(null);
@@ -49,67 +48,40 @@ public final class CanalShape implements UDF1<byte[], Row> {
   public CanalShape(String plan) {
     this.plan = plan;
     if (plan != null) {
-      read(plan); // a malformed plan fails on the driver, at registration
+      tables = tables(); // a malformed plan fails on the driver, at registration
     }
   }
 
-  private void read(String text) {
-    JsonNode tables;
-    try {
-      tables = new ObjectMapper().readTree(text).get("tables");
-    } catch (IOException malformed) {
-      throw new IllegalArgumentException("not a typed envelope plan: " + malformed.getMessage(), malformed);
+  private TypedTables tables() {
+    if (plan != null && tables == null) { // deserialized on an executor: the plan is read there once
+      tables = TypedTables.read(plan, FIELDS, CanalRows::new);
     }
-    typers = new HashMap<>();
-    fields = new HashMap<>();
-    for (JsonNode table : tables) {
-      String key = key(table.get("database").asText(), table.get("table").asText());
-      fields.put(key, FIELDS + fields.size());
-      typers.put(key, new CanalRows(table.get("rows").asText()));
-    }
-  }
-
-  private static String key(String database, String table) {
-    return database + '\0' + table;
+    return tables;
   }
 
   @Override
   public Row call(byte[] text) {
-    if (plan != null && typers == null) { // deserialized on an executor: the plan is read there once
-      read(plan);
-    }
+    TypedTables typed = tables();
     if (text == null) {
-      return nothing();
+      return nothing(typed);
     }
-    Envelope envelope = new Envelope(typers);
+    Envelope envelope = new Envelope(typed);
     try {
       boolean wellFormed = Members.read(text, envelope::read, true); // read before odd is (|= would not)
       envelope.odd |= !wellFormed;
     } catch (IOException | RuntimeException malformed) {
-      return nothing();
+      return nothing(typed);
     }
-    return result(envelope, text);
-  }
-
-  private Row nothing() {
-    return RowFactory.create(new Object[FIELDS + (fields == null ? 0 : fields.size())]);
-  }
-
-  private Row result(Envelope envelope, byte[] text) {
     Object[] read = envelope.result();
-    if (fields == null) {
+    if (typed == null) {
       return RowFactory.create(read);
     }
-    Object[] all = new Object[FIELDS + fields.size()];
-    System.arraycopy(read, 0, all, 0, FIELDS);
-    if ("row".equals(read[0])) {
-      String key = key(envelope.database, envelope.table);
-      CanalRows typer = typers.get(key);
-      if (typer != null) {
-        all[fields.get(key)] = typed(envelope, typer, (String) read[3], text);
-      }
-    }
-    return RowFactory.create(all);
+    CanalRows typer = "row".equals(read[0]) ? (CanalRows) typed.typer(envelope.database, envelope.table) : null;
+    return typed.row(read, typer, typer == null ? null : typed(envelope, typer, (String) read[3], text));
+  }
+
+  private static Row nothing(TypedTables typed) {
+    return typed == null ? NOTHING : typed.row(new Object[FIELDS], null, null);
   }
 
   /** A row message's rows typed by its table's typer, from the texts kept as read, else from {@code text} again. */
@@ -129,7 +101,7 @@ public final class CanalShape implements UDF1<byte[], Row> {
 
   /** The members the decode reads; {@code odd}: something the JVM must not type. */
   private static final class Envelope {
-    final Map<String, CanalRows> typers; // null: no rows are kept
+    final TypedTables typers; // null: no rows are kept
     // The positions of the table's columns, where its rows are kept (decided at the first rows met); null: not kept
     Map<String, Integer> images;
     boolean imagesDecided;
@@ -160,7 +132,7 @@ public final class CanalShape implements UDF1<byte[], Row> {
     final Digest keyNames = new Digest();
     final Names scratch = new Names();
 
-    Envelope(Map<String, CanalRows> typers) {
+    Envelope(TypedTables typers) {
       this.typers = typers;
     }
 
@@ -168,7 +140,7 @@ public final class CanalShape implements UDF1<byte[], Row> {
     private void decideImages() {
       if (!imagesDecided) {
         imagesDecided = true;
-        CanalRows typer = typers == null || database == null || table == null ? null : typers.get(key(database, table));
+        ImageRows typer = typers == null ? null : typers.typer(database, table);
         images = typer == null ? null : typer.positions();
       }
     }

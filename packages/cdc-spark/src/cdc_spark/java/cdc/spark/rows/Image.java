@@ -49,6 +49,17 @@ public final class Image {
     return size;
   }
 
+  /** The text in {@code message} of the object the parser is at ({@code START_OBJECT} read), read to its end. */
+  public static String objectText(JsonParser parser, byte[] message) throws IOException {
+    int start = (int) parser.currentTokenLocation().getByteOffset();
+    parser.skipChildren();
+    int end = (int) parser.currentTokenLocation().getByteOffset() + 1;
+    if (start < 0 || end <= start) {
+      throw new IOException("no offsets of an object");
+    }
+    return new String(message, start, end - start, StandardCharsets.UTF_8);
+  }
+
   /**
    * The object the parser is at ({@code START_OBJECT} read), up to its end. A scalar's text is its value; with
    * {@code objects}, an object member's text is the object's own text in {@code message} (Simple's TIMESTAMP), else
@@ -62,13 +73,7 @@ public final class Image {
       JsonToken value = parser.nextToken();
       String text;
       if (value == JsonToken.START_OBJECT && objects) {
-        int start = (int) parser.currentTokenLocation().getByteOffset();
-        parser.skipChildren();
-        int end = (int) parser.currentTokenLocation().getByteOffset() + 1;
-        if (start < 0 || end <= start) {
-          throw new IOException("no offsets of an object");
-        }
-        text = new String(message, start, end - start, StandardCharsets.UTF_8);
+        text = objectText(parser, message);
       } else if (value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY) {
         throw new IOException("a value that is not a scalar");
       } else {

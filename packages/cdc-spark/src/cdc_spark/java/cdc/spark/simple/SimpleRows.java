@@ -36,9 +36,12 @@ public final class SimpleRows extends ImageRows {
     if (!Members.read(message, read, false) || type[0] == null) {
       return null;
     }
-    Image data = images[0];
-    Image old = images[1];
-    return switch (type[0]) {
+    return changes(type[0], images[0], images[1]);
+  }
+
+  /** The change of a message of {@code type} with the images {@code data} and {@code old}; null: not a row type. */
+  public static List<Change> changes(String type, Image data, Image old) {
+    return switch (type) {
       case "INSERT" -> List.of(new Change("insert", data, null, null, null));
       case "UPDATE" -> List.of(new Change("update", data, old, null, null));
       case "DELETE" -> List.of(new Change("delete", null, old, null, null));

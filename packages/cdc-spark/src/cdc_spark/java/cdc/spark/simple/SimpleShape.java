@@ -1,10 +1,15 @@
 package cdc.spark.simple;
 
+import cdc.spark.rows.Image;
+import cdc.spark.rows.ImageRows;
 import cdc.spark.rows.Members;
+import cdc.spark.rows.Names;
+import cdc.spark.rows.TypedTables;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
-import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -20,30 +25,84 @@ import org.apache.spark.sql.api.java.UDF1;
  * version (BOOTSTRAP and DDL), null for anything else (the codec's). It is stricter than Spark's {@code from_json}: a
  * member of another JSON type than Simple writes, a duplicate member or text after the document makes the message
  * the codec's. {@code database} and {@code table} fall back to the (old) table schema's, as a DDL names them there.
+ *
+ * <p>Made with a plan ({@link TypedTables}: {@link SimpleRows} plans), it also types each row message of those
+ * tables in the same pass, as {@link SimpleRows} would, by its schema version: one more field per table after the
+ * six. The images' texts are kept as they are read where the message names its table before them, as TiCDC writes
+ * it; otherwise {@link SimpleRows} reads the message again.
  */
 public final class SimpleShape implements UDF1<byte[], Row> {
   private static final long serialVersionUID = 1L;
-  private static final Row NOTHING = RowFactory.create(null, null, null, null, null, null);
+  private static final int FIELDS = 6;
+  private static final Row NOTHING = RowFactory.create(new Object[FIELDS]);
   private static final Set<String> SCHEMA_TYPES =
       Set.of("BOOTSTRAP", "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "RECOVER", "ERASE", "QUERY");
 
+  private final String plan; // null: the envelope alone
+  private transient TypedTables tables;
+
+  public SimpleShape() {
+    this(null);
+  }
+
+  public SimpleShape(String plan) {
+    this.plan = plan;
+    if (plan != null) {
+      tables = tables(); // a malformed plan fails on the driver, at registration
+    }
+  }
+
+  private TypedTables tables() {
+    if (plan != null && tables == null) { // deserialized on an executor: the plan is read there once
+      tables = TypedTables.read(plan, FIELDS, SimpleRows::new);
+    }
+    return tables;
+  }
+
   @Override
   public Row call(byte[] message) {
+    TypedTables typed = tables();
     if (message == null) {
-      return NOTHING;
+      return nothing(typed);
     }
-    Envelope envelope = new Envelope();
+    Envelope envelope = new Envelope(typed, message);
     try {
       boolean wellFormed = Members.read(message, envelope::read, true); // read before odd is (|= would not)
       envelope.odd |= !wellFormed;
     } catch (IOException | RuntimeException malformed) {
-      return NOTHING;
+      return nothing(typed);
     }
-    return envelope.result();
+    Object[] read = envelope.result();
+    if (typed == null) {
+      return RowFactory.create(read);
+    }
+    SimpleRows typer = "row".equals(read[0]) ? (SimpleRows) typed.typer(envelope.database, envelope.table) : null;
+    return typed.row(read, typer, typer == null ? null : typed(envelope, typer, message));
+  }
+
+  private static Row nothing(TypedTables typed) {
+    return typed == null ? NOTHING : typed.row(new Object[FIELDS], null, null);
+  }
+
+  /** A row message's change typed by its table's typer, from the texts kept as read, else from the message again. */
+  private static List<Row> typed(Envelope envelope, SimpleRows typer, byte[] message) {
+    String shape = String.valueOf(envelope.schemaVersion); // the shape of a row message: its schema version
+    if (envelope.images != typer.positions()) { // the table was named after its images
+      return typer.call(message, shape);
+    }
+    return typer.typed(SimpleRows.changes(envelope.type, envelope.dataImage, envelope.oldImage), shape);
   }
 
   /** The members the decode reads; {@code odd}: something the JVM must not type. */
   private static final class Envelope {
+    final TypedTables typers; // null: no images are kept
+    final byte[] message;
+    // The positions of the table's columns, where its images are kept (decided at the first image met); null: not
+    Map<String, Integer> images;
+    boolean imagesDecided;
+    Image dataImage;
+    Image oldImage;
+    final Names names = new Names();
     Long version;
     String type;
     String database;
@@ -59,6 +118,11 @@ public final class SimpleShape implements UDF1<byte[], Row> {
     boolean checksum;
     boolean odd;
 
+    Envelope(TypedTables typers, byte[] message) {
+      this.typers = typers;
+      this.message = message;
+    }
+
     void read(String field, JsonToken token, JsonParser parser) throws IOException {
       switch (field) {
         case "version" -> version = integer(token, parser);
@@ -70,8 +134,14 @@ public final class SimpleShape implements UDF1<byte[], Row> {
           commitTs = ts != null && ts >= 0 ? ts : null;
         }
         case "schemaVersion" -> schemaVersion = integer(token, parser);
-        case "data" -> data = image(token, parser);
-        case "old" -> old = image(token, parser);
+        case "data" -> {
+          dataImage = kept(token);
+          data = image(token, parser, dataImage);
+        }
+        case "old" -> {
+          oldImage = kept(token);
+          old = image(token, parser, oldImage);
+        }
         case "handleKeyOnly" -> {
           handleKeyOnly = token == JsonToken.VALUE_TRUE;
           odd |= token != JsonToken.VALUE_TRUE && token != JsonToken.VALUE_FALSE && token != JsonToken.VALUE_NULL;
@@ -108,19 +178,39 @@ public final class SimpleShape implements UDF1<byte[], Row> {
       return null;
     }
 
-    /** Whether an image is given: an object whose values are scalars or objects (TIMESTAMPs). */
-    private boolean image(JsonToken token, JsonParser parser) throws IOException {
+    /** An image to keep the texts of the image at {@code token} in, where images are kept and it is an object. */
+    private Image kept(JsonToken token) {
+      if (!imagesDecided) {
+        imagesDecided = true;
+        ImageRows typer = typers == null ? null : typers.typer(database, table);
+        images = typer == null ? null : typer.positions();
+      }
+      return images == null || token != JsonToken.START_OBJECT ? null : Image.empty(images.size());
+    }
+
+    /**
+     * Whether an image is given: an object whose values are scalars or objects (TIMESTAMPs), their texts put into
+     * {@code image} where it is kept (an object's own text in the message).
+     */
+    private boolean image(JsonToken token, JsonParser parser, Image image) throws IOException {
       if (token != JsonToken.START_OBJECT) {
         odd |= token != JsonToken.VALUE_NULL;
         parser.skipChildren();
         return false;
       }
-      Set<String> names = new HashSet<>();
+      names.clear();
       while (parser.nextToken() == JsonToken.FIELD_NAME) {
-        odd |= !names.add(parser.currentName());
+        String name = parser.currentName();
+        odd |= !names.add(name);
         JsonToken value = parser.nextToken();
         odd |= value == JsonToken.START_ARRAY;
-        parser.skipChildren();
+        if (image == null || value == JsonToken.START_ARRAY) {
+          parser.skipChildren();
+        } else if (value == JsonToken.START_OBJECT) {
+          image.put(images.get(name), Image.objectText(parser, message));
+        } else {
+          image.put(images.get(name), value == JsonToken.VALUE_NULL ? null : parser.getText());
+        }
       }
       return true;
     }
@@ -146,9 +236,10 @@ public final class SimpleShape implements UDF1<byte[], Row> {
       return names;
     }
 
-    Row result() {
+    /** The six fields of the envelope. */
+    Object[] result() {
       if (odd) {
-        return NOTHING;
+        return new Object[FIELDS];
       }
       boolean first = version != null && version == 1;
       boolean images = switch (type == null ? "" : type) {
@@ -168,7 +259,7 @@ public final class SimpleShape implements UDF1<byte[], Row> {
       }
       String named = first(database, schemaNames, oldSchemaNames, 0);
       String tableNamed = first(table, schemaNames, oldSchemaNames, 1);
-      return RowFactory.create(kind, named, tableNamed, commitTs, schemaVersion, checksum);
+      return new Object[] {kind, named, tableNamed, commitTs, schemaVersion, checksum};
     }
 
     private static String first(String own, String[] schema, String[] oldSchema, int index) {
