@@ -30,9 +30,9 @@ UTC_MICROS = 1_704_103_200_000_000  # LOCAL_TEXT read in UTC
 SHANGHAI_MICROS = UTC_MICROS - 8 * 3_600_000_000  # LOCAL_TEXT read in Asia/Shanghai (UTC+8)
 
 
-def _message(number: int, value: str, value_type: tuple[str, int] = ("int(11)", 4)) -> Message:
+def _message(number: int, value: str, value_type: tuple[str, int] = ("int(11)", 4), table: str = EVENTS[1]) -> Message:
     document = {
-        "id": number, "database": EVENTS[0], "table": EVENTS[1], "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+        "id": number, "database": EVENTS[0], "table": table, "pkNames": ["id"], "isDdl": False, "type": "INSERT",
         "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
         "mysqlType": {"id": "int(11)", "at": "timestamp", "v": value_type[0]},
         "sqlType": {"id": 4, "at": 93, "v": value_type[1]},
@@ -41,8 +41,10 @@ def _message(number: int, value: str, value_type: tuple[str, int] = ("int(11)", 
     return Message(value=json.dumps(document).encode(), partition=0)
 
 
-def _decoded(spark: Any, messages: list[Message], zone_option: str = "UTC") -> list[tuple[int, int, Any]]:
-    """``(id, at as microseconds since the epoch, v)`` of every change, all typed in the JVM."""
+def _decoded(
+    spark: Any, messages: list[Message], zone_option: str = "UTC", table: str = EVENTS[1]
+) -> list[tuple[int, int, Any]]:
+    """``(id, at as microseconds since the epoch, v)`` of every change (all of ``table``), all typed in the JVM."""
     from pyspark.sql import functions as F
 
     stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
@@ -51,7 +53,7 @@ def _decoded(spark: Any, messages: list[Message], zone_option: str = "UTC") -> l
     try:
         assert decoded.paths == {"jvm": len(messages), "codec": 0}
         assert list(decoded.steps) == ["shapes", "schemas", "typing"], decoded.steps  # no residue: no codec step
-        frame = decoded.table(*EVENTS).select("id", F.unix_micros("at").alias("at"), "v")
+        frame = decoded.table(EVENTS[0], table).select("id", F.unix_micros("at").alias("at"), "v")
         return sorted((r["id"], r["at"], r["v"]) for r in frame.collect())
     finally:
         decoded.release()
@@ -217,3 +219,31 @@ def test_the_next_batch_is_typed_by_the_last_ones_java_typer_in_its_shapes_pass(
     assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 1, "retyped": 1}
     assert _decoded(spark, [_message(10, "0x20", ("varchar(20)", 12))]) == [(10, UTC_MICROS, "0x20")]
     assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 2, "retyped": 1}
+
+
+@pytest.mark.spark
+def test_a_speculation_keeps_the_tables_of_earlier_batches(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches that each touch some of a stream's tables: a batch of a table the speculation lacks misses, and the
+    next speculation keeps the earlier batch's table beside its own, so a batch of that earlier table hits (up to
+    ``SPECULATED_TABLES`` tables, as recent first)."""
+    from cdc_spark.java_code import install
+
+    monkeypatch.setenv(java_rows.SWITCH_ENV, "on")
+    assert install(spark)
+    jvm_path.SPECULATIONS.clear()
+    jvm_path.SPECULATED.clear()
+    assert _decoded(spark, [_message(0, "7")]) == [(0, UTC_MICROS, 7)]
+    assert jvm_path.SPECULATED == {"unspeculated": 1}
+    other = [_message(1, "0x1F", ("varchar(20)", 12), table="other")]
+    assert _decoded(spark, other, table="other") == [(1, UTC_MICROS, "0x1F")]
+    assert jvm_path.SPECULATED == {"unspeculated": 1, "retyped": 1}
+    assert _decoded(spark, [_message(2, "8")]) == [(2, UTC_MICROS, 8)]
+    assert jvm_path.SPECULATED == {"unspeculated": 1, "retyped": 1, "typed": 1}
+    kept = next(iter(jvm_path.SPECULATIONS._entries.values()))
+    assert [(t.index, t.schema.table) for t in kept] == [(0, "other"), (1, "events")]
+    monkeypatch.setattr(jvm_path, "SPECULATED_TABLES", 1)
+    assert _decoded(spark, [_message(3, "0x20", ("varchar(20)", 12), table="third")], table="third") == [
+        (3, UTC_MICROS, "0x20")
+    ]
+    kept = next(iter(jvm_path.SPECULATIONS._entries.values()))
+    assert [(t.index, t.schema.table) for t in kept] == [(0, "third")]

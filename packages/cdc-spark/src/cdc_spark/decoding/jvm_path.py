@@ -750,6 +750,24 @@ SPECULATIONS: Final[Reuse[tuple[_TableTyping, ...]]] = Reuse(capacity=8)
 SPECULATED: Final[Counter[str]] = Counter()
 
 
+# How many tables a speculation types at most: the batch's own, then the most recent of earlier batches' others
+SPECULATED_TABLES: Final = 32
+
+
+def _speculated(typings: Sequence[_TableTyping], earlier: Sequence[_TableTyping]) -> tuple[_TableTyping, ...]:
+    """The next speculation: this batch's typings, and those of the tables earlier batches typed that this one did
+    not (as recent first, up to :data:`SPECULATED_TABLES` in all), indexed after them. Batches of a stream often
+    touch some of its tables each, and streaming queries of one application may decode different tables with the
+    same options: each batch then finds its tables in the speculation, not only the last batch's."""
+    names = {(t.schema.database, t.schema.table) for t in typings}
+    kept = [t for t in earlier if (t.schema.database, t.schema.table) not in names]
+    room = max(SPECULATED_TABLES - len(typings), 0)
+    return (
+        *typings,
+        *[attrs.evolve(t, index=len(typings) + k) for k, t in enumerate(kept[:room])],
+    )
+
+
 @attrs.frozen
 class _Speculation:
     """The last batch's Java typings (:data:`SPECULATIONS`) and their functions, registered in this batch's session."""
@@ -957,6 +975,7 @@ def decode(
             if hit is not None:
                 present = {(t.schema.database, t.schema.table) for t in typings}
                 typings = [t for t in hit.typings if (t.schema.database, t.schema.table) in present]
+                hit = attrs.evolve(hit, functions={t.index: hit.functions[t.index] for t in typings})
             # without the messages' text in the cache (a speculation that missed), from the source again
             text = prepared if hit is not None or speculation is None else adapter.prepare(messages)
             source = _with_running_clock(text) if found.untimed_after_timed else text
@@ -979,7 +998,9 @@ def decode(
                 with session_conf(spark, planned):
                     wide = _typed_wide(adapter.rows(jvm_messages), projections, partition_ts).persist()
             if adapter.java_rows is not None and hit is None:
-                SPECULATIONS.put(speculation_key, tuple(typings))
+                SPECULATIONS.put(
+                    speculation_key, _speculated(typings, () if speculation is None else speculation.typings)
+                )
             cached.append(wide)
             bad_rows = 0
             with session_conf(spark, SPLIT_METHODS):
