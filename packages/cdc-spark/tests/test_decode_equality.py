@@ -907,3 +907,33 @@ def test_odd_envelopes_typed_in_their_shapes_pass_decode_alike(spark: Any, proto
     assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
     assert second.paths == first.paths  # none typed by the row typer alone went to the codec
     assert second.paths["jvm"] >= len(head) // 2, second.paths
+
+
+@pytest.mark.parametrize("dead_letter", [False, True], ids=["all-valid", "with-a-dead-letter"])
+def test_changes_without_a_ts_after_timed_ones_are_ordered_alike_when_typed_in_the_shapes_pass(
+    spark: Any, dead_letter: bool
+) -> None:
+    """Canal-JSON changes without a commit ts (no ``_tidb``) between timed ones, with or without a dead letter among
+    them: each untimed change takes the newest ts before it in its partition. Decoded twice, the second batch typed
+    in its shapes' pass (the running clock joined to the cached changes; taken again without the dead letter), both
+    as the codec orders them."""
+    from cdc_spark.decoding import jvm_path
+
+    messages = []
+    days = ["2024-02-28", "2024-02-29", "2024-02-30" if dead_letter else "2024-03-04", "2024-03-01", "2024-03-02"]
+    for number, day in enumerate(days):
+        document: dict[str, Any] = {
+            "id": number, "database": "shop", "table": "days", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+            "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)", "d": "date"}, "sqlType": {"id": 4, "d": 91},
+            "data": [{"id": str(number), "d": day}],
+        }  # fmt: skip
+        if number % 2 == 0:
+            document["_tidb"] = {"commitTs": 100 * (number + 1)}
+        messages.append(Message(value=json.dumps(document).encode(), partition=0))
+    jvm_path.SPECULATIONS.clear()
+    jvm_path.SPECULATED.clear()
+    first = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5)
+    second = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5)
+    assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
+    assert second.paths == first.paths

@@ -720,15 +720,17 @@ def _with_typed_rows(messages: DataFrame, typings: Sequence[_TableTyping], funct
     return staged.select("*", *calls).drop(A.TYPED)
 
 
-def _java_typed_wide(typed: DataFrame, functions: Mapping[int, str], partition_ts: Mapping[PartitionKey, int]) -> Any:
-    """:func:`_typed_wide`'s frame from the Java row typer's calls (:func:`_with_typed_rows`): one row per change.
-    A message the Java could not read has no rows from it: each of its changes is bad (its message goes to the
-    codec)."""
+def _changes(typed: DataFrame, functions: Mapping[int, str]) -> DataFrame:
+    """``typed`` (:func:`_with_typed_rows`) with one row per change of a JVM message (any other keeps one row, at
+    position 0): ``A.POSITION``, ``A.OP``, ``A.VERSION``, ``__change_bad`` and each table's contract struct
+    ``__t<index>`` in place of the typer's arrays. A message the Java could not read has no rows from it: each of its
+    changes is bad (its message goes to the codec)."""
     from pyspark.sql import functions as F
 
     tidx = F.col("__tidx")
     # One row per change: the positions of the message's rows (its rank's position is the last one's)
-    staged = typed.select("*", F.explode(F.sequence(F.lit(0), F.col(A.RANK)["position"])).alias(A.POSITION))
+    positions = F.when(F.col(A.ROUTE) == Route.JVM, F.sequence(F.lit(0), F.col(A.RANK)["position"]))
+    staged = typed.select("*", F.explode(F.coalesce(positions, F.array(F.lit(0)))).alias(A.POSITION))
     op: Column = F.lit(None).cast("string")
     bad: Column = F.lit(True)
     structs: list[Column] = []
@@ -738,8 +740,24 @@ def _java_typed_wide(typed: DataFrame, functions: Mapping[int, str], partition_t
         bad = F.when(tidx == index, F.coalesce(change["bad"], F.lit(True))).otherwise(bad)
         structs.append(F.when(tidx == index, change["row"]).alias(f"__t{index}"))
     version = F.col(A.VERSION) if A.VERSION in typed.columns else F.lit(None).cast("long")
-    staged = staged.withColumn(A.OP, op).withColumn(A.VERSION, version)
-    return _wide(staged, bad, structs, partition_ts)
+    calls = [f"__m{index}" for index in functions]
+    return staged.select(
+        *[c for c in typed.columns if c not in calls and c != A.VERSION],
+        A.POSITION, op.alias(A.OP), version.alias(A.VERSION), bad.alias("__change_bad"), *structs,
+    )  # fmt: skip
+
+
+def _java_typed_wide(typed: DataFrame, functions: Mapping[int, str], partition_ts: Mapping[PartitionKey, int]) -> Any:
+    """:func:`_typed_wide`'s frame from the Java row typer's calls (:func:`_with_typed_rows`): one row per change
+    (:func:`_changes`)."""
+    return _changes_wide(_changes(typed, functions), functions, partition_ts)
+
+
+def _changes_wide(changes: DataFrame, functions: Mapping[int, str], partition_ts: Mapping[PartitionKey, int]) -> Any:
+    """:func:`_typed_wide`'s frame from :func:`_changes`' rows, for the tables of ``functions``."""
+    from pyspark.sql import functions as F
+
+    return _wide(changes, F.col("__change_bad"), [F.col(f"__t{index}") for index in functions], partition_ts)
 
 
 # The tables a Java row typer typed in the last batch, by Spark app and adapter (its ``expressions_key``): the next
@@ -919,20 +937,23 @@ def decode(
     messages = df.select(*MESSAGE_COLUMNS)
     app = spark.conf.get("spark.app.id", None)
     speculation_key = (app, adapter.expressions_key())
-    # The last batch's typings: each message of theirs is typed in the shapes' pass, and the batch's cache holds its
-    # typed rows, not its text. Should this batch have other shapes or schemas, the text is read again from the
-    # source (a second envelope pass), as it would be without a speculation.
+    # The last batch's typings: each message of theirs is typed in the shapes' pass, and the batch's one cache holds
+    # its changes, typed, not its text: one row per change (a message's first is its own row, ``prepared``). Should
+    # this batch have other shapes or schemas, the text is read again from the source (a second envelope pass), as it
+    # would be without a speculation.
     speculation = _Speculation.of(speculation_key, adapter)
     with steps.timed("shapes"):
         with session_conf(spark, BATCH_CACHE):
             prepared_text = adapter.prepare(messages, None if speculation is None else speculation.envelope)
             if speculation is not None:
-                prepared_text = _with_typed_rows(prepared_text, speculation.typings, speculation.functions)
+                typed_rows = _with_typed_rows(prepared_text, speculation.typings, speculation.functions)
+                prepared_text = _changes(typed_rows, speculation.functions)
             keep_value = adapter.java_rows is not None and speculation is None
-            prepared = _without_payloads(prepared_text, keep_value).persist()
+            cache = _without_payloads(prepared_text, keep_value).persist()
+        prepared = cache if speculation is None else cache.where(F.col(A.POSITION) == 0)
         reused = _ShapeReuse(app, adapter)
         found = _find_shapes(prepared, messages, reused.kept)
-    cached: list[DataFrame] = [prepared]
+    cached: list[DataFrame] = [cache]
     known = [*known_versions, *schemas.values()]  # every schema of earlier batches, for the codec's samples and residue
     with steps.timed("schemas"):
         described = reused.described(found.samples, known)
@@ -976,21 +997,25 @@ def decode(
                 present = {(t.schema.database, t.schema.table) for t in typings}
                 typings = [t for t in hit.typings if (t.schema.database, t.schema.table) in present]
                 hit = attrs.evolve(hit, functions={t.index: hit.functions[t.index] for t in typings})
+            routed_here = ~routed_to_python & (F.col(A.ROUTE) == Route.JVM)
             # without the messages' text in the cache (a speculation that missed), from the source again
-            text = prepared if hit is not None or speculation is None else adapter.prepare(messages)
-            source = _with_running_clock(text) if found.untimed_after_timed else text
-            jvm_messages = source.where(~routed_to_python & (F.col(A.ROUTE) == Route.JVM))
+            text = prepared if speculation is None else adapter.prepare(messages)
+            jvm_messages = (_with_running_clock(text) if found.untimed_after_timed else text).where(routed_here)
             functions = hit.functions if hit is not None else _java_functions(adapter, typings)
-            if functions is not None:
+            if hit is not None:  # the cache holds the changes typed: the typed rows are a projection of it
                 parts_of = {t.index: _part_columns(t) for t in typings}
-                calls = (
-                    jvm_messages if hit is not None
-                    else _with_typed_rows(jvm_messages, typings, functions).drop("key", "value")
-                )  # fmt: skip
+                changes = cache.where(routed_here)
+                if found.untimed_after_timed:
+                    clocks = _with_running_clock(prepared).select(*COORDINATES, "clock_before")
+                    changes = changes.join(clocks, on=list(COORDINATES), how="left")
+                wide = _changes_wide(changes, hit.functions, partition_ts)
+                SPECULATED["typed"] += 1
+            elif functions is not None:
+                parts_of = {t.index: _part_columns(t) for t in typings}
+                calls = _with_typed_rows(jvm_messages, typings, functions).drop("key", "value")
                 with session_conf(spark, BATCH_CACHE):
                     wide = _java_typed_wide(calls, functions, partition_ts).persist()
-                way = "typed" if hit is not None else "retyped" if speculation is not None else "unspeculated"
-                SPECULATED[way] += 1
+                SPECULATED["retyped" if speculation is not None else "unspeculated"] += 1
             else:
                 projections = TYPINGS.get(_typings_key(reused.app, adapter, typings), lambda: _build_typing(typings))
                 parts_of = dict(projections.parts)
@@ -1001,7 +1026,8 @@ def decode(
                 SPECULATIONS.put(
                     speculation_key, _speculated(typings, () if speculation is None else speculation.typings)
                 )
-            cached.append(wide)
+            if hit is None:
+                cached.append(wide)
             bad_rows = 0
             with session_conf(spark, SPLIT_METHODS):
                 counted = (
