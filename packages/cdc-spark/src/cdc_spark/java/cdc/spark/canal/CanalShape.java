@@ -1,5 +1,6 @@
 package cdc.spark.canal;
 
+import cdc.spark.rows.EnvelopeReader;
 import cdc.spark.rows.Image;
 import cdc.spark.rows.ImageRows;
 import cdc.spark.rows.Members;
@@ -33,44 +34,36 @@ import org.apache.spark.sql.api.java.UDF1;
  * (null elsewhere). The rows' texts are kept as they are read where the message names its table before its rows, as
  * TiCDC writes it; otherwise {@link CanalRows} reads the message again.
  */
-public final class CanalShape implements UDF1<byte[], Row> {
+public final class CanalShape extends EnvelopeReader implements UDF1<byte[], Row> {
+  // UDF1 named again: Spark registers a Java function by the interfaces its class itself names
   private static final long serialVersionUID = 1L;
   private static final int FIELDS = 7;
-  private static final Row NOTHING = RowFactory.create(new Object[FIELDS]);
-
-  private final String plan; // null: the envelope alone
-  private transient TypedTables tables;
 
   public CanalShape() {
     this(null);
   }
 
   public CanalShape(String plan) {
-    this.plan = plan;
-    if (plan != null) {
-      tables = tables(); // a malformed plan fails on the driver, at registration
-    }
+    super(plan, FIELDS);
   }
 
-  private TypedTables tables() {
-    if (plan != null && tables == null) { // deserialized on an executor: the plan is read there once
-      tables = TypedTables.read(plan, FIELDS, CanalRows::new);
-    }
-    return tables;
+  @Override
+  protected ImageRows typer(String tablePlan) {
+    return new CanalRows(tablePlan);
   }
 
   @Override
   public Row call(byte[] text) {
     TypedTables typed = tables();
     if (text == null) {
-      return nothing(typed);
+      return nothing();
     }
     Envelope envelope = new Envelope(typed);
     try {
       boolean wellFormed = Members.read(text, envelope::read, true); // read before odd is (|= would not)
       envelope.odd |= !wellFormed;
     } catch (IOException | RuntimeException malformed) {
-      return nothing(typed);
+      return nothing();
     }
     Object[] read = envelope.result();
     if (typed == null) {
@@ -78,10 +71,6 @@ public final class CanalShape implements UDF1<byte[], Row> {
     }
     CanalRows typer = "row".equals(read[0]) ? (CanalRows) typed.typer(envelope.database, envelope.table) : null;
     return typed.row(read, typer, typer == null ? null : typed(envelope, typer, (String) read[3], text));
-  }
-
-  private static Row nothing(TypedTables typed) {
-    return typed == null ? NOTHING : typed.row(new Object[FIELDS], null, null);
   }
 
   /** A row message's rows typed by its table's typer, from the texts kept as read, else from {@code text} again. */

@@ -1,5 +1,6 @@
 package cdc.spark.simple;
 
+import cdc.spark.rows.EnvelopeReader;
 import cdc.spark.rows.Image;
 import cdc.spark.rows.ImageRows;
 import cdc.spark.rows.Members;
@@ -31,46 +32,38 @@ import org.apache.spark.sql.api.java.UDF1;
  * six. The images' texts are kept as they are read where the message names its table before them, as TiCDC writes
  * it; otherwise {@link SimpleRows} reads the message again.
  */
-public final class SimpleShape implements UDF1<byte[], Row> {
+public final class SimpleShape extends EnvelopeReader implements UDF1<byte[], Row> {
+  // UDF1 named again: Spark registers a Java function by the interfaces its class itself names
   private static final long serialVersionUID = 1L;
   private static final int FIELDS = 6;
-  private static final Row NOTHING = RowFactory.create(new Object[FIELDS]);
   private static final Set<String> SCHEMA_TYPES =
       Set.of("BOOTSTRAP", "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "RECOVER", "ERASE", "QUERY");
-
-  private final String plan; // null: the envelope alone
-  private transient TypedTables tables;
 
   public SimpleShape() {
     this(null);
   }
 
   public SimpleShape(String plan) {
-    this.plan = plan;
-    if (plan != null) {
-      tables = tables(); // a malformed plan fails on the driver, at registration
-    }
+    super(plan, FIELDS);
   }
 
-  private TypedTables tables() {
-    if (plan != null && tables == null) { // deserialized on an executor: the plan is read there once
-      tables = TypedTables.read(plan, FIELDS, SimpleRows::new);
-    }
-    return tables;
+  @Override
+  protected ImageRows typer(String tablePlan) {
+    return new SimpleRows(tablePlan);
   }
 
   @Override
   public Row call(byte[] message) {
     TypedTables typed = tables();
     if (message == null) {
-      return nothing(typed);
+      return nothing();
     }
     Envelope envelope = new Envelope(typed, message);
     try {
       boolean wellFormed = Members.read(message, envelope::read, true); // read before odd is (|= would not)
       envelope.odd |= !wellFormed;
     } catch (IOException | RuntimeException malformed) {
-      return nothing(typed);
+      return nothing();
     }
     Object[] read = envelope.result();
     if (typed == null) {
@@ -78,10 +71,6 @@ public final class SimpleShape implements UDF1<byte[], Row> {
     }
     SimpleRows typer = "row".equals(read[0]) ? (SimpleRows) typed.typer(envelope.database, envelope.table) : null;
     return typed.row(read, typer, typer == null ? null : typed(envelope, typer, message));
-  }
-
-  private static Row nothing(TypedTables typed) {
-    return typed == null ? NOTHING : typed.row(new Object[FIELDS], null, null);
   }
 
   /** A row message's change typed by its table's typer, from the texts kept as read, else from the message again. */
