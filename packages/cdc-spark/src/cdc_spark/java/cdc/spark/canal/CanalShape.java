@@ -3,7 +3,6 @@ package cdc.spark.canal;
 import cdc.spark.rows.EnvelopeReader;
 import cdc.spark.rows.Image;
 import cdc.spark.rows.ImageRows;
-import cdc.spark.rows.Members;
 import cdc.spark.rows.Names;
 import cdc.spark.rows.TypedTables;
 import com.fasterxml.jackson.core.JsonParser;
@@ -13,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.api.java.UDF1;
 
 /**
@@ -53,43 +51,12 @@ public final class CanalShape extends EnvelopeReader implements UDF1<byte[], Row
   }
 
   @Override
-  public Row call(byte[] text) {
-    TypedTables typed = tables();
-    if (text == null) {
-      return nothing();
-    }
-    Envelope envelope = new Envelope(typed);
-    try {
-      boolean wellFormed = Members.read(text, envelope::read, true); // read before odd is (|= would not)
-      envelope.odd |= !wellFormed;
-    } catch (IOException | RuntimeException malformed) {
-      return nothing();
-    }
-    Object[] read = envelope.result();
-    if (typed == null) {
-      return RowFactory.create(read);
-    }
-    CanalRows typer = "row".equals(read[0]) ? (CanalRows) typed.typer(envelope.database, envelope.table) : null;
-    return typed.row(read, typer, typer == null ? null : typed(envelope, typer, (String) read[3], text));
-  }
-
-  /** A row message's rows typed by its table's typer, from the texts kept as read, else from {@code text} again. */
-  private static List<Row> typed(Envelope envelope, CanalRows typer, String shape, byte[] text) {
-    if (envelope.images != typer.positions()) { // the table was named after its rows
-      return typer.call(text, shape);
-    }
-    if (envelope.imagesBroken) { // a row that is not an object: CanalRows types none of the message
-      return null;
-    }
-    try {
-      return typer.typed(CanalRows.changes(envelope.type, envelope.dataImages, envelope.oldImages), shape);
-    } catch (RuntimeException unreadable) {
-      return null;
-    }
+  protected Read reading(TypedTables tables, byte[] message) {
+    return new Envelope(tables);
   }
 
   /** The members the decode reads; {@code odd}: something the JVM must not type. */
-  private static final class Envelope {
+  private static final class Envelope implements Read {
     final TypedTables typers; // null: no rows are kept
     // The positions of the table's columns, where its rows are kept (decided at the first rows met); null: not kept
     Map<String, Integer> images;
@@ -129,8 +96,7 @@ public final class CanalShape extends EnvelopeReader implements UDF1<byte[], Row
     private void decideImages() {
       if (!imagesDecided) {
         imagesDecided = true;
-        ImageRows typer = typers == null ? null : typers.typer(database, table);
-        images = typer == null ? null : typer.positions();
+        images = typers == null ? null : typers.positions(database, table);
       }
     }
 
@@ -147,7 +113,40 @@ public final class CanalShape extends EnvelopeReader implements UDF1<byte[], Row
       return image;
     }
 
-    void read(String field, JsonToken token, JsonParser parser) throws IOException {
+    @Override
+    public void wellFormed(boolean wellFormed) {
+      odd |= !wellFormed;
+    }
+
+    @Override
+    public String database() {
+      return database;
+    }
+
+    @Override
+    public String table() {
+      return table;
+    }
+
+    /** The rows typed from the texts kept as read, else from {@code message} again. */
+    @Override
+    public List<Row> typed(ImageRows typer, Object[] fields, byte[] message) {
+      String shape = (String) fields[3];
+      if (images != typer.positions()) { // the table was named after its rows
+        return typer.call(message, shape);
+      }
+      if (imagesBroken) { // a row that is not an object: CanalRows types none of the message
+        return null;
+      }
+      try {
+        return typer.typed(CanalRows.changes(type, dataImages, oldImages), shape);
+      } catch (RuntimeException unreadable) {
+        return null;
+      }
+    }
+
+    @Override
+    public void read(String field, JsonToken token, JsonParser parser) throws IOException {
       switch (field) {
         case "database" -> database = string(token, parser);
         case "table" -> table = string(token, parser);
@@ -371,7 +370,8 @@ public final class CanalShape extends EnvelopeReader implements UDF1<byte[], Row
     }
 
     /** The seven fields of the envelope. */
-    Object[] result() {
+    @Override
+    public Object[] fields() {
       String kind = null;
       boolean notDdl = ddlGiven ? Boolean.FALSE.equals(isDdl) : true;
       boolean rowType = "INSERT".equals(type) || "UPDATE".equals(type) || "DELETE".equals(type) || "INIT".equals(type);

@@ -1,12 +1,16 @@
 package cdc.spark.rows;
 
+import java.io.IOException;
+import java.util.List;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.api.java.UDF1;
 
 /**
- * A protocol's envelope reader (a message's bytes to its envelope's {@code fields}), made without a plan, or with the
- * plan of the tables it also types as it reads ({@link TypedTables}, each table's typer made by {@link #typer}).
+ * A protocol's envelope reader (a message's bytes to its envelope's {@code fields}, read strictly by {@link
+ * Members}), made without a plan, or with the plan of the tables it also types as it reads ({@link TypedTables}, each
+ * table's typer made by {@link #typer}): then a row message of one of them (its first field {@code row}) has its
+ * rows typed in that table's field. A message that cannot be read has every field null.
  */
 public abstract class EnvelopeReader implements UDF1<byte[], Row> {
   private static final long serialVersionUID = 1L;
@@ -21,8 +25,47 @@ public abstract class EnvelopeReader implements UDF1<byte[], Row> {
     tables(); // a malformed plan fails on the driver, at registration
   }
 
+  /** One message as the protocol reads it: its members, then its envelope's fields and its rows. */
+  protected interface Read extends Members.Reader {
+    /** What {@link Members#read} found of the whole message, told once its members are read. */
+    void wellFormed(boolean wellFormed);
+
+    /** The envelope's fields. */
+    Object[] fields();
+
+    String database();
+
+    String table();
+
+    /** A row message's rows typed by its table's {@code typer} ({@code fields}: as {@link #fields} gave them). */
+    List<Row> typed(ImageRows typer, Object[] fields, byte[] message);
+  }
+
   /** The row typer of one table, made with its plan. */
   protected abstract ImageRows typer(String tablePlan);
+
+  /** A read of {@code message} that keeps the texts of the rows of {@code tables} (null: none) as it reads them. */
+  protected abstract Read reading(TypedTables tables, byte[] message);
+
+  @Override
+  public final Row call(byte[] message) {
+    if (message == null) {
+      return nothing();
+    }
+    TypedTables typed = tables();
+    Read read = reading(typed, message);
+    try {
+      read.wellFormed(Members.read(message, read, true));
+    } catch (IOException | RuntimeException malformed) {
+      return nothing();
+    }
+    Object[] fields = read.fields();
+    if (typed == null) {
+      return RowFactory.create(fields);
+    }
+    ImageRows typer = "row".equals(fields[0]) ? typed.typer(read.database(), read.table()) : null;
+    return typed.row(fields, typer, typer == null ? null : read.typed(typer, fields, message));
+  }
 
   /** The tables typed as read; null without a plan. */
   protected final TypedTables tables() {
@@ -32,8 +75,7 @@ public abstract class EnvelopeReader implements UDF1<byte[], Row> {
     return tables;
   }
 
-  /** The result for a message that is not read: every field null. */
-  protected final Row nothing() {
+  private Row nothing() {
     TypedTables typed = tables();
     return typed == null ? RowFactory.create(new Object[fields]) : typed.row(new Object[fields], null, null);
   }

@@ -53,6 +53,15 @@ public final class TypedTables {
     return database == null || table == null ? null : typers.get(key(database, table));
   }
 
+  /**
+   * The final schema's positions of a table's typer, by which a reader keeps its rows' texts; null where the plan has
+   * no typer of it.
+   */
+  public Map<String, Integer> positions(String database, String table) {
+    ImageRows typer = typer(database, table);
+    return typer == null ? null : typer.positions();
+  }
+
   /** The reader's result: the envelope's fields, then {@code typed} in {@code typer}'s field (if any). */
   public Row row(Object[] envelope, ImageRows typer, List<Row> typed) {
     Object[] all = new Object[envelopeFields + fields.size()];

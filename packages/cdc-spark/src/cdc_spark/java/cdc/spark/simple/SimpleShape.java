@@ -3,7 +3,6 @@ package cdc.spark.simple;
 import cdc.spark.rows.EnvelopeReader;
 import cdc.spark.rows.Image;
 import cdc.spark.rows.ImageRows;
-import cdc.spark.rows.Members;
 import cdc.spark.rows.Names;
 import cdc.spark.rows.TypedTables;
 import com.fasterxml.jackson.core.JsonParser;
@@ -13,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.api.java.UDF1;
 
 /**
@@ -53,37 +51,12 @@ public final class SimpleShape extends EnvelopeReader implements UDF1<byte[], Ro
   }
 
   @Override
-  public Row call(byte[] message) {
-    TypedTables typed = tables();
-    if (message == null) {
-      return nothing();
-    }
-    Envelope envelope = new Envelope(typed, message);
-    try {
-      boolean wellFormed = Members.read(message, envelope::read, true); // read before odd is (|= would not)
-      envelope.odd |= !wellFormed;
-    } catch (IOException | RuntimeException malformed) {
-      return nothing();
-    }
-    Object[] read = envelope.result();
-    if (typed == null) {
-      return RowFactory.create(read);
-    }
-    SimpleRows typer = "row".equals(read[0]) ? (SimpleRows) typed.typer(envelope.database, envelope.table) : null;
-    return typed.row(read, typer, typer == null ? null : typed(envelope, typer, message));
-  }
-
-  /** A row message's change typed by its table's typer, from the texts kept as read, else from the message again. */
-  private static List<Row> typed(Envelope envelope, SimpleRows typer, byte[] message) {
-    String shape = String.valueOf(envelope.schemaVersion); // the shape of a row message: its schema version
-    if (envelope.images != typer.positions()) { // the table was named after its images
-      return typer.call(message, shape);
-    }
-    return typer.typed(SimpleRows.changes(envelope.type, envelope.dataImage, envelope.oldImage), shape);
+  protected Read reading(TypedTables tables, byte[] message) {
+    return new Envelope(tables, message);
   }
 
   /** The members the decode reads; {@code odd}: something the JVM must not type. */
-  private static final class Envelope {
+  private static final class Envelope implements Read {
     final TypedTables typers; // null: no images are kept
     final byte[] message;
     // The positions of the table's columns, where its images are kept (decided at the first image met); null: not
@@ -112,7 +85,33 @@ public final class SimpleShape extends EnvelopeReader implements UDF1<byte[], Ro
       this.message = message;
     }
 
-    void read(String field, JsonToken token, JsonParser parser) throws IOException {
+    @Override
+    public void wellFormed(boolean wellFormed) {
+      odd |= !wellFormed;
+    }
+
+    @Override
+    public String database() {
+      return database;
+    }
+
+    @Override
+    public String table() {
+      return table;
+    }
+
+    /** The change typed from the texts kept as read, else from {@code message} again. */
+    @Override
+    public List<Row> typed(ImageRows typer, Object[] fields, byte[] message) {
+      String shape = String.valueOf(schemaVersion); // the shape of a row message: its schema version
+      if (images != typer.positions()) { // the table was named after its images
+        return typer.call(message, shape);
+      }
+      return typer.typed(SimpleRows.changes(type, dataImage, oldImage), shape);
+    }
+
+    @Override
+    public void read(String field, JsonToken token, JsonParser parser) throws IOException {
       switch (field) {
         case "version" -> version = integer(token, parser);
         case "type" -> type = string(token, parser);
@@ -171,8 +170,7 @@ public final class SimpleShape extends EnvelopeReader implements UDF1<byte[], Ro
     private Image kept(JsonToken token) {
       if (!imagesDecided) {
         imagesDecided = true;
-        ImageRows typer = typers == null ? null : typers.typer(database, table);
-        images = typer == null ? null : typer.positions();
+        images = typers == null ? null : typers.positions(database, table);
       }
       return images == null || token != JsonToken.START_OBJECT ? null : Image.empty(images.size());
     }
@@ -226,7 +224,8 @@ public final class SimpleShape extends EnvelopeReader implements UDF1<byte[], Ro
     }
 
     /** The six fields of the envelope. */
-    Object[] result() {
+    @Override
+    public Object[] fields() {
       if (odd) {
         return new Object[FIELDS];
       }
