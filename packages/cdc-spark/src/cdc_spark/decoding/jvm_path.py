@@ -998,9 +998,13 @@ def decode(
                 typings = [t for t in hit.typings if (t.schema.database, t.schema.table) in present]
                 hit = attrs.evolve(hit, functions={t.index: hit.functions[t.index] for t in typings})
             routed_here = ~routed_to_python & (F.col(A.ROUTE) == Route.JVM)
-            # without the messages' text in the cache (a speculation that missed), from the source again
-            text = prepared if speculation is None else adapter.prepare(messages)
-            jvm_messages = (_with_running_clock(text) if found.untimed_after_timed else text).where(routed_here)
+
+            def jvm_messages() -> DataFrame:
+                """The messages to type, where the cache holds no typed changes: without the messages' text in it (a
+                speculation that missed), from the source again."""
+                text = prepared if speculation is None else adapter.prepare(messages)
+                return (_with_running_clock(text) if found.untimed_after_timed else text).where(routed_here)
+
             functions = hit.functions if hit is not None else _java_functions(adapter, typings)
             if hit is not None:  # the cache holds the changes typed: the typed rows are a projection of it
                 parts_of = {t.index: _part_columns(t) for t in typings}
@@ -1012,7 +1016,7 @@ def decode(
                 SPECULATED["typed"] += 1
             elif functions is not None:
                 parts_of = {t.index: _part_columns(t) for t in typings}
-                calls = _with_typed_rows(jvm_messages, typings, functions).drop("key", "value")
+                calls = _with_typed_rows(jvm_messages(), typings, functions).drop("key", "value")
                 with session_conf(spark, BATCH_CACHE):
                     wide = _java_typed_wide(calls, functions, partition_ts).persist()
                 SPECULATED["retyped" if speculation is not None else "unspeculated"] += 1
@@ -1021,7 +1025,7 @@ def decode(
                 parts_of = dict(projections.parts)
                 planned = BATCH_CACHE if executors_compile_huge_methods(spark) else {**BATCH_CACHE, **SPLIT_METHODS}
                 with session_conf(spark, planned):
-                    wide = _typed_wide(adapter.rows(jvm_messages), projections, partition_ts).persist()
+                    wide = _typed_wide(adapter.rows(jvm_messages()), projections, partition_ts).persist()
             if adapter.java_rows is not None and hit is None:
                 SPECULATIONS.put(
                     speculation_key, _speculated(typings, () if speculation is None else speculation.typings)
