@@ -56,7 +56,7 @@ public final class CanalShape extends EnvelopeReader implements UDF1<byte[], Row
   }
 
   /** The members the decode reads; {@code odd}: something the JVM must not type. */
-  private static final class Envelope implements Read {
+  private static final class Envelope extends Read {
     final TypedTables typers; // null: no rows are kept
     // The positions of the table's columns, where its rows are kept (decided at the first rows met); null: not kept
     Map<String, Integer> images;
@@ -64,8 +64,6 @@ public final class CanalShape extends EnvelopeReader implements UDF1<byte[], Row
     final List<Image> dataImages = new ArrayList<>();
     final List<Image> oldImages = new ArrayList<>();
     boolean imagesBroken; // a row that is not an object, which CanalRows does not type
-    String database;
-    String table;
     String type;
     boolean pkNames;
     Boolean isDdl;
@@ -76,7 +74,6 @@ public final class CanalShape extends EnvelopeReader implements UDF1<byte[], Row
     int oldRows = -1; // -1: no old rows given
     boolean oldWithin = true; // every old row is an object naming only the first row's columns
     List<Names> oldAhead; // old rows read before the first row's names were known
-    boolean odd;
     Long commitTs;
     boolean commitTsBad;
     Long watermarkTs;
@@ -111,21 +108,6 @@ public final class CanalShape extends EnvelopeReader implements UDF1<byte[], Row
       Image image = Image.empty(images.size());
       into.add(image);
       return image;
-    }
-
-    @Override
-    public void wellFormed(boolean wellFormed) {
-      odd |= !wellFormed;
-    }
-
-    @Override
-    public String database() {
-      return database;
-    }
-
-    @Override
-    public String table() {
-      return table;
     }
 
     /** The rows typed from the texts kept as read, else from {@code message} again. */

@@ -25,20 +25,20 @@ public abstract class EnvelopeReader implements UDF1<byte[], Row> {
     tables(); // a malformed plan fails on the driver, at registration
   }
 
-  /** One message as the protocol reads it: its members, then its envelope's fields and its rows. */
-  protected interface Read extends Members.Reader {
-    /** What {@link Members#read} found of the whole message, told once its members are read. */
-    void wellFormed(boolean wellFormed);
+  /**
+   * One message as the protocol reads it: its members, then its envelope's fields and its rows. {@code odd}: something
+   * the JVM must not type (a message {@link Members#read} found not well formed is).
+   */
+  protected abstract static class Read implements Members.Reader {
+    protected String database;
+    protected String table;
+    protected boolean odd;
 
     /** The envelope's fields. */
-    Object[] fields();
-
-    String database();
-
-    String table();
+    public abstract Object[] fields();
 
     /** A row message's rows typed by its table's {@code typer} ({@code fields}: as {@link #fields} gave them). */
-    List<Row> typed(ImageRows typer, Object[] fields, byte[] message);
+    public abstract List<Row> typed(ImageRows typer, Object[] fields, byte[] message);
   }
 
   /** The row typer of one table, made with its plan. */
@@ -55,7 +55,8 @@ public abstract class EnvelopeReader implements UDF1<byte[], Row> {
     TypedTables typed = tables();
     Read read = reading(typed, message);
     try {
-      read.wellFormed(Members.read(message, read, true));
+      boolean wellFormed = Members.read(message, read, true); // read before odd is (|= would not)
+      read.odd |= !wellFormed;
     } catch (IOException | RuntimeException malformed) {
       return nothing();
     }
@@ -63,7 +64,7 @@ public abstract class EnvelopeReader implements UDF1<byte[], Row> {
     if (typed == null) {
       return RowFactory.create(fields);
     }
-    ImageRows typer = "row".equals(fields[0]) ? typed.typer(read.database(), read.table()) : null;
+    ImageRows typer = "row".equals(fields[0]) ? typed.typer(read.database, read.table) : null;
     return typed.row(fields, typer, typer == null ? null : read.typed(typer, fields, message));
   }
 

@@ -56,7 +56,7 @@ public final class SimpleShape extends EnvelopeReader implements UDF1<byte[], Ro
   }
 
   /** The members the decode reads; {@code odd}: something the JVM must not type. */
-  private static final class Envelope implements Read {
+  private static final class Envelope extends Read {
     final TypedTables typers; // null: no images are kept
     final byte[] message;
     // The positions of the table's columns, where its images are kept (decided at the first image met); null: not
@@ -67,8 +67,6 @@ public final class SimpleShape extends EnvelopeReader implements UDF1<byte[], Ro
     final Names names = new Names();
     Long version;
     String type;
-    String database;
-    String table;
     String[] schemaNames;
     String[] oldSchemaNames;
     Long commitTs;
@@ -78,26 +76,10 @@ public final class SimpleShape extends EnvelopeReader implements UDF1<byte[], Ro
     boolean handleKeyOnly;
     boolean claimCheck;
     boolean checksum;
-    boolean odd;
 
     Envelope(TypedTables typers, byte[] message) {
       this.typers = typers;
       this.message = message;
-    }
-
-    @Override
-    public void wellFormed(boolean wellFormed) {
-      odd |= !wellFormed;
-    }
-
-    @Override
-    public String database() {
-      return database;
-    }
-
-    @Override
-    public String table() {
-      return table;
     }
 
     /** The change typed from the texts kept as read, else from {@code message} again. */
