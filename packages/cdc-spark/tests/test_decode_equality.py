@@ -909,15 +909,19 @@ def test_odd_envelopes_typed_in_their_shapes_pass_decode_alike(spark: Any, proto
     assert second.paths["jvm"] >= len(head) // 2, second.paths
 
 
+@pytest.mark.parametrize("broadcast", [True, False], ids=["clocks-broadcast", "clocks-shuffled"])
 @pytest.mark.parametrize("dead_letter", [False, True], ids=["all-valid", "with-a-dead-letter"])
 def test_changes_without_a_ts_after_timed_ones_are_ordered_alike_when_typed_in_the_shapes_pass(
-    spark: Any, dead_letter: bool
+    spark: Any, monkeypatch: pytest.MonkeyPatch, dead_letter: bool, broadcast: bool
 ) -> None:
     """Canal-JSON changes without a commit ts (no ``_tidb``) between timed ones, with or without a dead letter among
     them: each untimed change takes the newest ts before it in its partition. Decoded twice, the second batch typed
     in its shapes' pass (the running clock joined to the cached changes; taken again without the dead letter), both
-    as the codec orders them."""
+    as the codec orders them; the clocks broadcast to the rows, or (as for a batch of many untimed changes) not."""
     from cdc_spark.decoding import jvm_path
+
+    if not broadcast:
+        monkeypatch.setattr(jvm_path, "BROADCAST_CLOCKS", 0)
 
     messages = []
     days = ["2024-02-28", "2024-02-29", "2024-02-30" if dead_letter else "2024-03-04", "2024-03-01", "2024-03-02"]

@@ -66,6 +66,7 @@ class _Shapes:
     other_clock: dict[PartitionKey, int] = attrs.field(factory=dict)
     # some change without a commit ts follows a timed message in its partition (it is ordered by that one's ts)
     untimed_after_timed: bool = False
+    untimed: int = 0  # JVM messages without a commit ts
 
 
 # A message's rank within its group (one topic-partition) as one decimal(38,0): its ts (-1 for none) plus one, then
@@ -132,6 +133,7 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
     clock: dict[PartitionKey, int] = {}
     other_clock: dict[PartitionKey, int] = {}
     untimed: set[PartitionKey] = set()
+    untimed_messages = 0
     python_messages = 0
     newest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
     oldest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
@@ -145,6 +147,7 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
             python_messages += row["messages"]
         if row[A.ROUTE] == Route.JVM and row["untimed"]:
             untimed.add(where)
+            untimed_messages += row["untimed"]
         if not row[A.SAMPLE] or row[A.DATABASE] is None or row[A.TABLE] is None:
             continue
         rank, first = _rank(row, "rank"), _rank(row, "oldest")
@@ -155,7 +158,7 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
             oldest[key] = (first, row["topic"])
     untimed_after_timed = bool(untimed & clock.keys())
     if not newest:
-        return _Shapes([], python_messages, clock, other_clock, untimed_after_timed)
+        return _Shapes([], python_messages, clock, other_clock, untimed_after_timed, untimed_messages)
     known = {key for key in newest if key[3] and described(*key[:3])}
     ends = {(topic, rank[1], rank[2]) for picked in (newest, oldest) for key, (rank, topic) in picked.items()
             if key not in known}  # fmt: skip
@@ -187,7 +190,7 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
             Sample(database=database, table=table, shape=shape, message=row_message(found), rank=rank, jvm=jvm,
                    fallback=fallback)
         )  # fmt: skip
-    return _Shapes(samples, python_messages, clock, other_clock, untimed_after_timed)
+    return _Shapes(samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages)
 
 
 def _without_payloads(prepared: DataFrame, keep_value: bool = False) -> DataFrame:
@@ -221,6 +224,26 @@ def _with_running_clock(prepared: DataFrame) -> DataFrame:
 
     before = Window.partitionBy("topic", "partition").orderBy("offset").rowsBetween(Window.unboundedPreceding, -1)
     return prepared.withColumn("clock_before", F.max(A.TS).over(before))
+
+
+# Up to this many changes without a commit ts, their clocks are broadcast to the rows (about 100 bytes each in every
+# executor); more are joined by a shuffle. Either way the window itself sorts the messages' coordinates and ts only:
+# over whole rows it shuffled and sorted every typed value (measured at 10^6 Avro messages with tombstone deletes:
+# a quarter of the executors' samples).
+BROADCAST_CLOCKS: Final = 250_000
+
+
+def _clocked(rows: DataFrame, messages: DataFrame, untimed: int) -> DataFrame:
+    """``rows`` (any number per message, by :data:`COORDINATES`) with ``clock_before`` of ``messages`` (one row per
+    message, with ``A.TS``; ``untimed`` of them without a ts), null where a message has a ts (its own orders it)."""
+    from pyspark.sql import functions as F
+
+    narrow = _with_running_clock(messages.select(*COORDINATES, A.TS))
+    clocks = narrow.where(F.col(A.TS).isNull()).select(*COORDINATES, "clock_before")
+    joined: DataFrame = rows.join(
+        F.broadcast(clocks) if untimed <= BROADCAST_CLOCKS else clocks, on=list(COORDINATES), how="left"
+    )
+    return joined
 
 
 # Whole-stage code generation off: operator code generation splits a projection into small methods. The typing is
@@ -852,9 +875,11 @@ def _reclocked(
     prepared: DataFrame,
     dead: frozenset[tuple[str | None, int | None, int | None]],
     partition_ts: Mapping[PartitionKey, int],
+    untimed: int,
 ) -> DataFrame:
     """The order ts of changes without a commit ts taken again without the batch's dead letters: a message the
-    codec could not decode says nothing about time (the codec's clock never saw it)."""
+    codec could not decode says nothing about time (the codec's clock never saw it). ``untimed``: how many
+    messages of ``prepared`` have no ts (:func:`_clocked`)."""
     from pyspark.sql import functions as F
 
     def coordinates(topic: Any, partition: Any, offset: Any) -> Column:
@@ -862,7 +887,6 @@ def _reclocked(
 
     here = F.struct(F.col("topic").alias("t"), F.col("partition").alias("p"), F.col("offset").alias("o"))
     living = prepared.where(~here.isin(*[coordinates(*c) for c in dead]))
-    clocks = _with_running_clock(living).select(*COORDINATES, F.col("clock_before").alias("__reclock"))
     seeded = _seeded_clock(partition_ts)
     before = F.greatest(F.col("__reclock"), seeded.cast("long")) if partition_ts else F.col("__reclock")
     sequence = F.col("_cdc_sequence")
@@ -870,7 +894,7 @@ def _reclocked(
         F.coalesce(F.col("_cdc_commit_ts"), before).alias("commit_ts"), sequence["partition"].alias("partition"),
         sequence["offset"].alias("offset"), sequence["position"].alias("position"),
     )  # fmt: skip
-    joined: DataFrame = rows.join(clocks, on=list(COORDINATES), how="left")
+    joined = _clocked(rows, living, untimed).withColumnRenamed("clock_before", "__reclock")
     return joined.withColumn("_cdc_sequence", reordered).drop("__reclock")
 
 
@@ -1003,15 +1027,16 @@ def decode(
                 """The messages to type, where the cache holds no typed changes: without the messages' text in it (a
                 speculation that missed), from the source again."""
                 text = prepared if speculation is None else adapter.prepare(messages)
-                return (_with_running_clock(text) if found.untimed_after_timed else text).where(routed_here)
+                return (_clocked(text, prepared, found.untimed) if found.untimed_after_timed else text).where(
+                    routed_here
+                )
 
             functions = hit.functions if hit is not None else _java_functions(adapter, typings)
             if hit is not None:  # the cache holds the changes typed: the typed rows are a projection of it
                 parts_of = {t.index: _part_columns(t) for t in typings}
                 changes = cache.where(routed_here)
                 if found.untimed_after_timed:
-                    clocks = _with_running_clock(prepared).select(*COORDINATES, "clock_before")
-                    changes = changes.join(clocks, on=list(COORDINATES), how="left")
+                    changes = _clocked(changes, prepared, found.untimed)
                 wide = _changes_wide(changes, hit.functions, partition_ts)
                 SPECULATED["typed"] += 1
             elif functions is not None:
@@ -1086,7 +1111,7 @@ def decode(
         )
         dead_letters = python.first.dead_coordinates() if python is not None else frozenset()
         if found.untimed_after_timed and dead_letters:
-            jvm_rows = _reclocked(jvm_rows, prepared, dead_letters, partition_ts)
+            jvm_rows = _reclocked(jvm_rows, prepared, dead_letters, partition_ts, found.untimed)
         for name, typing in jvm_tables.items():
             if counts.get(typing.index):
                 parts.setdefault(name, []).append(_jvm_part(jvm_rows, parts_of[typing.index]))
