@@ -75,3 +75,32 @@ def test_negative_offsets_are_ranked_too(spark: Any) -> None:
     messages = [("a", 0, 5, -3, 1), ("a", 0, 5, -10, 2), ("a", 0, 4, 8, 1)]
     groups = _groups(spark, messages)
     assert {g: (_rank(row, "rank"), _rank(row, "oldest")) for g, row in groups.items()} == _expected(messages)
+
+
+def test_groups_in_ts_order_are_ranked_by_their_offsets(spark: Any) -> None:
+    """Where each group's messages come in ts order (ties and messages without a ts among them, as a TiCDC partition
+    holds them), its newest and oldest message are its last and first offsets: the one aggregate of longs ranks them,
+    as the tuples do."""
+    chosen = random.Random(11)
+    messages = []
+    for partition in range(3):
+        ts: int | None = None
+        for offset in sorted(chosen.sample(range(10_000), 120)):
+            if chosen.random() < 0.7:
+                ts = chosen.randrange(1, 50) + (ts or 0)
+            untimed = chosen.random() < 0.1
+            messages.append((chosen.choice("ab"), partition, None if untimed else ts, offset, chosen.randrange(1, 4)))
+    in_order = [m for m in messages if m[2] is not None or m[3] < 100]  # untimed ones only before the timed ones
+    groups = _groups(spark, in_order)
+    assert all("rank_offset" in row.__fields__ for row in groups.values())  # no second aggregate
+    assert {g: (_rank(row, "rank"), _rank(row, "oldest")) for g, row in groups.items()} == _expected(in_order)
+
+
+def test_one_group_out_of_ts_order_ranks_every_group_again(spark: Any) -> None:
+    """A group whose last offset is not its newest ts (a message written again after a restart, say) sends the batch
+    to the exact aggregate of (ts, offset); so does one whose first offset is not its oldest ts."""
+    for late in [("a", 0, 6, 40, 1), ("a", 0, 6, 1, 3)]:  # last offset not the newest ts; first not the oldest
+        messages = [("a", 0, 5, 10, 2), ("a", 0, 7, 20, 1), ("b", 1, 1, 5, 1), late]
+        groups = _groups(spark, messages)
+        assert all("rank_offset" not in row.__fields__ for row in groups.values()), late
+        assert {g: (_rank(row, "rank"), _rank(row, "oldest")) for g, row in groups.items()} == _expected(messages)
