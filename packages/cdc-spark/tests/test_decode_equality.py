@@ -391,6 +391,54 @@ def test_every_column_type_decodes_alike_in_avro(spark: Any, schema_registry: An
     assert_same_decode(spark, messages, "avro", options)
 
 
+def test_avro_json_documents_read_by_java_are_the_sql_readers_text(
+    spark: Any, schema_registry: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TiCDC Avro writes JSON as TiDB prints it (``": "``, ``", "``); the Java reader re-prints each document to the
+    same text as the SQL reader, byte for byte (the equality tests compare JSON parsed)."""
+    if "avro" not in installed_codecs():
+        pytest.skip("needs cdc-avro")
+    options = {"schema-registry": schema_registry.url}
+    messages = encode(generate(seed=7, transactions=60), "avro", {**options, "enable-tidb-extension": True})
+    frame = _frame(spark, list(messages)).cache()
+
+    from cdc_spark.decoding.java_text import JavaText
+
+    descriptors: list[str] = []
+    reader = JavaText.reader
+
+    def spied(self: JavaText, data_type: Any, descriptor: str) -> Any:
+        descriptors.append(descriptor)
+        return reader(self, data_type, descriptor)
+
+    monkeypatch.setattr(JavaText, "reader", spied)
+
+    def documents(readers: str) -> tuple[dict[tuple[str, int, int], str | None], bool]:
+        """The documents by table and coordinates, and whether a Java reader read them."""
+        monkeypatch.setenv(SWITCH_ENV, readers)
+        descriptors.clear()
+        decoded = decode(frame, "avro", options, plan="jvm")
+        try:
+            found = {}
+            for name in decoded.tables():
+                table = decoded.table(*name)
+                if "profile" in table.columns:
+                    for row in table.select("_cdc_partition", "_cdc_offset", "profile").collect():
+                        found[(name[1], row["_cdc_partition"], row["_cdc_offset"])] = row["profile"]
+            return found, "json" in descriptors
+        finally:
+            decoded.release()
+
+    try:
+        (java, by_java), (sql, by_sql) = documents("on"), documents("off")
+    finally:
+        frame.unpersist()
+    assert (by_java, by_sql) == (True, False)
+    assert java == sql
+    compact = [text for text in java.values() if text and text.startswith("{") and '":' in text]
+    assert len(compact) > 10 and not any(", " in t or ": " in t for t in compact), java
+
+
 def test_avro_wide_decimals_and_unreadable_keys_go_to_the_codec(spark: Any, schema_registry: Any) -> None:
     """A shape with a DECIMAL(65,30) (bytes, beyond Spark's 38 digits) is the codec's, and so is a row whose key
     record has a value the codec rejects (it reads the key too) though its value record is fine; the rows beside

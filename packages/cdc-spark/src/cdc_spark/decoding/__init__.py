@@ -53,8 +53,9 @@ def _avro(options: Mapping[str, object], session_zone: str, spark: SparkSession)
     if not str(options.get("schema-registry") or ""):
         return None  # Glue-framed data only: the codec
     from cdc_spark.decoding.avro import AvroAdapter
+    from cdc_spark.decoding.java_text import JavaText
 
-    return AvroAdapter(options, session_zone)
+    return AvroAdapter(options, session_zone, java=JavaText.of(spark))
 
 
 # protocol -> its JVM rules (None: not for these options); a new protocol's rules are one module and one entry here

@@ -49,6 +49,7 @@ from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.avro_records import permissive_from_avro
+from cdc_spark.decoding.java_text import JavaText
 from cdc_spark.decoding.jvm_values import (
     Typed,
     checked,
@@ -250,8 +251,8 @@ def _same(value: Column) -> Typed:
 class _ValueReader(LogicalTypeVisitor[A.Reader | None]):
     """How the JVM reads a field of Avro type ``primitive``; None where it does not (the codec reads that shape)."""
 
-    def __init__(self, primitive: str, zone: str, session_zone: str) -> None:
-        self.primitive, self.zone, self.session_zone = primitive, zone, session_zone
+    def __init__(self, primitive: str, zone: str, session_zone: str, java: JavaText | None) -> None:
+        self.primitive, self.zone, self.session_zone, self.java = primitive, zone, session_zone, java
 
     def visit_int(self, data_type: DataType) -> A.Reader | None:
         target = spark_type(data_type)
@@ -314,7 +315,9 @@ class _ValueReader(LogicalTypeVisitor[A.Reader | None]):
         return self._text(time_text)
 
     def visit_json(self, data_type: DataType) -> A.Reader | None:
-        return self._text(json_text)
+        # the Java reader re-prints a document as the SQL one does, without a stream decoder per value (Spark's
+        # get_json_object builds one: 4-7% of an Avro decode's executor samples)
+        return self._text(json_text if self.java is None else self.java.reader(data_type, "json"))
 
     def visit_vector(self, data_type: DataType) -> A.Reader | None:
         return self._text(vector_text)
@@ -326,10 +329,13 @@ class _ValueReader(LogicalTypeVisitor[A.Reader | None]):
         return None  # nor array columns
 
 
-def value_reader(data_type: DataType, primitive: str, zone: str, session_zone: str) -> A.Reader | None:
+def value_reader(
+    data_type: DataType, primitive: str, zone: str, session_zone: str, java: JavaText | None = None
+) -> A.Reader | None:
     """How the JVM reads a field of Avro type ``primitive`` into ``data_type``'s contract type, as the codec's
-    ``reader_for`` and ``spark_value`` do; None where the JVM does not (the codec reads that shape)."""
-    return _ValueReader(primitive, zone, session_zone).visit(data_type)
+    ``reader_for`` and ``spark_value`` do; None where the JVM does not (the codec reads that shape). With ``java``
+    (the session's Java readers), JSON documents are read by them."""
+    return _ValueReader(primitive, zone, session_zone, java).visit(data_type)
 
 
 # --------------------------------------------------------------------------------------------------- adapter
@@ -351,6 +357,18 @@ def _header_of(schema_id: int) -> bytearray:
     return bytearray(b"\x00" + schema_id.to_bytes(4, "big"))
 
 
+def _known_id(data: Column, schemas: Mapping[int, WriterSchema]) -> Column:
+    """The schema id of the record in ``data`` where its header names one of ``schemas``, else null. Found once per
+    record: a comparison of its header bytes copies them out of the row each time (every per-id value tested it)."""
+    from pyspark.sql import functions as F
+
+    header = _header(data)
+    found: Column = F.lit(None).cast("long")
+    for schema_id in schemas:
+        found = F.when(header == F.lit(_header_of(schema_id)), F.lit(schema_id).cast("long")).otherwise(found)
+    return found
+
+
 def _tso(value: Column) -> Column:
     """The unsigned big-endian TSO after a marker byte."""
     from pyspark.sql import functions as F
@@ -362,6 +380,7 @@ def _tso(value: Column) -> Column:
 class AvroAdapter:
     options: Mapping[str, object]
     session_zone: str
+    java: JavaText | None = None  # the session's Java readers, if it has them
     protocol: str = PROTOCOL
     readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
     java_rows: None = attrs.field(default=None, init=False)  # the SQL typing
@@ -376,7 +395,7 @@ class AvroAdapter:
         self._zone = zone_name(resolve_zone(self._resolved["time-zone"]))
 
     def expressions_key(self) -> Hashable:
-        return zoned_key(self.protocol, self.options, self.session_zone, self._zone)
+        return (zoned_key(self.protocol, self.options, self.session_zone, self._zone), self.java is not None)
 
     def _settings(self) -> RegistrySettings:
         return RegistrySettings(
@@ -425,16 +444,15 @@ class AvroAdapter:
         first = F.substring(value, 1, 1)
         tso_message = F.length(value) == _TSO_MESSAGE
         tso = _tso(value)
-        frame = messages.withColumn("__kh", _header(key)).withColumn("__vh", _header(value))
+        # each record's schema id where it is one of the batch's, found once: every per-id value below tests it
+        frame = messages.withColumn("__kh", _known_id(key, self.keys)).withColumn("__vh", _known_id(value, self.values))
         end = F.lit(bytearray(_END_BYTES))
 
         def decoded(role: str, data: Column, schemas: Mapping[int, WriterSchema]) -> list[Column]:
             body = F.concat(F.substring(data, HEADER + 1, 1 << 30), end)
             header = F.col(f"__{role}h")
             return [
-                F.when(header == F.lit(_header_of(i)), permissive_from_avro(body, s.spark_schema)).alias(
-                    f"__av{role}{i}"
-                )
+                F.when(header == F.lit(i), permissive_from_avro(body, s.spark_schema)).alias(f"__av{role}{i}")
                 for i, s in schemas.items()
             ]
 
@@ -446,7 +464,7 @@ class AvroAdapter:
             for i, schema in schemas.items():
                 picked = pick(schema, F.col(f"__av{role}{i}"))
                 if picked is not None:
-                    result = F.when(F.col(f"__{role}h") == F.lit(_header_of(i)), picked).otherwise(result)
+                    result = F.when(F.col(f"__{role}h") == F.lit(i), picked).otherwise(result)
             return result
 
         key_good = per_id("k", self.keys, lambda s, r: s.readable(r), "boolean")
@@ -517,7 +535,7 @@ class AvroAdapter:
 
         good: Column = F.lit(True)
         for name, (data_type, primitive) in writer.columns.items():
-            reader = value_reader(data_type, primitive, self._zone, self.session_zone)
+            reader = value_reader(data_type, primitive, self._zone, self.session_zone, self.java)
             if reader is None:
                 return F.lit(False)  # a key the JVM does not read: the codec reads the row
             typed = reader(record[name])
@@ -578,7 +596,7 @@ class AvroAdapter:
             if wire is None:
                 return None
             data_type, primitive = wire
-            reader = value_reader(data_type, primitive, self._zone, self.session_zone)
+            reader = value_reader(data_type, primitive, self._zone, self.session_zone, self.java)
             if reader is None:
                 return None
             readers[column.name] = reader
