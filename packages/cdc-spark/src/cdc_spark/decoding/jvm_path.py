@@ -66,7 +66,7 @@ class _Shapes:
     other_clock: dict[PartitionKey, int] = attrs.field(factory=dict)
     # some change without a commit ts follows a timed message in its partition (it is ordered by that one's ts)
     untimed_after_timed: bool = False
-    untimed: int = 0  # JVM messages without a commit ts
+    untimed: int = 0  # messages without a commit ts (the running clock's are joined to the rows)
 
 
 # A message's rank within its group (one topic-partition) is (ts, offset): its ts (-1 for none), then its offset. In
@@ -177,9 +177,9 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
             other_clock[where] = row["ts"]
         if row[A.ROUTE] == Route.PYTHON:
             python_messages += row["messages"]
+        untimed_messages += row["untimed"]
         if row[A.ROUTE] == Route.JVM and row["untimed"]:
             untimed.add(where)
-            untimed_messages += row["untimed"]
         if not row[A.SAMPLE] or row[A.DATABASE] is None or row[A.TABLE] is None:
             continue
         rank, first = _rank(row, "rank"), _rank(row, "oldest")
