@@ -68,6 +68,11 @@ class _Shapes:
     untimed_after_timed: bool = False
     untimed: int = 0  # messages without a commit ts (the running clock's are joined to the rows)
 
+    def clocked(self, rows: DataFrame, messages: DataFrame) -> DataFrame:
+        """``rows`` with the running clock of ``messages`` (:func:`_clocked`) where a change without a commit ts
+        follows a timed message; otherwise as they are (none needs it)."""
+        return _clocked(rows, messages, self.untimed) if self.untimed_after_timed else rows
+
 
 # A message's rank within its group (one topic-partition) is (ts, offset): its ts (-1 for none), then its offset. In
 # a partition whose messages come in ts order, the newest message of a group is its last offset and the oldest its
@@ -1059,16 +1064,12 @@ def decode(
                 """The messages to type, where the cache holds no typed changes: without the messages' text in it (a
                 speculation that missed), from the source again."""
                 text = prepared if speculation is None else adapter.prepare(messages)
-                return (_clocked(text, prepared, found.untimed) if found.untimed_after_timed else text).where(
-                    routed_here
-                )
+                return found.clocked(text, prepared).where(routed_here)
 
             functions = hit.functions if hit is not None else _java_functions(adapter, typings)
             if hit is not None:  # the cache holds the changes typed: the typed rows are a projection of it
                 parts_of = {t.index: _part_columns(t) for t in typings}
-                changes = cache.where(routed_here)
-                if found.untimed_after_timed:
-                    changes = _clocked(changes, prepared, found.untimed)
+                changes = found.clocked(cache.where(routed_here), prepared)
                 wide = _changes_wide(changes, hit.functions, partition_ts)
                 SPECULATED["typed"] += 1
             elif functions is not None:
