@@ -445,14 +445,16 @@ class AvroAdapter:
         tso_message = F.length(value) == _TSO_MESSAGE
         tso = _tso(value)
         # each record's schema id where it is one of the batch's, found once: every per-id value below tests it
-        frame = messages.withColumn("__kh", _known_id(key, self.keys)).withColumn("__vh", _known_id(value, self.values))
+        frame = messages.withColumn("__kid", _known_id(key, self.keys)).withColumn(
+            "__vid", _known_id(value, self.values)
+        )
         end = F.lit(bytearray(_END_BYTES))
 
         def decoded(role: str, data: Column, schemas: Mapping[int, WriterSchema]) -> list[Column]:
             body = F.concat(F.substring(data, HEADER + 1, 1 << 30), end)
-            header = F.col(f"__{role}h")
+            schema_id = F.col(f"__{role}id")
             return [
-                F.when(header == F.lit(i), permissive_from_avro(body, s.spark_schema)).alias(f"__av{role}{i}")
+                F.when(schema_id == F.lit(i), permissive_from_avro(body, s.spark_schema)).alias(f"__av{role}{i}")
                 for i, s in schemas.items()
             ]
 
@@ -464,7 +466,7 @@ class AvroAdapter:
             for i, schema in schemas.items():
                 picked = pick(schema, F.col(f"__av{role}{i}"))
                 if picked is not None:
-                    result = F.when(F.col(f"__{role}h") == F.lit(i), picked).otherwise(result)
+                    result = F.when(F.col(f"__{role}id") == F.lit(i), picked).otherwise(result)
             return result
 
         key_good = per_id("k", self.keys, lambda s, r: s.readable(r), "boolean")
