@@ -329,6 +329,39 @@ def test_the_codec_decides_what_the_jvm_cannot_read(spark: Any) -> None:
     assert decoded.paths["codec"] >= 1
 
 
+@pytest.mark.parametrize("rejected", [False, True], ids=["codec-messages-only", "with-a-rejected-value"])
+def test_the_codec_reads_the_source_again_only_for_messages_the_jvm_gave_up(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, rejected: bool
+) -> None:
+    """The batch's cache keeps the messages routed to the codec whole (a DDL, a broken message): without a JVM
+    message the codec needs after all, its residue comes from the cache alone, not from a second read of the
+    source (from Kafka, the whole batch again; Spark's optimizer finds that join empty). A value the JVM rejects
+    sends its message to the codec with its payload, which the cache no longer holds: then the source is read
+    again, for those messages only."""
+    if "canal-json" not in installed_codecs():
+        pytest.skip("needs cdc-canal")
+    messages = list(encode(generate(seed=7, transactions=6), "canal-json"))
+    messages.insert(3, BROKEN)
+    if rejected:
+        index = next(i for i, m in enumerate(messages) if b'"INSERT"' in (m.value or b""))
+        document = json.loads(messages[index].value or b"")
+        document["data"][0] = dict.fromkeys(document["data"][0], "not a value")
+        messages[index] = Message(value=json.dumps(document).encode(), partition=0)
+    plans: list[str] = []
+    whole = jvm_path._whole
+
+    def spy(residue: Any, source: Any) -> Any:
+        frame = whole(residue, source)
+        plans.append(frame._jdf.queryExecution().optimizedPlan().toString())
+        return frame
+
+    monkeypatch.setattr(jvm_path, "_whole", spy)
+    decoded = assert_same_decode(spark, messages, "canal-json")
+    assert decoded.paths["codec"] >= 2, decoded.paths  # the DDL and the broken message at least
+    assert plans, "no residue went to the codec"
+    assert all(("LeftSemi" in plan) is rejected for plan in plans), plans
+
+
 def test_spatial_values_and_nulls_go_through_the_codec_alike(spark: Any) -> None:
     """Spatial columns are the codec's (the residue): a null geometry beside a real one must not fail the Arrow
     conversion of the Python path (a non-nullable ``wkb`` child did)."""

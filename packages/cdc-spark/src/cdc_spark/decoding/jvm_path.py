@@ -230,21 +230,36 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
     return _Shapes(samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages)
 
 
+# In the cache, a message's rank is its last row's position alone: the rest of it is the ts and coordinates, cached
+# anyway, and a struct column is copied whole into the cache and out of it on every read of one of its fields.
+_LAST: Final = "__last"
+
+
 def _without_payloads(prepared: DataFrame, keep_value: bool = False) -> DataFrame:
     """What the batch's cache holds: a message the JVM types without its key and value (they are parsed already;
     Debezium's with their schemas are most of a message), any other whole, for the codec. A JVM message the codec
     needs after all (a value the JVM could not convert, a shape it cannot describe) comes from the source
-    (:func:`_whole`), as do the samples. ``keep_value``: the value stays, for a Java row typer that reads it."""
+    (:func:`_whole`), as do the samples. ``keep_value``: the value stays, for a Java row typer that reads it. The
+    rank is kept as its position alone (:func:`_ranked` makes it again)."""
     from pyspark.sql import functions as F
 
     routed_here = F.col(A.ROUTE) == Route.JVM
     dropped = ("key",) if keep_value else ("key", "value")
-    return prepared.withColumns({name: F.when(~routed_here, F.col(name)) for name in dropped})
+    stripped = prepared.withColumns({name: F.when(~routed_here, F.col(name)) for name in dropped})
+    return stripped.withColumn(_LAST, F.col(A.RANK)["position"]).drop(A.RANK)
+
+
+def _ranked(stored: DataFrame) -> DataFrame:
+    """The cache of :func:`_without_payloads` with ``A.RANK`` made again (where it is read)."""
+    from pyspark.sql import functions as F
+
+    return stored.withColumn(A.RANK, A.rank(F.col(_LAST))).drop(_LAST)
 
 
 def _whole(residue: DataFrame, messages: DataFrame) -> DataFrame:
     """The ``residue``'s messages with their payloads: those the cache holds without theirs, from ``messages`` (the
-    source), by their coordinates."""
+    source), by their coordinates. Where the residue's filter routes none of those, Spark's optimizer finds the
+    join empty and the source is not read again."""
     from pyspark.sql import functions as F
 
     routed_here = F.col(A.ROUTE) == Route.JVM
@@ -1010,11 +1025,12 @@ def decode(
                 typed_rows = _with_typed_rows(prepared_text, speculation.typings, speculation.functions)
                 prepared_text = _changes(typed_rows, speculation.functions)
             keep_value = adapter.java_rows is not None and speculation is None
-            cache = _without_payloads(prepared_text, keep_value).persist()
+            stored = _without_payloads(prepared_text, keep_value).persist()
+        cache = _ranked(stored)
         prepared = cache if speculation is None else cache.where(F.col(A.POSITION) == 0)
         reused = _ShapeReuse(app, adapter)
         found = _find_shapes(prepared, messages, reused.kept)
-    cached: list[DataFrame] = [cache]
+    cached: list[DataFrame] = [stored]
     known = [*known_versions, *schemas.values()]  # every schema of earlier batches, for the codec's samples and residue
     with steps.timed("schemas"):
         described = reused.described(found.samples, known)

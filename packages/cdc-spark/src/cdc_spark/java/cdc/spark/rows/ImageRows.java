@@ -55,7 +55,8 @@ public abstract class ImageRows implements UDF2<byte[], String, List<Row>> {
     columns = new String[names.size()];
     positions = new HashMap<>();
     for (int k = 0; k < columns.length; k++) {
-      columns[k] = names.get(k).asText();
+      // interned as the readers' parser interns member names: a lookup of one is then a reference compare
+      columns[k] = names.get(k).asText().intern();
       positions.put(columns[k], k);
     }
     shapes = new HashMap<>();

@@ -15,6 +15,9 @@ import java.time.ZoneId;
  */
 final class LocatedTime {
   private static final JsonFactory JSON = new JsonFactory();
+  private static final String HEAD = "{\"location\":\"";
+  private static final String MIDDLE = "\",\"value\":\"";
+  private static final String TAIL = "\"}";
 
   private final String location;
   private final ZoneId zone;
@@ -49,6 +52,10 @@ final class LocatedTime {
 
   /** The object's {@code location} and {@code value} texts, null for a text that is not one JSON object. */
   private static String[] parts(String text) {
+    String[] compact = compact(text);
+    if (compact != null) {
+      return compact;
+    }
     String[] parts = new String[2];
     try (JsonParser parser = JSON.createParser(text)) {
       if (parser.nextToken() != JsonToken.START_OBJECT) {
@@ -68,5 +75,34 @@ final class LocatedTime {
     } catch (IOException notJson) {
       return null;
     }
+  }
+
+  /**
+   * The parts of the form TiCDC writes, {@code {"location":"...","value":"..."}} with no blank and no escape, read
+   * without a parser (one made per value took nine tenths of this reader's samples in a Simple decode); null for
+   * any other text, which the parser then reads.
+   */
+  private static String[] compact(String text) {
+    if (!text.startsWith(HEAD) || !text.endsWith(TAIL)) {
+      return null;
+    }
+    int middle = text.indexOf(MIDDLE, HEAD.length());
+    if (middle < 0 || middle + MIDDLE.length() > text.length() - TAIL.length()) {
+      return null;
+    }
+    String location = text.substring(HEAD.length(), middle);
+    String value = text.substring(middle + MIDDLE.length(), text.length() - TAIL.length());
+    return plain(location) && plain(value) ? new String[] {location, value} : null;
+  }
+
+  /** Whether a string's JSON text is the string itself: no quote, no escape, no control character. */
+  private static boolean plain(String text) {
+    for (int k = 0; k < text.length(); k++) {
+      char c = text.charAt(k);
+      if (c == '"' || c == '\\' || c < 0x20) {
+        return false;
+      }
+    }
+    return true;
   }
 }
