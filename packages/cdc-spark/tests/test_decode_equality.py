@@ -362,6 +362,32 @@ def test_the_codec_reads_the_source_again_only_for_messages_the_jvm_gave_up(
     assert all(("LeftSemi" in plan) is rejected for plan in plans), plans
 
 
+def test_a_released_batch_leaves_nothing_cached(spark: Any) -> None:
+    """A batch with every kind of cache (the parse, the typed rows, the codec's typed rows) holds them until its
+    release, and none after it: a streaming job releases every batch."""
+    if "canal-json" not in installed_codecs():
+        pytest.skip("needs cdc-canal")
+    messages = list(encode(generate(seed=7, transactions=6), "canal-json"))
+    messages.insert(3, BROKEN)
+    index = next(i for i, m in enumerate(messages) if b'"UPDATE"' in (m.value or b""))
+    document = json.loads(messages[index].value or b"")
+    document["data"][0] = dict.fromkeys(document["data"][0], "not a value")
+    messages[index] = Message(value=json.dumps(document).encode(), partition=0)
+    persisted = spark.sparkContext._jsc.getPersistentRDDs
+    before = persisted().size()
+    jvm_path.SPECULATIONS.clear()  # typed apart from its parse, not in it: a cache of its own
+    decoded = decode(_frame(spark, messages), "canal-json", {}, plan="jvm")
+    try:
+        for name in decoded.tables():
+            decoded.table(*name).count()
+        assert decoded.dead_letters().count() == 2
+        assert decoded.paths["codec"] >= 2, decoded.paths
+        assert persisted().size() == before + 3  # the parse, the typed rows, the codec's typed rows
+    finally:
+        decoded.release()
+    assert persisted().size() == before
+
+
 def test_spatial_values_and_nulls_go_through_the_codec_alike(spark: Any) -> None:
     """Spatial columns are the codec's (the residue): a null geometry beside a real one must not fail the Arrow
     conversion of the Python path (a non-nullable ``wkb`` child did)."""
