@@ -81,13 +81,14 @@ def within_size(max_bytes: int) -> Column:
     return F.length(F.col("value")) <= max_bytes
 
 
-def rank(position: Column) -> Column:
-    """The ``RANK`` of a message's row at ``position`` (its last, for the message), from its ``TS`` column and
-    coordinates: unknown parts sort first."""
+def rank(position: Column, ts: Column | None = None) -> Column:
+    """The ``RANK`` of a message's row at ``position`` (its last, for the message), from its ``TS`` column (or
+    ``ts``, where it is made in the same projection) and coordinates: unknown parts sort first. Every adapter's
+    rank is made here: the batch's cache keeps the position alone and makes the rank again with it."""
     from pyspark.sql import functions as F
 
     return F.struct(
-        F.coalesce(F.col(TS), F.lit(-1).cast("long")).alias("ts"),
+        F.coalesce(F.col(TS) if ts is None else ts, F.lit(-1).cast("long")).alias("ts"),
         F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
         F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
         position.alias("position"),

@@ -538,12 +538,7 @@ class DebeziumAdapter:
             F.col("__table").alias(A.TABLE),
             F.when(jvm, F.col("__digest")).alias(A.SHAPE),
             ts.alias(A.TS),
-            F.struct(
-                F.coalesce(ts, F.lit(-1).cast("long")).alias("ts"),
-                F.coalesce(F.col("partition"), F.lit(0)).alias("partition"),
-                F.coalesce(F.col("offset"), F.lit(0).cast("long")).alias("offset"),
-                F.lit(0).alias("position"),
-            ).alias(A.RANK),
+            A.rank(F.lit(0), ts).alias(A.RANK),
             jvm.alias(A.SAMPLE),
             # The batch is cached as prepared: only what rows() reads stays. The schema's text alone is about as
             # large as the rest of a message, and the envelope's images would be there twice.
