@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cdc_spark.decoding import adapter as A
-from cdc_spark.decoding.jvm_path import _rank, _shape_groups
+from cdc_spark.decoding.jvm_path import _fetched, _rank, _shape_groups
 
 pytestmark = pytest.mark.spark
 
@@ -104,3 +104,58 @@ def test_one_group_out_of_ts_order_ranks_every_group_again(spark: Any) -> None:
         groups = _groups(spark, messages)
         assert all("rank_offset" not in row.__fields__ for row in groups.values()), late
         assert {g: (_rank(row, "rank"), _rank(row, "oldest")) for g, row in groups.items()} == _expected(messages)
+
+
+def test_a_cache_of_typed_changes_counts_messages_and_rows_apart(spark: Any) -> None:
+    """Where the cache holds a row per typed change (a speculation), the aggregate counts a message once (its row at
+    position 0) and its changes by table and goodness; its rank is the message's, whichever row is read."""
+    from pyspark.sql import functions as F
+
+    # (partition, ts, offset, changes, table index, bad changes)
+    messages = [(0, 5, 1, 3, 0, 1), (0, None, 2, 2, 0, 0), (0, 7, 3, 1, 1, 0), (1, 6, 1, 4, 0, 4)]
+    rows = [
+        ("jvm", "db", f"t{tidx}", "s", True, "topic", p, ts, offset, changes - 1, position, tidx, position < bad)
+        for p, ts, offset, changes, tidx, bad in messages
+        for position in range(changes)
+    ]
+    frame = spark.createDataFrame(
+        rows,
+        f"{A.ROUTE} string, {A.DATABASE} string, {A.TABLE} string, {A.SHAPE} string, {A.SAMPLE} boolean,"
+        f" topic string, partition int, {A.TS} long, offset long, last int, {A.POSITION} int, __tidx int,"
+        " __change_bad boolean",
+    )
+    groups = _shape_groups(frame.withColumn(A.RANK, A.rank(F.col("last"))), changes=True)
+    found = {(r["__tidx"], r["partition"], r["__change_bad"]): r for r in groups}
+    assert {key: (r["messages"], r["rows"], r["untimed"]) for key, r in found.items()} == {
+        (0, 0, True): (1, 1, 0),  # the bad first change of the message at offset 1
+        (0, 0, False): (1, 4, 1),  # its two good ones, and the two of the untimed message (counted once)
+        (1, 0, False): (1, 1, 0),
+        (0, 1, True): (1, 4, 0),  # every change bad
+    }
+    ranks: dict[tuple[int, int, bool], list[tuple[int, int, int, int]]] = {}
+    for row in rows:
+        ts, offset, last, tidx, bad = row[7], row[8], row[9], row[11], row[12]
+        ranks.setdefault((tidx, row[6], bad), []).append((-1 if ts is None else ts, row[6], offset, last))
+    assert {key: (_rank(r, "rank"), _rank(r, "oldest")) for key, r in found.items()} == {
+        key: (max(ranked), min(ranked)) for key, ranked in ranks.items()
+    }
+
+
+def test_samples_are_fetched_by_topic_partition_and_offset(spark: Any) -> None:
+    """The same offset in other partitions and topics (and a frame's own null partition) is not fetched; two frames
+    are read in one call."""
+    from pyspark.sql import functions as F
+
+    stamp = F.lit(None).cast("timestamp")
+    rows = [(b"k", f"{topic}{p}@{offset}".encode(), topic, p, offset) for topic in ("a", "b") for p in (0, 1, None)
+            for offset in (0, 7)]  # fmt: skip
+    schema = "key binary, value binary, topic string, partition int, offset long"
+    first = spark.createDataFrame(rows, schema).withColumn("timestamp", stamp)
+    second = spark.createDataFrame([(None, b"other", "c", 0, 7)], schema).withColumn("timestamp", stamp)
+    fetched = _fetched((first, {("a", 1, 7), ("b", None, 0)}), (second, {("c", 0, 7)}), (first, set()))
+    assert {key: bytes(row["value"]) for key, row in fetched.items()} == {
+        ("a", 1, 7): b"a1@7",
+        ("b", None, 0): b"bNone@0",
+        ("c", 0, 7): b"other",
+    }
+    assert _fetched((first, set())) == {}

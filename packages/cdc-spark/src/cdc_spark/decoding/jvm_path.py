@@ -67,6 +67,10 @@ class _Shapes:
     # some change without a commit ts follows a timed message in its partition (it is ordered by that one's ts)
     untimed_after_timed: bool = False
     untimed: int = 0  # messages without a commit ts (the running clock's are joined to the rows)
+    # Per typed table (``__tidx``), goodness (``__change_bad``) and shape: the changes, their newest ts and the
+    # topic-partition, where the cache holds typed changes (a speculation): the typing's counts without a job of theirs
+    typed_groups: list[Row] | None = None
+    watermarks: int = 0  # watermark messages (none: the control frame need not read the cache for them)
 
     def clocked(self, rows: DataFrame, messages: DataFrame) -> DataFrame:
         """``rows`` with the running clock of ``messages`` (:func:`_clocked`) where a change without a commit ts
@@ -112,21 +116,26 @@ def _in_ts_order(row: Row) -> bool:
     )
 
 
-def _shape_groups(prepared: DataFrame) -> list[Row]:
+def _shape_groups(prepared: DataFrame, changes: bool = False) -> list[Row]:
     """One row per route, table, shape, sampling and topic-partition: messages, newest and oldest rank (by offset
     where the group is in ts order, else by :func:`_rank_order`, or where an offset is negative by the rank struct
-    itself), newest commit ts and how many messages have none."""
+    itself), newest commit ts and how many messages have none. With ``changes`` (``prepared`` holds a row per typed
+    change, :func:`_changes`), also per typed table and goodness of the change, with ``rows``, how many."""
     from pyspark.sql import functions as F
 
     keys = [A.ROUTE, A.DATABASE, A.TABLE, A.SHAPE, A.SAMPLE, "topic", "partition"]
     rank = F.col(A.RANK)
     ts, offset, position = rank["ts"], rank["offset"], rank["position"]
+    first = F.col(A.POSITION) == 0 if changes else F.lit(True)  # a message's own row
     counts = [
-        F.count(F.lit(1)).alias("messages"),
+        F.count_if(first).alias("messages"),
         F.max(A.TS).alias("ts"),
-        F.count_if(F.col(A.TS).isNull()).alias("untimed"),
+        F.count_if(F.col(A.TS).isNull() & first).alias("untimed"),
         F.min(offset).alias("lowest_offset"),
     ]
+    if changes:
+        keys += ["__tidx", "__change_bad"]
+        counts.append(F.count(F.lit(1)).alias("rows"))
     groups = (
         prepared.groupBy(*keys)
         .agg(
@@ -160,18 +169,25 @@ def _shape_groups(prepared: DataFrame) -> list[Row]:
     return prepared.groupBy(*keys).agg(*counts, F.max(A.RANK).alias("rank"), F.min(A.RANK).alias("oldest")).collect()
 
 
-def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[str, str, str], bool]) -> _Shapes:
+def _find_shapes(
+    prepared: DataFrame, messages: DataFrame, described: Callable[[str, str, str], bool], changes: bool = False
+) -> _Shapes:
     """One aggregate per shape and topic-partition (:func:`_shape_groups`), then the newest and the oldest message
-    of each sampled shape fetched from ``messages`` by their coordinates: no payload goes through the aggregate. A
-    JVM shape that is ``described(database, table, shape)`` already needs no message (its sample has none)."""
+    of each sampled shape fetched by their coordinates: no payload goes through the aggregate. A message routed to
+    the JVM comes from ``messages`` (the source; ``prepared`` holds no payload of it), any other from ``prepared``
+    (the batch's cache holds it whole: the source is not read again). A JVM shape that is ``described(database,
+    table, shape)`` already needs no message (its sample has none). With ``changes``, ``prepared`` holds a row per
+    typed change (:func:`_shape_groups`)."""
     from pyspark.sql import functions as F
 
-    groups = _shape_groups(prepared)
+    groups = _shape_groups(prepared, changes)
+    typed_groups = [row for row in groups if row[A.ROUTE] == Route.JVM] if changes else None
     clock: dict[PartitionKey, int] = {}
     other_clock: dict[PartitionKey, int] = {}
     untimed: set[PartitionKey] = set()
     untimed_messages = 0
     python_messages = 0
+    watermarks = 0
     newest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
     oldest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
     for row in groups:
@@ -182,6 +198,8 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
             other_clock[where] = row["ts"]
         if row[A.ROUTE] == Route.PYTHON:
             python_messages += row["messages"]
+        if row[A.ROUTE] == Route.WATERMARK:
+            watermarks += row["messages"]
         untimed_messages += row["untimed"]
         if row[A.ROUTE] == Route.JVM and row["untimed"]:
             untimed.add(where)
@@ -195,22 +213,16 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
             oldest[key] = (first, row["topic"])
     untimed_after_timed = bool(untimed & clock.keys())
     if not newest:
-        return _Shapes([], python_messages, clock, other_clock, untimed_after_timed, untimed_messages)
+        return _Shapes(
+            [], python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks
+        )
     known = {key for key in newest if key[3] and described(*key[:3])}
-    ends = {(topic, rank[1], rank[2]) for picked in (newest, oldest) for key, (rank, topic) in picked.items()
+    ends = {(topic, rank[1], rank[2], key[3]) for picked in (newest, oldest) for key, (rank, topic) in picked.items()
             if key not in known}  # fmt: skip
-    wanted = [F.struct(F.lit(t).alias("t"), F.lit(p).alias("p"), F.lit(o).alias("o")) for t, p, o in sorted(ends)]
-    coordinates = F.struct(F.col("topic").alias("t"), F.col("partition").alias("p"), F.col("offset").alias("o"))
-    fetched = (
-        {
-            (r["topic"], r["partition"], r["offset"]): r
-            # the offsets first: a set of longs is cheap to test on every message, one of structs is not
-            for r in messages.where(F.col("offset").isin(*sorted({o for _, _, o in ends})) & coordinates.isin(*wanted))
-            .select(*MESSAGE_COLUMNS)
-            .collect()
-        }
-        if wanted
-        else {}
+    # the batch's cache keeps the payloads of the messages not routed to the JVM: no second read of the source
+    fetched = _fetched(
+        (messages, {(t, p, o) for t, p, o, jvm in ends if jvm}),
+        (prepared.where(F.col(A.ROUTE) != Route.JVM), {(t, p, o) for t, p, o, jvm in ends if not jvm}),
     )
     samples: list[Sample] = []
     for (database, table, shape, jvm), (rank, topic) in newest.items():
@@ -227,7 +239,39 @@ def _find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[
             Sample(database=database, table=table, shape=shape, message=row_message(found), rank=rank, jvm=jvm,
                    fallback=fallback)
         )  # fmt: skip
-    return _Shapes(samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages)
+    return _Shapes(
+        samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks
+    )
+
+
+def _fetched(*wanted: tuple[DataFrame, set[tuple[str, int, int]]]) -> dict[tuple[str, int, int], Row]:
+    """The messages at the coordinates (topic, partition, offset) wanted of each frame, by them: one job."""
+    from pyspark.sql import functions as F
+
+    found: DataFrame | None = None
+    for frame, ends in wanted:
+        if not ends:
+            continue
+        # The offsets first, a set of longs, cheap to test on every message; then the coordinates as one text each, a
+        # set of strings: as a set of structs (one literal struct each) they took Spark longer to plan than the scan
+        # (0.4-0.8 s for the 160 schema messages of 400,000 Simple ones).
+        offsets = F.col("offset").isin(*sorted({o for _, _, o in ends}))
+        texts = sorted(_coordinates_text(t, p, o) for t, p, o in ends)
+        parts = [F.coalesce(F.col(c).cast("string"), F.lit(_NULL)) for c in ("topic", "partition", "offset")]
+        picked = frame.where(offsets & F.concat_ws(_SEPARATOR, *parts).isin(*texts)).select(*MESSAGE_COLUMNS)
+        found = picked if found is None else found.unionByName(picked)
+    rows = [] if found is None else found.collect()
+    return {(r["topic"], r["partition"], r["offset"]): r for r in rows}
+
+
+# Neither is in a topic name (Kafka allows letters, digits, '.', '_' and '-') nor in a number's text
+_SEPARATOR: Final = "\x00"
+_NULL: Final = "\x01"
+
+
+def _coordinates_text(topic: str | None, partition: int | None, offset: int | None) -> str:
+    """A message's coordinates as :func:`_fetched` tests them."""
+    return _SEPARATOR.join(_NULL if part is None else str(part) for part in (topic, partition, offset))
 
 
 # In the cache, a message's rank is its last row's position alone: the rest of it is the ts and coordinates, cached
@@ -983,6 +1027,30 @@ def _jvm_part(wide: DataFrame, part: tuple[Column, list[Column]]) -> DataFrame:
     return frame
 
 
+def _typed_counts(
+    wide: DataFrame, hit: _Speculation | None, found: _Shapes, python_shapes: Sequence[tuple[str, str, str]]
+) -> list[tuple[int, bool, str, int, int, int | None]]:
+    """The typed rows by table index, goodness and topic-partition: how many, and the newest commit ts. Where the
+    cache holds the changes typed (a speculation that hit), the shapes' aggregate has counted them, but for the shapes
+    the codec takes after all (``python_shapes``); otherwise one aggregate over ``wide``."""
+    from pyspark.sql import functions as F
+
+    if hit is not None and found.typed_groups is not None:
+        excluded = set(python_shapes)
+        return [
+            (r["__tidx"], r["__change_bad"], r["topic"], r["partition"], r["rows"], r["ts"])
+            for r in found.typed_groups
+            if (r[A.DATABASE], r[A.TABLE], r[A.SHAPE]) not in excluded
+        ]
+    with session_conf(wide.sparkSession, SPLIT_METHODS):
+        counted = (
+            wide.groupBy("__tidx", "__bad", "topic", "partition")
+            .agg(F.count(F.lit(1)).alias("count"), F.max("_cdc_commit_ts").alias("ts"))
+            .collect()
+        )
+    return [(r["__tidx"], r["__bad"], r["topic"], r["partition"], r["count"], r["ts"]) for r in counted]
+
+
 def _watermarks(prepared: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
@@ -1029,7 +1097,9 @@ def decode(
         cache = _ranked(stored)
         prepared = cache if speculation is None else cache.where(F.col(A.POSITION) == 0)
         reused = _ShapeReuse(app, adapter)
-        found = _find_shapes(prepared, messages, reused.kept)
+        # with a speculation, the cache's rows are the typed changes: their counts come with the shapes
+        typed_changes = speculation is not None
+        found = _find_shapes(cache if typed_changes else prepared, messages, reused.kept, changes=typed_changes)
     cached: list[DataFrame] = [stored]
     known = [*known_versions, *schemas.values()]  # every schema of earlier batches, for the codec's samples and residue
     with steps.timed("schemas"):
@@ -1107,20 +1177,14 @@ def decode(
             if hit is None:
                 cached.append(wide)
             bad_rows = 0
-            with session_conf(spark, SPLIT_METHODS):
-                counted = (
-                    wide.groupBy("__tidx", "__bad", "topic", "partition")
-                    .agg(F.count(F.lit(1)).alias("count"), F.max("_cdc_commit_ts").alias("ts"))
-                    .collect()
-                )
-            for row in counted:
-                if row["__bad"]:
-                    bad_rows += row["count"]
+            for tidx, bad, topic, partition, count, ts in _typed_counts(wide, hit, found, python_shapes):
+                if bad:
+                    bad_rows += count
                     continue
-                counts[row["__tidx"]] = counts.get(row["__tidx"], 0) + row["count"]
-                where = (row["topic"], row["partition"])
-                if row["ts"] is not None and row["ts"] > typed_clock.get(where, -1):
-                    typed_clock[where] = row["ts"]
+                counts[tidx] = counts.get(tidx, 0) + count
+                where = (topic, partition)
+                if ts is not None and ts > typed_clock.get(where, -1):
+                    typed_clock[where] = ts
             if bad_rows:
                 bad_messages = wide.where(F.col("__bad")).select(*COORDINATES).distinct()
 
@@ -1149,7 +1213,7 @@ def decode(
                     residue_filter = residue_filter | ((F.col(A.DATABASE) == database) & (F.col(A.TABLE) == table))
                     del jvm_tables[(database, table)]
     parts: dict[tuple[str, str], list[DataFrame]] = {}
-    control: list[DataFrame] = [_watermarks(prepared)]
+    control: list[DataFrame] = [_watermarks(prepared)] if found.watermarks else []
     dead: list[DataFrame] = []
     clock = merge_clocks(partition_ts, found.other_clock, typed_clock)
     if wide is not None:
@@ -1168,7 +1232,7 @@ def decode(
     if python is not None:
         with steps.timed("codec"):
             result = assemble(python, [schema for _, schema in (final[n] for n in sorted(final))], partition_ts)
-        cached.append(result.cached)
+        cached.extend(result.cached)
         for name, part in result.parts.items():
             parts.setdefault(name, []).append(part)
         control.append(result.control)

@@ -151,6 +151,7 @@ def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) ->
 
         clock = PartitionClock()
         seen = 0
+        changes: dict[tuple[str, str], int] = {}  # the second pass's rows by table
         for message in _messages(batches):
             seen += 1
             try:
@@ -161,6 +162,9 @@ def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) ->
                 continue
             clock.see((message.topic, message.partition), events)
             for position, event in enumerate(events):
+                change = _change(event)
+                if change is not None:
+                    changes[change[1], change[2]] = changes.get((change[1], change[2]), 0) + 1
                 if isinstance(event, RowChange):
                     if event.schema is not None:
                         learn(event.schema, event.commit_ts, message, position)
@@ -185,6 +189,8 @@ def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) ->
             out.append(row("dead", message, error_type="SchemaError", error=reason))
         for (topic, partition), ts in clock.snapshot().items():
             out.append({"kind": "clock", "topic": topic, "partition": partition, "commit_ts": ts})
+        for (database, table), count in changes.items():
+            out.append({"kind": "changes", "database": database, "table": table, "offset": count})
         out.append({"kind": "seen", "offset": seen})
         yield pa.RecordBatch.from_pylist(out, schema=schema)
 
@@ -321,6 +327,10 @@ class FirstPass:
     def clock(self) -> dict[PartitionKey, int]:
         return {(r["topic"], r["partition"]): r["commit_ts"] for r in self.of_kind("clock")}
 
+    def changed_tables(self) -> frozenset[tuple[str, str]]:
+        """The tables the messages have changes of (each a row of the second pass, typed or a dead letter)."""
+        return frozenset((r["database"], r["table"]) for r in self.of_kind("changes"))
+
     def dead_coordinates(self) -> frozenset[tuple[str | None, int | None, int | None]]:
         return frozenset((r["topic"], r["partition"], r["offset"]) for r in self.of_kind("dead"))
 
@@ -435,7 +445,7 @@ class PythonResult:
     control: DataFrame
     dead: list[DataFrame]
     clock: dict[PartitionKey, int]
-    cached: DataFrame
+    cached: tuple[DataFrame, ...]  # to release with the batch
     messages: int  # decoded by the codec
 
 
@@ -444,17 +454,21 @@ def assemble(
 ) -> PythonResult:
     """Type the path's rows by ``tables`` (the batch's final schemas): per-table parts, control, dead letters."""
     spark = python.messages.sparkSession
+    present = python.first.changed_tables()
+    control = spark.createDataFrame(python.first.control_rows(), CONTROL_SCHEMA)
+    dead = [_dead_letters(spark, python)]
+    clock = merge_clocks(partition_ts, python.first.clock())
+    if not present:  # no row changes (DDL, bootstrap, watermarks, dead letters): no second pass
+        return PythonResult({}, control, dead, clock, (), python.first.messages())
+    # cached when an output first reads it: the first pass knows the tables already (a job less per batch)
     wide = python.typed(tables, partition_ts).persist()
-    present = {r["__table"] for r in wide.select("__table").distinct().collect()}
     parts = {
         (schema.database, schema.table): table_part(wide, index, schema)
         for index, schema in enumerate(tables)
-        if index in present
+        if (schema.database, schema.table) in present
     }
-    control = spark.createDataFrame(python.first.control_rows(), CONTROL_SCHEMA)
-    dead = [_dead_letters(spark, python), untyped_dead_letters(wide)]
-    clock = merge_clocks(partition_ts, python.first.clock())
-    return PythonResult(parts, control, dead, clock, wide, python.first.messages())
+    dead.append(untyped_dead_letters(wide))
+    return PythonResult(parts, control, dead, clock, (wide,), python.first.messages())
 
 
 __all__ = [

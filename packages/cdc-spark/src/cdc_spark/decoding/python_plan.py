@@ -45,7 +45,7 @@ def decode(
         [result.control],
         result.dead,
         result.clock,
-        [result.cached],
+        list(result.cached),
         time_as,
         paths={"jvm": 0, "codec": result.messages},
         steps=steps.seconds,
