@@ -27,7 +27,7 @@ from cdc_core.message import Message
 from cdc_core.messagelines import read_lines
 from cdc_core.registry import get_codec, installed_codecs
 from cdc_core.types import LogicalType
-from cdc_spark.decoding import DecodedChanges, decode, jvm_path
+from cdc_spark.decoding import DecodedChanges, decode, jvm_path, python_path
 from cdc_spark.decoding.adapter import ParsedReader
 from cdc_spark.decoding.java_rows import SWITCH_ENV as ROWS_SWITCH_ENV
 from cdc_spark.decoding.java_text import SWITCH_ENV
@@ -392,6 +392,42 @@ def test_a_released_batch_leaves_nothing_cached(spark: Any, codec_rows: bool) ->
     finally:
         decoded.release()
     assert persisted().size() == before
+
+
+@pytest.mark.parametrize("unsampled", [False, True], ids=["all-held", "one-unsampled"])
+def test_a_residue_of_schema_messages_is_decoded_on_the_driver(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, unsampled: bool
+) -> None:
+    """Simple's schema messages are the samples of their shapes, so the driver holds every one of them: where the
+    residue is those alone, the codec's first pass runs there, with no job, and decodes as the executors do (a
+    BOOTSTRAP the codec rejects among them, a dead letter with its payload). One message that is nobody's sample
+    (malformed text) sends the residue to the executors."""
+    if "simple" not in installed_codecs():
+        pytest.skip("needs cdc-simple")
+    messages = list(encode(generate(seed=5, transactions=20), "simple"))
+    bootstrap = json.loads(next(m.value for m in messages if b'"BOOTSTRAP"' in (m.value or b"")) or b"")
+    bootstrap["tableSchema"]["columns"] = "not columns"
+    rejected = json.dumps(bootstrap).encode()
+    messages.append(Message(value=rejected, partition=0))
+    if unsampled:
+        messages.append(BROKEN)
+    executor_passes: list[object] = []
+    first_pass = python_path._first_pass
+
+    def counted(*args: Any) -> Any:
+        executor_passes.append(args)
+        return first_pass(*args)
+
+    monkeypatch.setattr(python_path, "_first_pass", counted)
+    dead = {len(messages) - 2, len(messages) - 1} if unsampled else {len(messages) - 1}
+    assert_same_decode(spark, messages, "simple", dead_offsets=dead)
+    assert len(executor_passes) == (2 if unsampled else 1)  # the python plan's; the JVM plan's where not held
+    decoded = decode(_frame(spark, messages), "simple", plan="jvm")
+    try:
+        letters = {r["offset"]: bytes(r["value"]) for r in decoded.dead_letters().collect()}
+    finally:
+        decoded.release()
+    assert letters[len(messages) - (2 if unsampled else 1)] == rejected
 
 
 _POINT = struct.pack("<I", 4326) + b"\x01" + struct.pack("<Idd", 1, 1.5, -2.0)  # a POINT's WKB after its SRID

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from cdc_core.message import Message
 from cdc_core.schema import TableSchema
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Adapter, Route, Sample, ShapeReaders
@@ -71,6 +72,9 @@ class _Shapes:
     # topic-partition, where the cache holds typed changes (a speculation): the typing's counts without a job of theirs
     typed_groups: list[Row] | None = None
     watermarks: int = 0  # watermark messages (none: the control frame need not read the cache for them)
+    # every message routed to the codec, where each is the sample of its shape (Simple's schema messages): the driver
+    # holds them all; else None
+    held: tuple[Message, ...] | None = None
 
     def clocked(self, rows: DataFrame, messages: DataFrame) -> DataFrame:
         """``rows`` with the running clock of ``messages`` (:func:`_clocked`) where a change without a commit ts
@@ -190,6 +194,7 @@ def _find_shapes(
     watermarks = 0
     newest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
     oldest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
+    routes: dict[tuple[str, str, str, bool], set[str]] = {}
     for row in groups:
         where = (row["topic"], row["partition"])
         if row["ts"] is not None and row["ts"] > clock.get(where, -1):
@@ -207,6 +212,7 @@ def _find_shapes(
             continue
         rank, first = _rank(row, "rank"), _rank(row, "oldest")
         key = (row[A.DATABASE], row[A.TABLE], row[A.SHAPE] or "", row[A.ROUTE] == Route.JVM)
+        routes.setdefault(key, set()).add(row[A.ROUTE])
         if key not in newest or (rank, row["topic"]) > newest[key]:
             newest[key] = (rank, row["topic"])
         if key not in oldest or (first, row["topic"]) < oldest[key]:
@@ -217,8 +223,9 @@ def _find_shapes(
             [], python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks
         )
     known = {key for key in newest if key[3] and described(*key[:3])}
-    ends = {(topic, rank[1], rank[2], key[3]) for picked in (newest, oldest) for key, (rank, topic) in picked.items()
-            if key not in known}  # fmt: skip
+    key_of = {(topic, rank[1], rank[2]): key for picked in (newest, oldest) for key, (rank, topic) in picked.items()
+              if key not in known}  # fmt: skip
+    ends = {(t, p, o, key[3]) for (t, p, o), key in key_of.items()}
     # the batch's cache keeps the payloads of the messages not routed to the JVM: no second read of the source
     fetched = _fetched(
         (messages, {(t, p, o) for t, p, o, jvm in ends if jvm}),
@@ -239,9 +246,12 @@ def _find_shapes(
             Sample(database=database, table=table, shape=shape, message=row_message(found), rank=rank, jvm=jvm,
                    fallback=fallback)
         )  # fmt: skip
+    residue = {(t, p, o) for t, p, o, jvm in ends if not jvm and routes.get(key_of[t, p, o]) == {Route.PYTHON.value}}
+    held = [row_message(fetched[end]) for end in sorted(residue, key=str) if end in fetched]
     return _Shapes(
-        samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks
-    )
+        samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks,
+        tuple(held) if held and len(held) == python_messages else None,
+    )  # fmt: skip
 
 
 def _fetched(*wanted: tuple[DataFrame, set[tuple[str, int, int]]]) -> dict[tuple[str, int, int], Row]:
@@ -727,12 +737,12 @@ def _table_index(typings: Sequence[_TableTyping]) -> Column:
     """The index of the row's table among ``typings`` (-1: none of them)."""
     from pyspark.sql import functions as F
 
-    table_key = _key(F.col(A.DATABASE), F.col(A.TABLE), "")
+    # the names compared as they are: a key joined of them was a string made for every message
+    database, table = F.col(A.DATABASE), F.col(A.TABLE)
     index = F.lit(-1)
     for typing in typings:
-        index = F.when(
-            table_key == _key(typing.schema.database, typing.schema.table, ""), F.lit(typing.index)
-        ).otherwise(index)
+        named = (database == F.lit(typing.schema.database)) & (table == F.lit(typing.schema.table))
+        index = F.when(named, F.lit(typing.index)).otherwise(index)
     return index
 
 
@@ -1200,7 +1210,11 @@ def decode(
                 if bad_messages is not None:
                     rejected = prepared.join(F.broadcast(bad_messages), on=list(COORDINATES), how="left_semi")
                     residue = residue.unionByName(rejected.where(~residue_filter))
-                python = PythonPath.run(_whole(residue, messages), adapter.protocol, options, known)
+                # the driver holds every message of the residue where it is the first (no table moved), has no
+                # shape the codec takes and no message the JVM rejected
+                whole = residue_filter is routed_to_python and not python_shapes and bad_messages is None
+                held = found.held if whole else None
+                python = PythonPath.run(_whole(residue, messages), adapter.protocol, options, known, held)
                 merged: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {n: [v] for n, v in provisional.items()}
                 for name, ranked in python.first.schemas().items():
                     merged.setdefault(name, []).append(ranked)

@@ -6,8 +6,10 @@ schema cache, Avro's registry client) sees its partition in order. Two ``mapInAr
 1. every message is decoded; the pass emits only control rows (DDL, watermark, bootstrap), dead letters, the
    newest schema of each table with its rank, and the partition clock. The driver collects this small result
    (a dead letter as its coordinates and error: its payload is joined back from the messages in the executors).
+   Where the driver holds every message already (samples, :meth:`PythonPath.run`), the pass runs there.
 2. every message is decoded again with the tables' final schemas broadcast; each row change becomes one wide
-   Arrow row with the common ``_cdc_*`` columns and a struct for its table, typed by :func:`spark_image`.
+   Arrow row with the common ``_cdc_*`` columns and a struct for its table, typed by :func:`spark_image`. It runs
+   only where the first pass found row changes.
 
 A message that decoded in the first pass and fails in the second (a registry that went away) fails the batch
 with :class:`DecodeRetryError`, so Spark runs it again: it is never skipped.
@@ -16,7 +18,7 @@ with :class:`DecodeRetryError`, so Spark runs it again: it is never skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
@@ -135,66 +137,73 @@ def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) ->
     schema = to_arrow_schema(parsed)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        decoders = _Decoders(protocol, options, primed)
-        newest: dict[tuple[str, str], tuple[Rank, TableSchema, Message]] = {}
-        out: list[dict[str, Any]] = []
-
-        def learn(table_schema: TableSchema, commit_ts: int | None, message: Message, position: int) -> None:
-            name = (table_schema.database, table_schema.table)
-            rank = (-1 if commit_ts is None else commit_ts, message.partition or 0, message.offset or 0, position)
-            if name not in newest or rank >= newest[name][0]:
-                newest[name] = (rank, table_schema, message)
-
-        def row(kind: str, message: Message, **values: Any) -> dict[str, Any]:
-            return {"kind": kind, "topic": message.topic, "partition": message.partition, "offset": message.offset,
-                    **values}  # fmt: skip
-
-        clock = PartitionClock()
-        seen = 0
-        changes: dict[tuple[str, str], int] = {}  # the second pass's rows by table
-        for message in _messages(batches):
-            seen += 1
-            try:
-                events = decoders.decode(message)
-            except CdcError as exc:
-                # coordinates only: the payload is joined back from the distributed messages, never collected
-                out.append(row("dead", message, error_type=type(exc).__name__, error=str(exc)))
-                continue
-            clock.see((message.topic, message.partition), events)
-            for position, event in enumerate(events):
-                change = _change(event)
-                if change is not None:
-                    changes[change[1], change[2]] = changes.get((change[1], change[2]), 0) + 1
-                if isinstance(event, RowChange):
-                    if event.schema is not None:
-                        learn(event.schema, event.commit_ts, message, position)
-                elif isinstance(event, Watermark):
-                    out.append(row("watermark", message, commit_ts=event.ts))
-                elif isinstance(event, Bootstrap):
-                    learn(event.table_schema, None, message, position)
-                    out.append(row("bootstrap", message, database=event.database, table=event.table,
-                                   schema_json=_schema_json(event.table_schema)))  # fmt: skip
-                elif isinstance(event, DDLEvent):
-                    text = None
-                    if event.table_schema is not None:
-                        learn(event.table_schema, event.commit_ts, message, position)
-                        text = _schema_json(event.table_schema)
-                    out.append(row("ddl", message, database=event.database, table=event.table,
-                                   commit_ts=event.commit_ts, sql=event.sql, ddl_type=event.ddl_type.value,
-                                   schema_json=text))  # fmt: skip
-        for rank, table_schema, message in newest.values():
-            out.append(row("schema", message, database=table_schema.database, table=table_schema.table,
-                           commit_ts=rank[0], position=rank[3], schema_json=_schema_json(table_schema)))  # fmt: skip
-        for message, reason in decoders.unreleased():
-            out.append(row("dead", message, error_type="SchemaError", error=reason))
-        for (topic, partition), ts in clock.snapshot().items():
-            out.append({"kind": "clock", "topic": topic, "partition": partition, "commit_ts": ts})
-        for (database, table), count in changes.items():
-            out.append({"kind": "changes", "database": database, "table": table, "offset": count})
-        out.append({"kind": "seen", "offset": seen})
-        yield pa.RecordBatch.from_pylist(out, schema=schema)
+        yield pa.RecordBatch.from_pylist(_first_pass_rows(_messages(batches), protocol, options, primed), schema=schema)
 
     return run
+
+
+def _first_pass_rows(
+    messages: Iterable[Message], protocol: str, options: dict[str, object], primed: list[str]
+) -> list[dict[str, Any]]:
+    """The first pass over ``messages`` (each topic-partition's in offset order): its rows (:data:`FIRST_PASS`)."""
+    decoders = _Decoders(protocol, options, primed)
+    newest: dict[tuple[str, str], tuple[Rank, TableSchema, Message]] = {}
+    out: list[dict[str, Any]] = []
+
+    def learn(table_schema: TableSchema, commit_ts: int | None, message: Message, position: int) -> None:
+        name = (table_schema.database, table_schema.table)
+        rank = (-1 if commit_ts is None else commit_ts, message.partition or 0, message.offset or 0, position)
+        if name not in newest or rank >= newest[name][0]:
+            newest[name] = (rank, table_schema, message)
+
+    def row(kind: str, message: Message, **values: Any) -> dict[str, Any]:
+        return {"kind": kind, "topic": message.topic, "partition": message.partition, "offset": message.offset,
+                **values}  # fmt: skip
+
+    clock = PartitionClock()
+    seen = 0
+    changes: dict[tuple[str, str], int] = {}  # the second pass's rows by table
+    for message in messages:
+        seen += 1
+        try:
+            events = decoders.decode(message)
+        except CdcError as exc:
+            # coordinates only: the payload is joined back from the distributed messages, never collected
+            out.append(row("dead", message, error_type=type(exc).__name__, error=str(exc)))
+            continue
+        clock.see((message.topic, message.partition), events)
+        for position, event in enumerate(events):
+            change = _change(event)
+            if change is not None:
+                changes[change[1], change[2]] = changes.get((change[1], change[2]), 0) + 1
+            if isinstance(event, RowChange):
+                if event.schema is not None:
+                    learn(event.schema, event.commit_ts, message, position)
+            elif isinstance(event, Watermark):
+                out.append(row("watermark", message, commit_ts=event.ts))
+            elif isinstance(event, Bootstrap):
+                learn(event.table_schema, None, message, position)
+                out.append(row("bootstrap", message, database=event.database, table=event.table,
+                               schema_json=_schema_json(event.table_schema)))  # fmt: skip
+            elif isinstance(event, DDLEvent):
+                text = None
+                if event.table_schema is not None:
+                    learn(event.table_schema, event.commit_ts, message, position)
+                    text = _schema_json(event.table_schema)
+                out.append(row("ddl", message, database=event.database, table=event.table,
+                               commit_ts=event.commit_ts, sql=event.sql, ddl_type=event.ddl_type.value,
+                               schema_json=text))  # fmt: skip
+    for rank, table_schema, message in newest.values():
+        out.append(row("schema", message, database=table_schema.database, table=table_schema.table,
+                       commit_ts=rank[0], position=rank[3], schema_json=_schema_json(table_schema)))  # fmt: skip
+    for message, reason in decoders.unreleased():
+        out.append(row("dead", message, error_type="SchemaError", error=reason))
+    for (topic, partition), ts in clock.snapshot().items():
+        out.append({"kind": "clock", "topic": topic, "partition": partition, "commit_ts": ts})
+    for (database, table), count in changes.items():
+        out.append({"kind": "changes", "database": database, "table": table, "offset": count})
+    out.append({"kind": "seen", "offset": seen})
+    return out
 
 
 def wide_schema(tables: Sequence[TableSchema]) -> StructType:
@@ -303,11 +312,11 @@ def _second_pass(
 
 @attrs.frozen
 class FirstPass:
-    """The small, collected result of the first pass."""
+    """The small, collected result of the first pass (or its rows as the driver made them)."""
 
-    rows: Sequence[Row]
+    rows: Sequence[Row | Mapping[str, Any]]
 
-    def of_kind(self, *kinds: str) -> list[Row]:
+    def of_kind(self, *kinds: str) -> list[Row | Mapping[str, Any]]:
         return [r for r in self.rows if r["kind"] in kinds]
 
     def schemas(self) -> dict[tuple[str, str], tuple[Rank, TableSchema]]:
@@ -359,12 +368,20 @@ class PythonPath:
         protocol: str,
         options: Mapping[str, object],
         known_versions: Sequence[TableSchema] = (),
+        held: Sequence[Message] | None = None,
     ) -> PythonPath:
-        """Group ``messages`` by topic-partition in offset order and run the first pass (one collected job)."""
+        """Group ``messages`` by topic-partition in offset order and run the first pass (one collected job). Where
+        the driver holds every one of them already (``held``: the samples of shapes of one or two messages, such as
+        Simple's schema messages), the first pass runs there, over them, in the same order: no job."""
         codec_options = dict(options)
         grouped = messages.select(*MESSAGE_COLUMNS).repartition("topic", "partition")
         grouped = grouped.sortWithinPartitions("topic", "partition", "offset")
         primed = [_schema_json(t) for t in known_versions]
+        if held is not None:
+            ordered = sorted(held, key=lambda m: (m.topic or "", m.partition or 0, m.offset or 0))
+            names = [field.split()[0] for field in FIRST_PASS.split(",")]
+            found = [{n: r.get(n) for n in names} for r in _first_pass_rows(ordered, protocol, codec_options, primed)]
+            return cls(protocol, codec_options, grouped, primed, FirstPass(found))
         rows = grouped.mapInArrow(_first_pass(protocol, codec_options, primed), FIRST_PASS).collect()
         return cls(protocol, codec_options, grouped, primed, FirstPass(rows))
 
