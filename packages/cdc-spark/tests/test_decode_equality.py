@@ -492,6 +492,46 @@ def test_the_avro_changefeed_decodes_alike(spark: Any, schema_registry: Any, enc
     assert decoded.paths["codec"] >= 3  # the broken records went to the codec, and are its dead letters
 
 
+def test_a_later_avro_batch_of_the_same_schema_ids_builds_and_describes_nothing_again(
+    spark: Any, schema_registry: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The columns ``prepare`` adds are built once per set of schema ids, and a shape (its pair of ids) is described
+    once: a second batch of the same ids builds neither and hands the codec no sample to describe, and decodes as the
+    codec does. A batch of other ids builds its columns anew."""
+    if "avro" not in installed_codecs():
+        pytest.skip("needs cdc-avro")
+    from cdc_spark.decoding import avro as avro_path
+
+    options = {"schema-registry": schema_registry.url}
+    encoder = {**options, "enable-tidb-extension": True}
+    messages = _broken_avro(list(encode(generate(seed=7, transactions=24), "avro", encoder)))
+    described: list[int] = []  # the samples handed to describe, per call
+    describe = avro_path.AvroAdapter.describe
+
+    def counted(self: Any, samples: Any, known: Any = ()) -> Any:
+        described.append(len(samples))
+        return describe(self, samples, known)
+
+    monkeypatch.setattr(avro_path.AvroAdapter, "describe", counted)
+    avro_path.PREPARED.clear()
+    jvm_path.SHAPES.clear()
+    assert_same_decode(spark, messages, "avro", options)
+    shapes = jvm_path.SHAPES.builds
+    assert avro_path.PREPARED.builds == 1 and shapes >= 3 and sum(described) == shapes
+    described.clear()
+    assert_same_decode(spark, messages, "avro", options)
+    assert (avro_path.PREPARED.builds, avro_path.PREPARED.hits) == (1, 1)
+    assert jvm_path.SHAPES.builds == shapes and sum(described) == 0
+
+    def ids(batch: list[Message]) -> set[bytes]:
+        return {m.value[1:5] for m in batch if m.value and m.value[0] == 0 and len(m.value) > 9}
+
+    first_table = [m for m in messages if m.value and m.value[:5] == messages[0].value[:5]]
+    assert ids(first_table) != ids(messages)
+    assert_same_decode(spark, first_table, "avro", options)
+    assert avro_path.PREPARED.builds == 2
+
+
 def test_every_column_type_decodes_alike_in_avro(spark: Any, schema_registry: Any) -> None:
     """Decimals as bytes and BIGINT UNSIGNED as longs here; as text in the test of values the JVM cannot read."""
     if "avro" not in installed_codecs():

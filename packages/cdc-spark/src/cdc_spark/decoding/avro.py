@@ -61,7 +61,7 @@ from cdc_spark.decoding.jvm_values import (
     timestamp_text,
     vector_text,
 )
-from cdc_spark.decoding.reuse import zoned_key
+from cdc_spark.decoding.reuse import Reuse, zoned_key
 from cdc_spark.decoding.spark_types import MAX_SPARK_PRECISION, UNDECLARED_SCALE, spark_type
 
 if TYPE_CHECKING:
@@ -376,13 +376,32 @@ def _tso(value: Column) -> Column:
     return F.conv(F.hex(F.substring(value, 2, 8)), 16, 10).try_cast("decimal(20,0)")
 
 
+@attrs.frozen
+class _Prepared:
+    """The columns ``prepare`` adds, in the order each may name the ones before: the records' schema ids, the
+    records read, the route, whether a message is a tombstone delete, and the rest."""
+
+    ids: dict[str, Column]
+    records: tuple[Column, ...]
+    routed: dict[str, Column]
+    marked: dict[str, Column]
+    derived: dict[str, Column]
+
+
+# ``prepare``'s columns by the schema ids of a batch: several hundred py4j calls each (about half a second per batch
+# at three tables), the same for every batch of the same schemas. The key holds the Spark app (its JVM objects),
+# the adapter's expressions key and the ids, which fix the writer schemas (an id's schema never changes).
+PREPARED: Final[Reuse[_Prepared]] = Reuse(capacity=8)
+
+
 @attrs.define
 class AvroAdapter:
     options: Mapping[str, object]
     session_zone: str
     java: JavaText | None = None  # the session's Java readers, if it has them
     protocol: str = PROTOCOL
-    readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
+    # a shape is its pair of schema ids, and the codec's schema of a sample comes from those writer schemas alone
+    readers_by_shape: bool = attrs.field(default=True, init=False)
     java_rows: None = attrs.field(default=None, init=False)  # the SQL typing
     _resolved: Options = attrs.field(init=False)
     _zone: str = attrs.field(init=False)
@@ -433,11 +452,18 @@ class AvroAdapter:
         self.values = {i: fetched[i] for i in sorted(value_ids) if i in fetched}
 
     def prepare(self, messages: DataFrame, envelope: str | None = None) -> DataFrame:
-        from pyspark.sql import functions as F
-
         A.no_typed_envelope(self.protocol, envelope)
 
         self._learn_schemas(messages)
+        app = messages.sparkSession.conf.get("spark.app.id", None)
+        built = PREPARED.get((app, self.expressions_key(), tuple(self.keys), tuple(self.values)), self._prepared)
+        frame = messages.withColumns(built.ids).select("*", *built.records)
+        return frame.withColumns(built.routed).withColumns(built.marked).withColumns(built.derived)
+
+    def _prepared(self) -> _Prepared:
+        """The columns ``prepare`` adds for the batch's schema ids (:attr:`keys`, :attr:`values`)."""
+        from pyspark.sql import functions as F
+
         key, value = F.col("key"), F.col("value")
         key_absent = key.isNull() | (F.length(key) == 0)
         value_absent = value.isNull() | (F.length(value) == 0)
@@ -445,9 +471,7 @@ class AvroAdapter:
         tso_message = F.length(value) == _TSO_MESSAGE
         tso = _tso(value)
         # each record's schema id where it is one of the batch's, found once: every per-id value below tests it
-        frame = messages.withColumn("__kid", _known_id(key, self.keys)).withColumn(
-            "__vid", _known_id(value, self.values)
-        )
+        ids = {"__kid": _known_id(key, self.keys), "__vid": _known_id(value, self.values)}
         end = F.lit(bytearray(_END_BYTES))
 
         def decoded(role: str, data: Column, schemas: Mapping[int, WriterSchema]) -> list[Column]:
@@ -458,7 +482,7 @@ class AvroAdapter:
                 for i, s in schemas.items()
             ]
 
-        frame = frame.select("*", *decoded("k", key, self.keys), *decoded("v", value, self.values))
+        records = (*decoded("k", key, self.keys), *decoded("v", value, self.values))
 
         def per_id(role: str, schemas: Mapping[int, WriterSchema], pick: Any, cast: str) -> Column:
             """A per-row value of the record's schema id (``pick(schema, record)``; null where it gives none)."""
@@ -518,16 +542,17 @@ class AvroAdapter:
         shape = F.concat_ws(
             ":", F.coalesce(key_id, F.lit("")), F.when(is_tombstone, F.lit(_TOMBSTONE)).otherwise(value_id)
         )
-        return (
-            frame.withColumn(A.ROUTE, route)
-            .withColumn("__tombstone", tombstone & jvm)
-            .withColumn(A.DATABASE, F.when(jvm, F.when(is_tombstone, key_database).otherwise(value_database)))
-            .withColumn(A.TABLE, F.when(jvm, F.when(is_tombstone, key_table).otherwise(value_table)))
-            .withColumn(A.SHAPE, F.when(jvm, shape))
-            .withColumn(A.TS, ts.try_cast("long"))
-            .withColumn("__op", op)
-            .withColumn(A.RANK, A.rank(F.lit(0)))
-            .withColumn(A.SAMPLE, jvm)
+        derived = {
+            A.DATABASE: F.when(jvm, F.when(is_tombstone, key_database).otherwise(value_database)),
+            A.TABLE: F.when(jvm, F.when(is_tombstone, key_table).otherwise(value_table)),
+            A.SHAPE: F.when(jvm, shape),
+            A.TS: ts.try_cast("long"),
+            "__op": op,
+            A.RANK: A.rank(F.lit(0)),
+            A.SAMPLE: jvm,
+        }
+        return _Prepared(
+            ids=ids, records=records, routed={A.ROUTE: route}, marked={"__tombstone": tombstone & jvm}, derived=derived
         )
 
     def _convertible(self, writer: WriterSchema, record: Column) -> Column:
