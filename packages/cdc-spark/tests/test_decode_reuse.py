@@ -211,14 +211,23 @@ def test_the_next_batch_is_typed_by_the_last_ones_java_typer_in_its_shapes_pass(
     assert install(spark)
     jvm_path.SPECULATIONS.clear()
     jvm_path.SPECULATED.clear()
+    kept = (jvm_path.ROW_CALLS, jvm_path.CHANGE_COLUMNS, jvm_path.PARTS)
+    for reuse in kept:
+        reuse.clear()
     assert _decoded(spark, [_message(0, "7"), _message(1, "8")]) == [(0, UTC_MICROS, 7), (1, UTC_MICROS, 8)]
     assert jvm_path.SPECULATED == {"unspeculated": 1}
     assert _decoded(spark, [_message(5, "-3"), _message(6, "12")]) == [(5, UTC_MICROS, -3), (6, UTC_MICROS, 12)]
     assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 1}
+    # (builds, hits) of the typer calls, change columns and part columns: the typed batch calls the typer's rows
+    # from the envelope's (built anew), and its change and part columns are the first batch's
+    assert [(r.builds, r.hits) for r in kept] == [(2, 0), (1, 1), (1, 1)]
     assert _decoded(spark, [_message(9, "0x1F", ("varchar(20)", 12))]) == [(9, UTC_MICROS, "0x1F")]
     assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 1, "retyped": 1}
     assert _decoded(spark, [_message(10, "0x20", ("varchar(20)", 12))]) == [(10, UTC_MICROS, "0x20")]
     assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 2, "retyped": 1}
+    assert [(r.builds, r.hits) for r in kept] == [(4, 1), (1, 4), (2, 2)]  # a new schema: new calls and parts
+    assert _decoded(spark, [_message(11, "0x21", ("varchar(20)", 12))]) == [(11, UTC_MICROS, "0x21")]
+    assert [(r.builds, r.hits) for r in kept] == [(4, 2), (1, 5), (2, 3)]  # a stream's steady state builds none
 
 
 @pytest.mark.spark

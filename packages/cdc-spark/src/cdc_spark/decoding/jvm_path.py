@@ -21,6 +21,7 @@ topic-partition for the codecs that keep state.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from decimal import Decimal
@@ -829,6 +830,19 @@ def _typed_wide(rows: DataFrame, typing: _Typing, partition_ts: Mapping[Partitio
     return _wide(staged, typing.bad, typing.structs, partition_ts)
 
 
+# Built once per Spark app and what they capture, as the typing projections are (:data:`TYPINGS`): a Java-typed batch's
+# table index and typer calls, its change columns, and each table's part columns. Each is a few dozen to a few
+# hundred py4j calls, and building them every batch took 0.4-0.6 s of a Simple or Canal-JSON batch's driver time.
+ROW_CALLS: Final[Reuse[tuple[Column, tuple[Column, ...]]]] = Reuse(capacity=8)
+CHANGE_COLUMNS: Final[Reuse[tuple[Column, tuple[Column, ...]]]] = Reuse(capacity=8)
+PARTS: Final[Reuse[tuple[Column, list[Column]]]] = Reuse(capacity=64)
+
+
+def _app(frame: DataFrame) -> str | None:
+    app: str | None = frame.sparkSession.conf.get("spark.app.id", None)
+    return app
+
+
 def _with_typed_rows(messages: DataFrame, typings: Sequence[_TableTyping], functions: Mapping[int, str]) -> DataFrame:
     """``messages`` with ``__tidx`` (:func:`_table_index`) and per table one call of its Java row typer's function
     (``functions``: by table index) on its messages, ``__m<index>``: each change's operation, contract struct and
@@ -836,17 +850,23 @@ def _with_typed_rows(messages: DataFrame, typings: Sequence[_TableTyping], funct
     (``A.TYPED``) were typed as they were read: its rows are taken instead."""
     from pyspark.sql import functions as F
 
-    tidx = F.col("__tidx")
-    staged = messages.withColumn("__tidx", F.when(F.col(A.ROUTE) == Route.JVM, _table_index(typings)).otherwise(-1))
-    message = F.col("value").cast("binary")
     typed = A.TYPED in messages.columns
-    calls = [
-        F.when(
-            tidx == index, F.col(A.TYPED)[f"m{index}"] if typed else F.call_udf(name, message, F.col(A.SHAPE))
-        ).alias(f"__m{index}")
-        for index, name in functions.items()
-    ]
-    return staged.select("*", *calls).drop(A.TYPED)
+
+    def build() -> tuple[Column, tuple[Column, ...]]:
+        tidx = F.col("__tidx")
+        index = F.when(F.col(A.ROUTE) == Route.JVM, _table_index(typings)).otherwise(-1)
+        message = F.col("value").cast("binary")
+        calls = tuple(
+            F.when(
+                tidx == index, F.col(A.TYPED)[f"m{index}"] if typed else F.call_udf(name, message, F.col(A.SHAPE))
+            ).alias(f"__m{index}")
+            for index, name in functions.items()
+        )
+        return index, calls
+
+    names = tuple((t.index, t.schema.database, t.schema.table) for t in typings)
+    index, calls = ROW_CALLS.get((_app(messages), names, tuple(functions.items()), typed), build)
+    return messages.withColumn("__tidx", index).select("*", *calls).drop(A.TYPED)
 
 
 def _changes(typed: DataFrame, functions: Mapping[int, str]) -> DataFrame:
@@ -856,24 +876,28 @@ def _changes(typed: DataFrame, functions: Mapping[int, str]) -> DataFrame:
     changes is bad (its message goes to the codec)."""
     from pyspark.sql import functions as F
 
-    tidx = F.col("__tidx")
-    # One row per change: the positions of the message's rows (its rank's position is the last one's)
-    positions = F.when(F.col(A.ROUTE) == Route.JVM, F.sequence(F.lit(0), F.col(A.RANK)["position"]))
-    staged = typed.select("*", F.explode(F.coalesce(positions, F.array(F.lit(0)))).alias(A.POSITION))
-    op: Column = F.lit(None).cast("string")
-    bad: Column = F.lit(True)
-    structs: list[Column] = []
-    for index in functions:
-        change = F.try_element_at(F.col(f"__m{index}"), F.col(A.POSITION) + 1)
-        op = F.when(tidx == index, change["op"]).otherwise(op)
-        bad = F.when(tidx == index, F.coalesce(change["bad"], F.lit(True))).otherwise(bad)
-        structs.append(F.when(tidx == index, change["row"]).alias(f"__t{index}"))
-    version = F.col(A.VERSION) if A.VERSION in typed.columns else F.lit(None).cast("long")
+    versioned = A.VERSION in typed.columns
+
+    def build() -> tuple[Column, tuple[Column, ...]]:
+        tidx = F.col("__tidx")
+        # One row per change: the positions of the message's rows (its rank's position is the last one's)
+        positions = F.when(F.col(A.ROUTE) == Route.JVM, F.sequence(F.lit(0), F.col(A.RANK)["position"]))
+        op: Column = F.lit(None).cast("string")
+        bad: Column = F.lit(True)
+        structs: list[Column] = []
+        for index in functions:
+            change = F.try_element_at(F.col(f"__m{index}"), F.col(A.POSITION) + 1)
+            op = F.when(tidx == index, change["op"]).otherwise(op)
+            bad = F.when(tidx == index, F.coalesce(change["bad"], F.lit(True))).otherwise(bad)
+            structs.append(F.when(tidx == index, change["row"]).alias(f"__t{index}"))
+        version = F.col(A.VERSION) if versioned else F.lit(None).cast("long")
+        exploded = F.explode(F.coalesce(positions, F.array(F.lit(0)))).alias(A.POSITION)
+        return exploded, (op.alias(A.OP), version.alias(A.VERSION), bad.alias("__change_bad"), *structs)
+
+    exploded, columns = CHANGE_COLUMNS.get((_app(typed), tuple(functions), versioned), build)
+    staged = typed.select("*", exploded)
     calls = [f"__m{index}" for index in functions]
-    return staged.select(
-        *[c for c in typed.columns if c not in calls and c != A.VERSION],
-        A.POSITION, op.alias(A.OP), version.alias(A.VERSION), bad.alias("__change_bad"), *structs,
-    )  # fmt: skip
+    return staged.select(*[c for c in typed.columns if c not in calls and c != A.VERSION], A.POSITION, *columns)
 
 
 def _java_typed_wide(typed: DataFrame, functions: Mapping[int, str], partition_ts: Mapping[PartitionKey, int]) -> Any:
@@ -1012,6 +1036,11 @@ _COMMON_TAIL: Final = (
     "_cdc_partition",
     "_cdc_offset",
 )
+
+
+def _parts_of(app: str | None, typings: Sequence[_TableTyping]) -> dict[int, tuple[Column, list[Column]]]:
+    """Each table's :func:`_part_columns`, by index (kept in :data:`PARTS`)."""
+    return {t.index: PARTS.get((app, t.index, t.schema), functools.partial(_part_columns, t)) for t in typings}
 
 
 def _part_columns(typing: _TableTyping) -> tuple[Column, list[Column]]:
@@ -1164,12 +1193,12 @@ def decode(
 
             functions = hit.functions if hit is not None else _java_functions(adapter, typings)
             if hit is not None:  # the cache holds the changes typed: the typed rows are a projection of it
-                parts_of = {t.index: _part_columns(t) for t in typings}
+                parts_of = _parts_of(app, typings)
                 changes = found.clocked(cache.where(routed_here), prepared)
                 wide = _changes_wide(changes, hit.functions, partition_ts)
                 SPECULATED["typed"] += 1
             elif functions is not None:
-                parts_of = {t.index: _part_columns(t) for t in typings}
+                parts_of = _parts_of(app, typings)
                 calls = _with_typed_rows(jvm_messages(), typings, functions).drop("key", "value")
                 with session_conf(spark, BATCH_CACHE):
                     wide = _java_typed_wide(calls, functions, partition_ts).persist()
