@@ -248,7 +248,7 @@ def _find_shapes(
                    fallback=fallback)
         )  # fmt: skip
     residue = {(t, p, o) for t, p, o, jvm in ends if not jvm and routes.get(key_of[t, p, o]) == {Route.PYTHON.value}}
-    held = [row_message(fetched[end]) for end in sorted(residue, key=str) if end in fetched]
+    held = [row_message(fetched[end]) for end in residue if end in fetched]  # PythonPath.run puts them in order
     return _Shapes(
         samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks,
         tuple(held) if held and len(held) == python_messages else None,

@@ -50,6 +50,7 @@ FIRST_PASS: Final = (
     "kind string, database string, table string, commit_ts bigint, sql string, ddl_type string, schema_json string,"
     " topic string, partition int, offset bigint, position int, error_type string, error string"
 )
+_FIRST_PASS_NAMES: Final = tuple(field.split()[0] for field in FIRST_PASS.split(","))
 COMMON: Final = (
     "__table int, _cdc_op string, _cdc_commit_ts bigint,"
     " _cdc_sequence struct<commit_ts:bigint,partition:int,offset:bigint,position:int>,"
@@ -379,8 +380,8 @@ class PythonPath:
         primed = [_schema_json(t) for t in known_versions]
         if held is not None:
             ordered = sorted(held, key=lambda m: (m.topic or "", m.partition or 0, m.offset or 0))
-            names = [field.split()[0] for field in FIRST_PASS.split(",")]
-            found = [{n: r.get(n) for n in names} for r in _first_pass_rows(ordered, protocol, codec_options, primed)]
+            rows_here = _first_pass_rows(ordered, protocol, codec_options, primed)
+            found = [{n: r.get(n) for n in _FIRST_PASS_NAMES} for r in rows_here]
             return cls(protocol, codec_options, grouped, primed, FirstPass(found))
         rows = grouped.mapInArrow(_first_pass(protocol, codec_options, primed), FIRST_PASS).collect()
         return cls(protocol, codec_options, grouped, primed, FirstPass(rows))
