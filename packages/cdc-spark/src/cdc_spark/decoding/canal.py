@@ -222,15 +222,16 @@ class CanalAdapter:
             .otherwise(F.lit(Route.PYTHON.value))
         )
         ts = F.when(F.col(A.ROUTE) == Route.WATERMARK, watermark_ts).otherwise(commit_ts)
-        return (
-            parsed.withColumn(A.ROUTE, route)
-            .withColumn(A.DATABASE, database)
-            .withColumn(A.TABLE, table)
-            .withColumn(A.SHAPE, F.when(F.col(A.ROUTE) == Route.JVM, shape))
-            .withColumn(A.TS, F.when(ts.between(0, _LONG_MAX), ts.cast("long")))
-            .withColumn(A.RANK, A.rank(F.coalesce(rows - 1, F.lit(0))))
-            .withColumn(A.SAMPLE, F.col(A.ROUTE) == Route.JVM)
-        )
+        derived = {  # all name the route only: one analysis of the plan for them, not one per column
+            A.DATABASE: database,
+            A.TABLE: table,
+            A.SHAPE: F.when(F.col(A.ROUTE) == Route.JVM, shape),
+            A.TS: F.when(ts.between(0, _LONG_MAX), ts.cast("long")),
+            A.RANK: A.rank(F.coalesce(rows - 1, F.lit(0))),
+            A.SAMPLE: F.col(A.ROUTE) == Route.JVM,
+        }
+        routed: DataFrame = parsed.withColumn(A.ROUTE, route).withColumns(derived)
+        return routed
 
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F

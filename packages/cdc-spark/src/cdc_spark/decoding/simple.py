@@ -307,16 +307,17 @@ def _routed(
         F.coalesce(schema_message, F.lit(False)),
         F.concat_ws(":", F.lit("schema"), F.col("topic"), F.col("partition"), F.col("offset")),
     )
-    return (
-        parsed.withColumn(A.ROUTE, route)
+    # each level names only the ones before it: one analysis of the plan per level, not per column
+    derived = {
         # a schema message names its table in its (pre) table schema
-        .withColumn(A.DATABASE, database)
-        .withColumn(A.TABLE, table)
-        .withColumn(A.SHAPE, shape)
-        .withColumn(A.TS, F.when(commit_ts.between(0, _LONG_MAX), commit_ts.cast("long")))
-        .withColumn(A.RANK, A.rank(F.lit(0)))
-        .withColumn(A.SAMPLE, F.col(A.SHAPE).isNotNull())
-    )
+        A.DATABASE: database,
+        A.TABLE: table,
+        A.SHAPE: shape,
+        A.TS: F.when(commit_ts.between(0, _LONG_MAX), commit_ts.cast("long")),
+        A.RANK: A.rank(F.lit(0)),
+    }
+    routed = parsed.withColumn(A.ROUTE, route).withColumns(derived)
+    return routed.withColumn(A.SAMPLE, F.col(A.SHAPE).isNotNull())
 
 
 def _row_descriptor(shape: ShapeReaders, column: TableColumn) -> str | None:
