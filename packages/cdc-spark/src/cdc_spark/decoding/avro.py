@@ -12,8 +12,9 @@ per schema id, the header cut off in the JVM. A change is:
   it in its partition (``clock_before`` of :mod:`cdc_spark.decoding.jvm_path`);
 * the testing switch's watermark (``0x02`` + TSO), a control row made in the JVM.
 
-A shape is the pair of schema ids (key, value); the codec decodes one sample of each on the driver, so every schema
-is the codec's, and each column is read from its Avro type as the codec reads it (:func:`value_reader`). The codec
+A shape is the pair of schema ids (key, value); the codec decodes one sample of each on the driver (once: a later
+batch's shape of the same ids keeps its readers, as the ids fix the schemas), so every schema is the codec's, and
+each column is read from its Avro type as the codec reads it (:func:`value_reader`). The codec
 (:mod:`cdc_spark.decoding.python_path`) takes DDL messages, Glue-framed data, rows with a row checksum to verify,
 records ``from_avro`` could not read, schema ids the registry did not give, shapes with a DECIMAL wider than
 Spark's 38 digits written as bytes, and values the JVM did not convert.
