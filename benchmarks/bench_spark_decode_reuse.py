@@ -1,14 +1,15 @@
-"""A streaming job's later batches: the same shapes decoded again, the typing projections and the shapes'
-readers rebuilt against reused.
+"""A streaming job's later batches: the same shapes decoded again, what the driver builds for them rebuilt against
+reused.
 
-The input is the Canal-JSON changefeed of ``bench_spark_decode.py`` (several tables, every column type, updates,
-deletes, a DDL), replicated in the JVM (``CDC_BENCH_REUSE_COPIES`` copies, default 5: about 50,000 messages).
-Each batch is a whole ``decode`` of that frame with every output forced through Spark's ``noop`` sink. The
-baseline decodes it with the kept projections and shapes emptied before each batch (what every batch did before
-the reuse); the measured run decodes it with them kept, as a job's second and later batches with unchanged shapes
-do (no projection built, no sample fetched or decoded). Printed: the driver's wall time until ``decode`` returns
-(shapes job, expressions, typing job), the whole batch's, and the py4j calls of each, with the ratios of the
-reused over the rebuilt batch.
+The input is the changefeed of ``bench_spark_decode.py`` (several tables, every column type, updates, deletes, a
+DDL) in Canal-JSON, Simple and TiCDC Avro (with ``enable-tidb-extension``, its schemas in a real Apicurio registry),
+replicated in the JVM (``CDC_BENCH_REUSE_COPIES`` copies, default 5: about 50,000 messages). Each batch is a whole
+``decode`` of that frame with every output forced through Spark's ``noop`` sink. The baseline decodes it with every
+kept expression and shape emptied before each batch (what every batch did before the reuse); the measured run decodes
+it with them kept, as a job's second and later batches with unchanged shapes do (no expression built, no sample
+fetched or decoded where the shape fixes its readers). Printed: the driver's wall time until ``decode`` returns
+(shapes job, expressions, typing job), the whole batch's, and the py4j calls of each, with the ratios of the reused
+over the rebuilt batch.
 
     nox -s bench -- benchmarks/bench_spark_decode_reuse.py -s
 """
@@ -28,9 +29,7 @@ from cdc_core.registry import installed_codecs
 
 TRANSACTIONS = 4_000
 COPIES = int(os.environ.get("CDC_BENCH_REUSE_COPIES", "5"))
-PROTOCOL = "canal-json"
-
-pytestmark = pytest.mark.skipif(PROTOCOL not in installed_codecs(), reason="needs cdc-canal")
+PROTOCOLS = [p for p in ("canal-json", "simple", "avro") if p in installed_codecs()]
 
 
 @pytest.fixture(scope="module")
@@ -57,16 +56,25 @@ def counted_py4j_calls(spark: Any) -> Iterator[list[int]]:
         del client.send_command  # the class's method again
 
 
-def _batch(spark: Any, frame: Any, *, reuse: bool) -> tuple[float, float, int]:
+def _forget() -> None:
+    """Every expression and shape the decode keeps for the next batch (the speculation of the Java row typer stays:
+    it decides how a batch is typed, not what the driver builds)."""
+    from cdc_spark.decoding import avro, jvm_path
+
+    for kept in (jvm_path.TYPINGS, jvm_path.SHAPES, jvm_path.ROW_CALLS, jvm_path.CHANGE_COLUMNS, jvm_path.PARTS):
+        kept.clear()
+    avro.PREPARED.clear()
+
+
+def _batch(spark: Any, frame: Any, protocol: str, options: dict[str, Any], *, reuse: bool) -> tuple[float, float, int]:
     """One whole batch: (seconds until ``decode`` returned, seconds in all, py4j calls)."""
-    from cdc_spark.decoding import decode, jvm_path
+    from cdc_spark.decoding import decode
 
     if not reuse:
-        jvm_path.TYPINGS.clear()
-        jvm_path.SHAPES.clear()
+        _forget()
     with counted_py4j_calls(spark) as calls:
         started = time.perf_counter()
-        decoded = decode(frame, PROTOCOL, {})
+        decoded = decode(frame, protocol, options)
         returned = time.perf_counter()
         try:
             for database, table in decoded.tables():
@@ -79,26 +87,44 @@ def _batch(spark: Any, frame: Any, *, reuse: bool) -> tuple[float, float, int]:
     return returned - started, ended - started, calls[0]
 
 
-def test_later_batches_reuse_the_typing(benchmark: Any, spark: Any) -> None:
-    from cdc_spark.decoding import jvm_path
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_later_batches_reuse_the_typing(benchmark: Any, spark: Any, protocol: str, request: Any) -> None:
+    from cdc_spark.decoding import avro, jvm_path
     from cdc_testing.changefeed import encode, generate
 
-    _, frame = kafka_frames(spark, encode(generate(seed=11, transactions=TRANSACTIONS), PROTOCOL), COPIES)
+    options: dict[str, Any] = {}
+    encoder: dict[str, Any] = {}
+    if protocol == "avro":
+        options = {"schema-registry": request.getfixturevalue("schema_registry").url}
+        encoder = {**options, "enable-tidb-extension": True}
+    changefeed = encode(generate(seed=11, transactions=TRANSACTIONS), protocol, encoder)
+    _, frame = kafka_frames(spark, changefeed, COPIES)
     messages = frame.count()
-    _batch(spark, frame, reuse=False)  # warm: code generation, the JIT, the cache of generated classes
-    rebuilt = [_batch(spark, frame, reuse=False) for _ in range(3)]
-    _batch(spark, frame, reuse=True)  # a job's batch before: what it builds is kept
-    builds, shapes = jvm_path.TYPINGS.builds, jvm_path.SHAPES.builds
+
+    def batch(reuse: bool) -> tuple[float, float, int]:
+        return _batch(spark, frame, protocol, options, reuse=reuse)
+
+    batch(False)  # warm: code generation, the JIT, the cache of generated classes
+    rebuilt = [batch(False) for _ in range(3)]
+    batch(True)  # a job's batch before: what it builds is kept
+    kept = (
+        jvm_path.TYPINGS,
+        jvm_path.SHAPES,
+        jvm_path.ROW_CALLS,
+        jvm_path.CHANGE_COLUMNS,
+        jvm_path.PARTS,
+        avro.PREPARED,
+    )
+    builds = [k.builds for k in kept]
     reused: list[tuple[float, float, int]] = []
-    benchmark.pedantic(lambda: reused.append(_batch(spark, frame, reuse=True)), rounds=3, iterations=1)
-    assert jvm_path.TYPINGS.builds == builds, "a batch with the same shapes built its projections again"
-    assert jvm_path.SHAPES.builds == shapes, "a batch with the same shapes described them again"
+    benchmark.pedantic(lambda: reused.append(batch(True)), rounds=3, iterations=1)
+    assert [k.builds for k in kept] == builds, "a batch with the same shapes built expressions or readers again"
 
     def best(runs: list[tuple[float, float, int]], field: int) -> float:
         return min(run[field] for run in runs)
 
     print(
-        f"\n{PROTOCOL}, {messages} messages a batch, best of 3: rebuilt: decode returned in {best(rebuilt, 0):.2f} s,"
+        f"\n{protocol}, {messages} messages a batch, best of 3: rebuilt: decode returned in {best(rebuilt, 0):.2f} s,"
         f" whole batch {best(rebuilt, 1):.2f} s, {best(rebuilt, 2):,.0f} py4j calls; reused: decode returned in"
         f" {best(reused, 0):.2f} s ({best(reused, 0) / best(rebuilt, 0):.2f}x), whole batch {best(reused, 1):.2f} s"
         f" ({best(reused, 1) / best(rebuilt, 1):.2f}x), {best(reused, 2):,.0f} py4j calls"
