@@ -532,6 +532,76 @@ def test_a_later_avro_batch_of_the_same_schema_ids_builds_and_describes_nothing_
     assert avro_path.PREPARED.builds == 2
 
 
+def test_a_later_simple_batch_of_the_same_schema_versions_fetches_no_row_sample(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Simple shape (a table's schema version) is described once: the next batch with the same versions hands the
+    codec only its schema messages (which teach the versions), no row message, and decodes as the codec does."""
+    from cdc_spark.decoding import simple as simple_path
+
+    messages = list(encode(generate(seed=7, transactions=40), "simple"))
+    rows: list[int] = []  # the row samples (with a message) handed to describe, per call
+    describe = simple_path.SimpleAdapter.describe
+
+    def counted(self: Any, samples: Any, known: Any = ()) -> Any:
+        rows.append(sum(1 for s in samples if s.jvm and s.message is not None))
+        return describe(self, samples, known)
+
+    monkeypatch.setattr(simple_path.SimpleAdapter, "describe", counted)
+    jvm_path.SHAPES.clear()
+    assert_same_decode(spark, messages, "simple")
+    assert sum(rows) >= 3 and jvm_path.SHAPES.builds == sum(rows)
+    rows.clear()
+    assert_same_decode(spark, messages, "simple")
+    assert sum(rows) == 0 and jvm_path.SHAPES.hits >= 3
+
+
+def test_simple_readers_are_kept_only_where_the_sample_located_every_timestamp() -> None:
+    """A TIMESTAMP column null in the sample has no location to read by: its readers serve this batch (a value of
+    another location goes to the codec) but are not kept for the next, whose sample may show one."""
+    from cdc_core.schema import Column, TableSchema
+    from cdc_core.types import parse_type_text
+    from cdc_spark.decoding.adapter import Sample
+    from cdc_spark.decoding.simple import SimpleAdapter
+
+    columns = [
+        Column(name="id", data_type=parse_type_text("int(11)")),
+        Column(name="at", data_type=parse_type_text("timestamp")),
+    ]
+    schema = TableSchema(database="shop", table="t", columns=columns)
+    adapter = SimpleAdapter(options={}, session_zone="UTC")
+
+    def sample(at: object) -> Sample:
+        data = {"id": "1", "at": at}
+        message = Message(value=json.dumps({"type": "INSERT", "data": data}).encode(), topic="t", partition=0, offset=1)
+        return Sample(database="shop", table="t", shape="1", message=message, rank=(1, 0, 1, 0), jvm=True)
+
+    located = adapter._readers(schema, sample({"location": "Asia/Shanghai", "value": "2024-01-01 10:00:00"}))
+    assert located is not None and located.reusable and located.signatures["at"][1] == "Asia/Shanghai"
+    unlocated = adapter._readers(schema, sample(None))
+    assert unlocated is not None and not unlocated.reusable
+
+    @attrs.define
+    class Described:
+        """The Simple adapter but for describe, which gives ``readers`` (the codec needs no schema message)."""
+
+        readers: Any
+        readers_by_shape: bool = True
+
+        def expressions_key(self) -> Any:
+            return adapter.expressions_key()
+
+        def describe(self, samples: Any, known: Any = ()) -> Any:
+            return {("shop", "t", "1"): self.readers}
+
+    for readers, kept in ((located, True), (unlocated, False)):
+        jvm_path.SHAPES.clear()
+        reuse = jvm_path._ShapeReuse(None, Described(readers))
+        assert reuse.described([sample(None)], ()) == {("shop", "t", "1"): readers}
+        assert reuse.kept("shop", "t", "1") is kept
+    jvm_path.SHAPES.clear()
+
+
 def test_every_column_type_decodes_alike_in_avro(spark: Any, schema_registry: Any) -> None:
     """Decimals as bytes and BIGINT UNSIGNED as longs here; as text in the test of values the JVM cannot read."""
     if "avro" not in installed_codecs():

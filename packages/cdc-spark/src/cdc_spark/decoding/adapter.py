@@ -135,13 +135,16 @@ class ShapeReaders:
     signatures read the same way from the same place, so one expression serves several shapes).
 
     ``image``: for typed wire values, per column the expression of its value in this shape's rows (the readers
-    read it); None: the readers read the column's entry of the ``AFTER``/``BEFORE`` maps.
+    read it); None: the readers read the column's entry of the ``AFTER``/``BEFORE`` maps. ``reusable``: later
+    batches may read the shape with these readers (with ``readers_by_shape``); False where the sample did not show
+    all they depend on, and the next batch's sample is described again.
     """
 
     schema: TableSchema
     readers: Mapping[str, Reader]
     signatures: Mapping[str, Hashable]
     image: Mapping[str, Column] | None = None
+    reusable: bool = True
 
     @property
     def typed(self) -> bool:
@@ -170,8 +173,9 @@ class Adapter(Protocol):
     """A protocol's JVM decode rules (see the module docstring)."""
 
     protocol: str
-    # Whether a shape's digest alone fixes its readers (describe reads nothing else of the sample, nor of the batch
-    # or the known schemas): a shape described in an earlier batch is then not sampled again.
+    # Whether readers described from one sample of a shape hold for every later message of that shape (they read
+    # it as the codec would, or find a value bad and send its message to the codec): a shape described in an
+    # earlier batch is then not sampled again (unless its readers are not ``ShapeReaders.reusable``).
     readers_by_shape: bool
 
     @property

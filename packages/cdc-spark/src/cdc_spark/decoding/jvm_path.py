@@ -729,7 +729,7 @@ class _ShapeReuse:
             name = (sample.database, sample.table, sample.shape)
             if sample.jvm and sample.message is None:
                 described[name] = SHAPES.peek(self._key(*name))  # None (the codec) if it was dropped meanwhile
-            elif self.adapter.readers_by_shape and (readers := described.get(name)) is not None:
+            elif self.adapter.readers_by_shape and (readers := described.get(name)) is not None and readers.reusable:
                 SHAPES.put(self._key(*name), readers)
         return described
 

@@ -21,7 +21,7 @@ from cdc_core.errors import CdcError
 from cdc_core.registry import get_codec
 from cdc_core.schema import Column as TableColumn
 from cdc_core.schema import TableSchema
-from cdc_core.types import DataType
+from cdc_core.types import DataType, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import ParsedReader, Route, Sample, ShapeReaders
 from cdc_spark.decoding.java_rows import JavaRows, TypedEnvelope
@@ -160,7 +160,11 @@ class SimpleAdapter:
     session_zone: str
     java: JavaText | None = None  # the session's Java readers, if it has them
     protocol: str = PROTOCOL
-    readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
+    # A shape is a table's schema version, which fixes its schema. The readers also take each TIMESTAMP column's
+    # location from the sample, but read a value only where its own location is that one (any other is the codec's),
+    # so they hold for every message of the shape; readers whose sample had no location for a TIMESTAMP column (its
+    # value null) are not kept (:attr:`ShapeReaders.reusable`).
+    readers_by_shape: bool = attrs.field(default=True, init=False)
     java_rows: JavaRows | None = attrs.field(init=False)  # the Java row typer, where the session has the Java
     _resolved: Options = attrs.field(init=False)
 
@@ -285,7 +289,8 @@ class SimpleAdapter:
         if readers is None:
             return None
         signatures = {c.name: (c.data_type, zones.get(c.name, "UTC")) for c in schema.stored_columns}
-        return ShapeReaders(schema=schema, readers=readers, signatures=signatures)
+        located = all(c.name in zones for c in schema.stored_columns if c.data_type.mysql_type is MySQLType.TIMESTAMP)
+        return ShapeReaders(schema=schema, readers=readers, signatures=signatures, reusable=located)
 
 
 def _routed(
