@@ -26,6 +26,7 @@ from cdc_core.events import RowChange
 from cdc_core.message import Message
 from cdc_core.messagelines import read_lines
 from cdc_core.registry import get_codec, installed_codecs
+from cdc_core.schema import TableSchema
 from cdc_core.types import LogicalType
 from cdc_spark.decoding import DecodedChanges, decode, jvm_path, python_path
 from cdc_spark.decoding.adapter import ParsedReader
@@ -89,12 +90,15 @@ def text_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
 
 def assert_same_decode(spark: Any, messages: list[Message], protocol: str, options: dict[str, object] | None = None,
-                       *, jvm_share: float = 0.5, dead_offsets: set[int] | None = None) -> DecodedChanges:  # fmt: skip
+                       *, jvm_share: float = 0.5, dead_offsets: set[int] | None = None,
+                       known_versions: list[TableSchema] | None = None) -> DecodedChanges:  # fmt: skip
     """Both plans on ``messages``: equal tables, schemas, rows, control rows, dead letters and clocks; the JVM typed
-    at least ``jvm_share`` of the changes; the dead letters are the messages at ``dead_offsets`` when given."""
+    at least ``jvm_share`` of the changes; the dead letters are the messages at ``dead_offsets`` when given. Both
+    plans are given ``known_versions`` (schema versions of earlier batches), if any."""
     frame = _frame(spark, messages).cache()
-    expected = decode(frame, protocol, options, plan="python")
-    actual = decode(frame, protocol, options, plan="jvm")
+    known = known_versions or []
+    expected = decode(frame, protocol, options, plan="python", known_versions=known)
+    actual = decode(frame, protocol, options, plan="jvm", known_versions=known)
     try:
         assert actual.tables() == expected.tables()
         for name in expected.tables():
@@ -550,16 +554,23 @@ def test_a_later_simple_batch_of_the_same_schema_versions_fetches_no_row_sample(
     monkeypatch.setattr(simple_path.SimpleAdapter, "describe", counted)
     jvm_path.SHAPES.clear()
     assert_same_decode(spark, messages, "simple")
-    assert sum(rows) >= 3 and jvm_path.SHAPES.builds == sum(rows)
+    shapes = sum(rows)
+    assert shapes >= 3 and jvm_path.SHAPES.builds == shapes
     rows.clear()
-    assert_same_decode(spark, messages, "simple")
+    assert_same_decode(spark, messages, "simple")  # no known schemas: none of the kept readers is confirmed
+    assert sum(rows) == shapes
+    # the versions a stream's earlier batches brought (what `cdc_spark.job` passes): every kept reader serves
+    decoder = get_codec("simple").decoder({})
+    known = list({e.schema: None for m in messages for e in decoder.decode(m) if isinstance(e, RowChange) and e.schema})
+    rows.clear()
+    assert_same_decode(spark, messages, "simple", known_versions=known)
     assert sum(rows) == 0 and jvm_path.SHAPES.hits >= 3
 
 
 def test_simple_readers_are_kept_only_where_the_sample_located_every_timestamp() -> None:
     """A TIMESTAMP column null in the sample has no location to read by: its readers serve this batch (a value of
     another location goes to the codec) but are not kept for the next, whose sample may show one."""
-    from cdc_core.schema import Column, TableSchema
+    from cdc_core.schema import Column
     from cdc_core.types import parse_type_text
     from cdc_spark.decoding.adapter import Sample
     from cdc_spark.decoding.simple import SimpleAdapter
@@ -596,9 +607,17 @@ def test_simple_readers_are_kept_only_where_the_sample_located_every_timestamp()
 
     for readers, kept in ((located, True), (unlocated, False)):
         jvm_path.SHAPES.clear()
-        reuse = jvm_path._ShapeReuse(None, Described(readers))
+        reuse = jvm_path._ShapeReuse(None, Described(readers), [schema])
         assert reuse.described([sample(None)], ()) == {("shop", "t", "1"): readers}
         assert reuse.kept("shop", "t", "1") is kept
+    # the kept readers serve a later batch only where its known schemas hold their very schema: a version number
+    # alone may name another schema of the table (one column more, here)
+    wider = TableSchema(
+        database="shop", table="t", columns=[*columns, Column(name="x", data_type=columns[0].data_type)]
+    )
+    jvm_path._ShapeReuse(None, Described(located), [schema]).described([sample(None)], ())
+    for known, kept in (([schema], True), ([], False), ([wider], False)):
+        assert jvm_path._ShapeReuse(None, Described(located), known).kept("shop", "t", "1") is kept
     jvm_path.SHAPES.clear()
 
 

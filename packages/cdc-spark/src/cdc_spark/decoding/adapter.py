@@ -137,7 +137,9 @@ class ShapeReaders:
     ``image``: for typed wire values, per column the expression of its value in this shape's rows (the readers
     read it); None: the readers read the column's entry of the ``AFTER``/``BEFORE`` maps. ``reusable``: later
     batches may read the shape with these readers (with ``readers_by_shape``); False where the sample did not show
-    all they depend on, and the next batch's sample is described again.
+    all they depend on, and the next batch's sample is described again. ``by_version``: the shape names a schema
+    version and no more (the schema comes from schema messages, not from the sample): a later batch reads the
+    shape with these readers only where the schemas it knows from earlier batches hold this very schema.
     """
 
     schema: TableSchema
@@ -145,6 +147,7 @@ class ShapeReaders:
     signatures: Mapping[str, Hashable]
     image: Mapping[str, Column] | None = None
     reusable: bool = True
+    by_version: bool = False
 
     @property
     def typed(self) -> bool:

@@ -705,16 +705,20 @@ def _typings_key(app: str | None, adapter: Adapter, typings: Sequence[_TableTypi
 @attrs.frozen
 class _ShapeReuse:
     """Readers of shapes described in earlier batches (:data:`SHAPES`), for an adapter with ``readers_by_shape``:
-    such a shape's sample is neither fetched nor decoded again."""
+    such a shape's sample is neither fetched nor decoded again. Readers of a shape that names a schema version only
+    (``ShapeReaders.by_version``) serve where the schemas of earlier batches (``known``) hold theirs: a version
+    number alone does not tell one table's schemas apart everywhere (hand-made messages, say)."""
 
     app: str | None
     adapter: Adapter
+    known: Sequence[TableSchema] = ()
 
     def _key(self, database: str, table: str, shape: str) -> Hashable:
         return (self.app, self.adapter.expressions_key(), database, table, shape)
 
     def kept(self, database: str, table: str, shape: str) -> bool:
-        return self.adapter.readers_by_shape and self._key(database, table, shape) in SHAPES
+        readers = SHAPES.held(self._key(database, table, shape)) if self.adapter.readers_by_shape else None
+        return readers is not None and (not readers.by_version or readers.schema in self.known)
 
     def described(
         self, samples: Sequence[Sample], known: Sequence[TableSchema]
@@ -1135,12 +1139,12 @@ def decode(
             stored = _without_payloads(prepared_text, keep_value).persist()
         cache = _ranked(stored)
         prepared = cache if speculation is None else cache.where(F.col(A.POSITION) == 0)
-        reused = _ShapeReuse(app, adapter)
+        known = [*known_versions, *schemas.values()]  # every schema of earlier batches, for samples and the residue
+        reused = _ShapeReuse(app, adapter, known)
         # with a speculation, the cache's rows are the typed changes: their counts come with the shapes
         typed_changes = speculation is not None
         found = _find_shapes(cache if typed_changes else prepared, messages, reused.kept, changes=typed_changes)
     cached: list[DataFrame] = [stored]
-    known = [*known_versions, *schemas.values()]  # every schema of earlier batches, for the codec's samples and residue
     with steps.timed("schemas"):
         described = reused.described(found.samples, known)
     candidates: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {

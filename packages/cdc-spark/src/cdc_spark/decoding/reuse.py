@@ -43,6 +43,11 @@ class Reuse(Generic[V]):
         with self._lock:
             return key in self._entries
 
+    def held(self, key: Hashable) -> V | None:
+        """The value kept under ``key``, or None, without counting a hit or making it the most recent."""
+        with self._lock:
+            return self._entries.get(key)
+
     def peek(self, key: Hashable) -> V | None:
         """The value kept under ``key`` (a hit), or None."""
         with self._lock:

@@ -160,10 +160,11 @@ class SimpleAdapter:
     session_zone: str
     java: JavaText | None = None  # the session's Java readers, if it has them
     protocol: str = PROTOCOL
-    # A shape is a table's schema version, which fixes its schema. The readers also take each TIMESTAMP column's
-    # location from the sample, but read a value only where its own location is that one (any other is the codec's),
-    # so they hold for every message of the shape; readers whose sample had no location for a TIMESTAMP column (its
-    # value null) are not kept (:attr:`ShapeReaders.reusable`).
+    # A shape is a table's schema version: the readers hold for every message of it where its schema is the same
+    # (``ShapeReaders.by_version``: a later batch's known schemas must hold it). They also take each TIMESTAMP
+    # column's location from the sample, but read a value only where its own location is that one (any other is the
+    # codec's); readers whose sample had no location for a TIMESTAMP column (its value null) are not kept
+    # (``ShapeReaders.reusable``).
     readers_by_shape: bool = attrs.field(default=True, init=False)
     java_rows: JavaRows | None = attrs.field(init=False)  # the Java row typer, where the session has the Java
     _resolved: Options = attrs.field(init=False)
@@ -290,7 +291,7 @@ class SimpleAdapter:
             return None
         signatures = {c.name: (c.data_type, zones.get(c.name, "UTC")) for c in schema.stored_columns}
         located = all(c.name in zones for c in schema.stored_columns if c.data_type.mysql_type is MySQLType.TIMESTAMP)
-        return ShapeReaders(schema=schema, readers=readers, signatures=signatures, reusable=located)
+        return ShapeReaders(schema=schema, readers=readers, signatures=signatures, reusable=located, by_version=True)
 
 
 def _routed(
