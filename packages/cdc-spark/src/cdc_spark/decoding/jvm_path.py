@@ -858,7 +858,7 @@ def _with_typed_rows(messages: DataFrame, typings: Sequence[_TableTyping], funct
 
     def build() -> tuple[Column, tuple[Column, ...]]:
         tidx = F.col("__tidx")
-        index = F.when(F.col(A.ROUTE) == Route.JVM, _table_index(typings)).otherwise(-1)
+        table_index = F.when(F.col(A.ROUTE) == Route.JVM, _table_index(typings)).otherwise(-1)
         message = F.col("value").cast("binary")
         calls = tuple(
             F.when(
@@ -866,11 +866,11 @@ def _with_typed_rows(messages: DataFrame, typings: Sequence[_TableTyping], funct
             ).alias(f"__m{index}")
             for index, name in functions.items()
         )
-        return index, calls
+        return table_index, calls
 
     names = tuple((t.index, t.schema.database, t.schema.table) for t in typings)
-    index, calls = ROW_CALLS.get((_app(messages), names, tuple(functions.items()), typed), build)
-    return messages.withColumn("__tidx", index).select("*", *calls).drop(A.TYPED)
+    table_index, calls = ROW_CALLS.get((_app(messages), names, tuple(functions.items()), typed), build)
+    return messages.withColumn("__tidx", table_index).select("*", *calls).drop(A.TYPED)
 
 
 def _changes(typed: DataFrame, functions: Mapping[int, str]) -> DataFrame:
