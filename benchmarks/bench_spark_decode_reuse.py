@@ -25,8 +25,7 @@ from typing import Any
 import pytest
 from spark_timing import bench_session, kafka_frames, noop
 
-from cdc_core.events import RowChange
-from cdc_core.registry import get_codec, installed_codecs
+from cdc_core.registry import installed_codecs
 
 TRANSACTIONS = 4_000
 COPIES = int(os.environ.get("CDC_BENCH_REUSE_COPIES", "5"))
@@ -57,14 +56,19 @@ def counted_py4j_calls(spark: Any) -> Iterator[list[int]]:
         del client.send_command  # the class's method again
 
 
-def _forget() -> None:
-    """Every expression and shape the decode keeps for the next batch (the speculation of the Java row typer stays:
-    it decides how a batch is typed, not what the driver builds)."""
+def _kept() -> tuple[Any, ...]:
+    """Every map of expressions and shapes the decode keeps for the next batch (the speculation of the Java row typer
+    is not one: it decides how a batch is typed, not what the driver builds)."""
     from cdc_spark.decoding import avro, jvm_path
 
-    for kept in (jvm_path.TYPINGS, jvm_path.SHAPES, jvm_path.ROW_CALLS, jvm_path.CHANGE_COLUMNS, jvm_path.PARTS):
-        kept.clear()
-    avro.PREPARED.clear()
+    return (
+        jvm_path.TYPINGS,
+        jvm_path.SHAPES,
+        jvm_path.ROW_CALLS,
+        jvm_path.CHANGE_COLUMNS,
+        jvm_path.PARTS,
+        avro.PREPARED,
+    )
 
 
 def _batch(
@@ -75,7 +79,8 @@ def _batch(
     from cdc_spark.decoding import decode
 
     if not reuse:
-        _forget()
+        for kept in _kept():
+            kept.clear()
     with counted_py4j_calls(spark) as calls:
         started = time.perf_counter()
         decoded = decode(frame, protocol, options, known_versions=known)
@@ -93,8 +98,7 @@ def _batch(
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_later_batches_reuse_the_typing(benchmark: Any, spark: Any, protocol: str, request: Any) -> None:
-    from cdc_spark.decoding import avro, jvm_path
-    from cdc_testing.changefeed import encode, generate
+    from cdc_testing.changefeed import encode, generate, schema_versions
 
     options: dict[str, Any] = {}
     encoder: dict[str, Any] = {}
@@ -105,10 +109,7 @@ def test_later_batches_reuse_the_typing(benchmark: Any, spark: Any, protocol: st
     _, frame = kafka_frames(spark, changefeed, COPIES)
     messages = frame.count()
     # the schema versions a stream's earlier batches brought, as `cdc_spark.job` passes them (Simple's rows name one)
-    decoder = get_codec(protocol).decoder(options)
-    known = list(
-        {e.schema: None for m in changefeed for e in decoder.decode(m) if isinstance(e, RowChange) and e.schema}
-    )
+    known = schema_versions(changefeed, protocol, options)
 
     def batch(reuse: bool) -> tuple[float, float, int]:
         return _batch(spark, frame, protocol, options, known, reuse=reuse)
@@ -116,18 +117,10 @@ def test_later_batches_reuse_the_typing(benchmark: Any, spark: Any, protocol: st
     batch(False)  # warm: code generation, the JIT, the cache of generated classes
     rebuilt = [batch(False) for _ in range(3)]
     batch(True)  # a job's batch before: what it builds is kept
-    kept = (
-        jvm_path.TYPINGS,
-        jvm_path.SHAPES,
-        jvm_path.ROW_CALLS,
-        jvm_path.CHANGE_COLUMNS,
-        jvm_path.PARTS,
-        avro.PREPARED,
-    )
-    builds = [k.builds for k in kept]
+    builds = [k.builds for k in _kept()]
     reused: list[tuple[float, float, int]] = []
     benchmark.pedantic(lambda: reused.append(batch(True)), rounds=3, iterations=1)
-    assert [k.builds for k in kept] == builds, "a batch with the same shapes built expressions or readers again"
+    assert [k.builds for k in _kept()] == builds, "a batch with the same shapes built expressions or readers again"
 
     def best(runs: list[tuple[float, float, int]], field: int) -> float:
         return min(run[field] for run in runs)

@@ -33,7 +33,7 @@ from cdc_spark.decoding.adapter import ParsedReader
 from cdc_spark.decoding.java_rows import SWITCH_ENV as ROWS_SWITCH_ENV
 from cdc_spark.decoding.java_text import SWITCH_ENV
 from cdc_spark.source.columns import KAFKA_COLUMNS
-from cdc_testing.changefeed import encode, generate
+from cdc_testing.changefeed import encode, generate, schema_versions
 from cdc_testing.corpus import corpus_files
 from cdc_testing.spark_plans import created_maps
 
@@ -560,8 +560,7 @@ def test_a_later_simple_batch_of_the_same_schema_versions_fetches_no_row_sample(
     assert_same_decode(spark, messages, "simple")  # no known schemas: none of the kept readers is confirmed
     assert sum(rows) == shapes
     # the versions a stream's earlier batches brought (what `cdc_spark.job` passes): every kept reader serves
-    decoder = get_codec("simple").decoder({})
-    known = list({e.schema: None for m in messages for e in decoder.decode(m) if isinstance(e, RowChange) and e.schema})
+    known = schema_versions(messages, "simple")
     rows.clear()
     assert_same_decode(spark, messages, "simple", known_versions=known)
     assert sum(rows) == 0 and jvm_path.SHAPES.hits >= 3

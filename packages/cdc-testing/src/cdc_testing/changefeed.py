@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any, Final
 
@@ -225,3 +225,13 @@ def encode(changefeed: Changefeed, protocol: str, options: dict[str, object] | N
     encoder = get_codec(protocol).encoder(options or {})
     for event in changefeed.events:
         yield from encoder.encode(event)
+
+
+def schema_versions(
+    messages: Iterable[Message], protocol: str, options: dict[str, object] | None = None
+) -> list[TableSchema]:
+    """Every schema the protocol's codec gives the row changes of ``messages``, in order of first appearance: the
+    versions a stream's earlier batches would have brought (``known_versions`` of ``cdc_spark.decode``)."""
+    decoder = get_codec(protocol).decoder(options or {})
+    found = {e.schema: None for m in messages for e in decoder.decode(m) if isinstance(e, RowChange) and e.schema}
+    return list(found)

@@ -62,7 +62,7 @@ from cdc_spark.decoding.jvm_values import (
     timestamp_text,
     vector_text,
 )
-from cdc_spark.decoding.reuse import Reuse, zoned_key
+from cdc_spark.decoding.reuse import Reuse, app_of, zoned_key
 from cdc_spark.decoding.spark_types import MAX_SPARK_PRECISION, UNDECLARED_SCALE, spark_type
 
 if TYPE_CHECKING:
@@ -456,8 +456,8 @@ class AvroAdapter:
         A.no_typed_envelope(self.protocol, envelope)
 
         self._learn_schemas(messages)
-        app = messages.sparkSession.conf.get("spark.app.id", None)
-        built = PREPARED.get((app, self.expressions_key(), tuple(self.keys), tuple(self.values)), self._prepared)
+        key = (app_of(messages), self.expressions_key(), tuple(self.keys), tuple(self.values))
+        built = PREPARED.get(key, self._prepared)
         frame = messages.withColumns(built.ids).select("*", *built.records)
         return frame.withColumns(built.routed).withColumns(built.marked).withColumns(built.derived)
 

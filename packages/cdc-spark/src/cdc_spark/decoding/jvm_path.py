@@ -46,7 +46,7 @@ from cdc_spark.decoding.python_path import (
     newest,
     row_message,
 )
-from cdc_spark.decoding.reuse import Reuse
+from cdc_spark.decoding.reuse import Reuse, app_of
 from cdc_spark.decoding.spark_types import spark_type
 from cdc_spark.decoding.steps import Steps
 from cdc_spark.jit import executors_compile_huge_methods
@@ -842,11 +842,6 @@ CHANGE_COLUMNS: Final[Reuse[tuple[Column, tuple[Column, ...]]]] = Reuse(capacity
 PARTS: Final[Reuse[tuple[Column, list[Column]]]] = Reuse(capacity=64)
 
 
-def _app(frame: DataFrame) -> str | None:
-    app: str | None = frame.sparkSession.conf.get("spark.app.id", None)
-    return app
-
-
 def _with_typed_rows(messages: DataFrame, typings: Sequence[_TableTyping], functions: Mapping[int, str]) -> DataFrame:
     """``messages`` with ``__tidx`` (:func:`_table_index`) and per table one call of its Java row typer's function
     (``functions``: by table index) on its messages, ``__m<index>``: each change's operation, contract struct and
@@ -869,7 +864,7 @@ def _with_typed_rows(messages: DataFrame, typings: Sequence[_TableTyping], funct
         return table_index, calls
 
     names = tuple((t.index, t.schema.database, t.schema.table) for t in typings)
-    table_index, calls = ROW_CALLS.get((_app(messages), names, tuple(functions.items()), typed), build)
+    table_index, calls = ROW_CALLS.get((app_of(messages), names, tuple(functions.items()), typed), build)
     return messages.withColumn("__tidx", table_index).select("*", *calls).drop(A.TYPED)
 
 
@@ -898,7 +893,7 @@ def _changes(typed: DataFrame, functions: Mapping[int, str]) -> DataFrame:
         exploded = F.explode(F.coalesce(positions, F.array(F.lit(0)))).alias(A.POSITION)
         return exploded, (op.alias(A.OP), version.alias(A.VERSION), bad.alias("__change_bad"), *structs)
 
-    exploded, columns = CHANGE_COLUMNS.get((_app(typed), tuple(functions), versioned), build)
+    exploded, columns = CHANGE_COLUMNS.get((app_of(typed), tuple(functions), versioned), build)
     staged = typed.select("*", exploded)
     calls = [f"__m{index}" for index in functions]
     return staged.select(*[c for c in typed.columns if c not in calls and c != A.VERSION], A.POSITION, *columns)
@@ -1122,7 +1117,7 @@ def decode(
     spark = df.sparkSession
     steps = Steps()
     messages = df.select(*MESSAGE_COLUMNS)
-    app = spark.conf.get("spark.app.id", None)
+    app = app_of(df)
     speculation_key = (app, adapter.expressions_key())
     # The last batch's typings: each message of theirs is typed in the shapes' pass, and the batch's one cache holds
     # its changes, typed, not its text: one row per change (a message's first is its own row, ``prepared``). Should

@@ -13,7 +13,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 V = TypeVar("V")
 
@@ -75,6 +78,13 @@ class Reuse(Generic[V]):
             self.builds = self.hits = 0
 
 
+def app_of(frame: DataFrame) -> str | None:
+    """The Spark application ``frame`` belongs to: kept expressions are JVM objects of its session, so every key of
+    a kept value holds it."""
+    app: str | None = frame.sparkSession.conf.get("spark.app.id", None)
+    return app
+
+
 def options_key(options: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
     """Decode options as a key: every name and value (as its repr, so unhashable values count too)."""
     return tuple(sorted((str(name), repr(value)) for name, value in options.items()))
@@ -86,4 +96,4 @@ def zoned_key(protocol: str, options: Mapping[str, object], session_zone: str, z
     return (protocol, options_key(options), session_zone, zone)
 
 
-__all__ = ["Reuse", "options_key", "zoned_key"]
+__all__ = ["Reuse", "app_of", "options_key", "zoned_key"]
