@@ -112,8 +112,8 @@ def time_decode_against(
     options: dict[str, Any] | None = None,
 ) -> dict[str, int]:
     """Rows/s of ``baseline`` on ``many`` (best of 3), of ``decode`` plan ``python`` on ``one`` (it is several
-    times slower) and plan ``jvm`` on ``many`` (pytest-benchmark's figure, best of 2 after a warm-up round); prints
-    them and the ratios, returns the jvm run's changes per path."""
+    times slower) and plan ``jvm`` on ``many`` (pytest-benchmark's figure, best of 3 after two warm-up rounds, whose
+    times are printed too); prints them and the ratios, returns the jvm run's changes per path."""
     small, large = one.count(), many.count()
 
     steps: list[dict[str, float]] = []
@@ -126,23 +126,26 @@ def time_decode_against(
     python_paths: dict[str, int] = {}
     python = small / best_of(1, run(one, "python", python_paths))
     jvm_paths: dict[str, int] = {}
-    # one round first, as the baseline runs once before it is timed: the JIT compiles the typing's generated code in
-    # the first batch of a job, and every later batch of a stream runs it compiled
+    # Two rounds first, as the baseline runs once before it is timed: the JIT compiles the typing's generated code in
+    # the first batch of a job, and a Java row typer's second batch is the first typed in its shapes' pass (another
+    # plan, compiled in its turn); every later batch of a stream runs both compiled. The warm-up rounds' times are
+    # printed with the timed ones.
     from cdc_spark.decoding import jvm_path
 
     speculated = dict(jvm_path.SPECULATED)
-    benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=2, iterations=1, warmup_rounds=1)
+    benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=3, iterations=1, warmup_rounds=2)
     # how the Java row typer typed each round: in the shapes' pass (typed), again (retyped), or unspeculated
     ways = {k: v - speculated.get(k, 0) for k, v in jvm_path.SPECULATED.items() if v != speculated.get(k, 0)}
     jvm = large / benchmark.stats.stats.min
-    fastest = min(steps[-2:], key=lambda s: sum(s.values()))  # the timed rounds' steps, the warm-up's before them
+    fastest = min(steps[-3:], key=lambda s: sum(s.values()))  # the timed rounds' steps, the warm-ups' before them
+    rounds = [{k: round(v, 2) for k, v in s.items()} for s in steps[-5:]]
     print(
         f"\n{protocol}: {baseline_name} {raw:,.0f} rows/s ({large} messages);"
         f" jvm {jvm:,.0f} rows/s ({jvm / raw:.2f}x; typed in the JVM {jvm_paths.get('jvm', 0)},"
         f" through the codec {jvm_paths.get('codec', 0)});"
         f" python {python:,.0f} rows/s ({python / raw:.2f}x, {small} messages)"
         f"\n{protocol}: the fastest jvm round's steps: {', '.join(f'{k} {v:.2f} s' for k, v in fastest.items())}"
-        f"\n{protocol}: every jvm round's steps: {[{k: round(v, 2) for k, v in s.items()} for s in steps[-3:]]};"
+        f"\n{protocol}: every jvm round's steps, warm-ups first: {rounds};"
         f" Java row typer {ways or 'not used'}"
     )
     return jvm_paths

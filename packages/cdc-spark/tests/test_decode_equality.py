@@ -1227,3 +1227,25 @@ def test_changes_without_a_ts_after_timed_ones_are_ordered_alike_when_typed_in_t
     second = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5)
     assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
     assert second.paths == first.paths
+
+
+def test_changes_without_a_ts_take_the_clock_of_their_own_topic(spark: Any) -> None:
+    """Two topics whose partition 0 interleave their offsets: the running clock's window numbers the topics (it sorts
+    by their numbers, not their names), and an untimed change of one takes the newest ts before it in its own topic's
+    partition, not the other's (whose ts are all newer). Decoded twice: the second batch typed in its shapes' pass."""
+    messages = []
+    for number in range(8):
+        topic = "late" if number % 2 == 0 else "early"
+        document: dict[str, Any] = {
+            "id": number, "database": "shop", "table": topic, "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+            "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)"}, "sqlType": {"id": 4}, "data": [{"id": str(number)}],
+        }  # fmt: skip
+        if topic == "late" or number < 4:  # the early topic's last changes have no ts
+            document["_tidb"] = {"commitTs": (9000 if topic == "late" else 100) + number}
+        messages.append(Message(value=json.dumps(document).encode(), topic=topic, partition=0))
+    jvm_path.SPECULATIONS.clear()
+    for _ in range(2):
+        decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5)
+    early = {r["_cdc_offset"]: r["_cdc_sequence"]["commit_ts"] for r in decoded.table("shop", "early").collect()}
+    assert early == {1: 101, 3: 103, 5: 103, 7: 103}, early
