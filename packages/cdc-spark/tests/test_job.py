@@ -154,6 +154,37 @@ def test_by_default_a_small_batch_is_decoded_by_the_codec_with_the_same_result(s
     assert differences(str(tmp_path / "tables"), feed) == []
 
 
+def test_a_simple_streams_later_batches_decode_no_sample_of_a_schema_version_again(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Simple's shape is a table's schema version. The job gives each batch the schema versions of the batches before
+    it, so a later batch keeps the readers of every version an earlier one described and fetches and decodes no
+    sample of it again; a version new to the stream (the ADD COLUMN half way) is described once, where it appears."""
+    if "simple" not in installed_codecs():
+        pytest.skip("needs the simple codec")
+    from cdc_spark.decoding import jvm_path
+
+    batches: list[list[tuple[tuple[str, str, str], bool]]] = []  # per batch: each JVM shape, and whether it was sampled
+    described = jvm_path._ShapeReuse.described
+
+    def recorded(self: Any, samples: Any, known: Any) -> Any:
+        batches.append([((s.database, s.table, s.shape), s.message is not None) for s in samples if s.jvm])
+        return described(self, samples, known)
+
+    monkeypatch.setattr(jvm_path._ShapeReuse, "described", recorded)
+    jvm_path.SHAPES.clear()  # shapes an earlier test of this session described are not this stream's
+    feed = generate(seed=11, transactions=60)
+    record(spark, feed, tmp_path / "messages", files=3, seed=1, protocol="simple", options={})
+    reports: list[BatchReport] = []
+    run(spark, config(tmp_path, "simple"), reports.append, stream(spark, tmp_path / "messages"))
+    assert [r.batch_id for r in reports] == [0, 1, 2]
+    assert len(batches) == 3, batches
+    sampled = [shape for batch in batches for shape, with_message in batch if with_message]
+    assert len(sampled) == len(set(sampled)), batches  # no version's sample decoded twice
+    assert any(not with_message for batch in batches[1:] for _, with_message in batch), batches  # some were kept
+    assert differences(str(tmp_path / "tables"), feed) == []
+
+
 def busy_executors(spark: Any) -> set[str]:
     """Executors (not the driver) that have run tasks in this application."""
     summaries = spark.sparkContext._jsc.sc().statusStore().executorList(True).iterator()
