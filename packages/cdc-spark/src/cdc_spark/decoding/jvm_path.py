@@ -254,7 +254,7 @@ def _find_shapes(
     held = [row_message(fetched[end]) for end in residue if end in fetched]  # PythonPath.run puts them in order
     return _Shapes(
         samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks,
-        tuple(held) if held and len(held) == python_messages else None, topics,
+        held=tuple(held) if held and len(held) == python_messages else None, topics=topics,
     )  # fmt: skip
 
 
