@@ -47,16 +47,22 @@ def kafka_frames(
     spark: Any, messages: Iterable[Message], copies: int, partition: Callable[[int, Message], int] = own_partition
 ) -> tuple[Any, Any]:
     """``messages`` as the rows of Spark's Kafka source (topic ``bench``, ``partition(position, message)``,
-    offset the position), and ``copies`` copies of them with distinct offsets; both cached."""
+    offset the position), and ``copies`` copies of them with distinct offsets; both cached. As the Kafka source
+    reads them, each Spark partition holds ranges of offsets in offset order: two, for the two cores (a
+    topic-partition is split between them, as the source's ``minPartitions`` splits one)."""
     from pyspark.sql import functions as F
 
     from cdc_spark.source.columns import KAFKA_COLUMNS
 
+    def in_offset_order(frame: Any) -> Any:
+        coordinates = ("topic", "partition", "offset")
+        return frame.repartitionByRange(2, *coordinates).sortWithinPartitions(*coordinates).cache()
+
     rows = [(m.key, m.value, "bench", partition(i, m), i, STAMP, 0, None) for i, m in enumerate(messages)]
-    one = spark.createDataFrame(rows, KAFKA_COLUMNS).repartition(2).cache()
+    one = in_offset_order(spark.createDataFrame(rows, KAFKA_COLUMNS))
     copy = spark.range(copies).withColumnRenamed("id", "copy")
     offset = F.col("copy") * len(rows) + F.col("offset")
-    many = one.crossJoin(copy).withColumn("offset", offset).drop("copy").repartition(2).cache()
+    many = in_offset_order(one.crossJoin(copy).withColumn("offset", offset).drop("copy"))
     return one, many
 
 
@@ -133,7 +139,10 @@ def time_decode_against(
     from cdc_spark.decoding import jvm_path
 
     speculated = dict(jvm_path.SPECULATED)
+    clocks = dict(jvm_path.RUNNING_CLOCKS)
     benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=3, iterations=1, warmup_rounds=2)
+    # how the running clock of changes without a commit ts was read: by the tasks as they read, or sorted
+    running = {k: v - clocks.get(k, 0) for k, v in jvm_path.RUNNING_CLOCKS.items() if v != clocks.get(k, 0)}
     # how the Java row typer typed each round: in the shapes' pass (typed), again (retyped), or unspeculated
     ways = {k: v - speculated.get(k, 0) for k, v in jvm_path.SPECULATED.items() if v != speculated.get(k, 0)}
     jvm = large / benchmark.stats.stats.min
@@ -146,6 +155,6 @@ def time_decode_against(
         f" python {python:,.0f} rows/s ({python / raw:.2f}x, {small} messages)"
         f"\n{protocol}: the fastest jvm round's steps: {', '.join(f'{k} {v:.2f} s' for k, v in fastest.items())}"
         f"\n{protocol}: every jvm round's steps, warm-ups first: {rounds};"
-        f" Java row typer {ways or 'not used'}"
+        f" Java row typer {ways or 'not used'}; running clock {running or 'not needed'}"
     )
     return jvm_paths

@@ -15,6 +15,7 @@ import json
 import math
 import re
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,11 +92,14 @@ def text_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
 def assert_same_decode(spark: Any, messages: list[Message], protocol: str, options: dict[str, object] | None = None,
                        *, jvm_share: float = 0.5, dead_offsets: set[int] | None = None,
-                       known_versions: list[TableSchema] | None = None) -> DecodedChanges:  # fmt: skip
+                       known_versions: list[TableSchema] | None = None,
+                       arrange: Callable[[Any], Any] | None = None) -> DecodedChanges:  # fmt: skip
     """Both plans on ``messages``: equal tables, schemas, rows, control rows, dead letters and clocks; the JVM typed
     at least ``jvm_share`` of the changes; the dead letters are the messages at ``dead_offsets`` when given. Both
-    plans are given ``known_versions`` (schema versions of earlier batches), if any."""
-    frame = _frame(spark, messages).cache()
+    plans are given ``known_versions`` (schema versions of earlier batches), if any. ``arrange``: how the frame's rows
+    are laid out over Spark's partitions (by default in offset order, two ranges, as Kafka's source reads them)."""
+    frame = _frame(spark, messages)
+    frame = (frame if arrange is None else arrange(frame)).cache()
     known = known_versions or []
     expected = decode(frame, protocol, options, plan="python", known_versions=known)
     actual = decode(frame, protocol, options, plan="jvm", known_versions=known)
@@ -1227,6 +1231,39 @@ def test_changes_without_a_ts_after_timed_ones_are_ordered_alike_when_typed_in_t
     second = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5)
     assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
     assert second.paths == first.paths
+
+
+@pytest.mark.parametrize("order", ["offset-order", "shuffled"])
+def test_the_running_clock_is_read_as_the_tasks_read_unless_the_input_is_out_of_order(spark: Any, order: str) -> None:
+    """Canal-JSON over three partitions, every fourth change without a commit ts. In offset order (each Spark
+    partition a range of offsets, as Kafka's source reads them) each task reads the running clock as it reads, with
+    no window; shuffled, a window sorts. Both as the codec orders them, and their order ts asserted from the input."""
+    from pyspark.sql import functions as F
+
+    from cdc_spark.decoding import jvm_path
+
+    messages, expected = [], {}
+    newest: dict[int, int] = {}
+    for number in range(60):
+        partition, ts = number % 3, 1000 + 7 * number - (number % 4) * 5  # each partition's ts rise, with steps back
+        document: dict[str, Any] = {
+            "id": number, "database": "shop", "table": "lines", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+            "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)"}, "sqlType": {"id": 4}, "data": [{"id": str(number)}],
+        }  # fmt: skip
+        if number % 4 == 3:  # every partition's first message has a ts
+            expected[number] = newest[partition]
+        else:
+            document["_tidb"] = {"commitTs": ts}
+            newest[partition] = max(ts, newest.get(partition, ts))
+        messages.append(Message(value=json.dumps(document).encode(), partition=partition))
+    arrange = (lambda frame: frame.repartition(2, F.rand(seed=5))) if order == "shuffled" else None
+    jvm_path.SPECULATIONS.clear()
+    jvm_path.RUNNING_CLOCKS.clear()
+    decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5, arrange=arrange)
+    assert set(jvm_path.RUNNING_CLOCKS) == {"task" if order == "offset-order" else "sorted"}, jvm_path.RUNNING_CLOCKS
+    ordered = {r["_cdc_offset"]: r["_cdc_sequence"]["commit_ts"] for r in decoded.table("shop", "lines").collect()}
+    assert {offset: ordered[offset] for offset in expected} == expected
 
 
 def test_changes_without_a_ts_take_the_clock_of_their_own_topic(spark: Any) -> None:

@@ -49,6 +49,7 @@ from cdc_spark.decoding.python_path import (
 from cdc_spark.decoding.reuse import Reuse, app_of
 from cdc_spark.decoding.spark_types import spark_type
 from cdc_spark.decoding.steps import Steps
+from cdc_spark.decoding.task_clock import TaskSeeds, task_seeds
 from cdc_spark.jit import executors_compile_huge_methods
 from cdc_spark.partition_clock import PartitionKey, merge_clocks
 from cdc_spark.session_conf import session_conf
@@ -77,11 +78,20 @@ class _Shapes:
     # holds them all; else None
     held: tuple[Message, ...] | None = None
     topics: tuple[str, ...] = ()  # every topic of the batch's messages (none for a null topic)
+    # the running clock read by each task as it reads (:mod:`~cdc_spark.decoding.task_clock`), where the messages
+    # come in offset order; None: sorted by a window
+    task: TaskSeeds | None = None
 
     def clocked(self, rows: DataFrame, messages: DataFrame) -> DataFrame:
         """``rows`` with the running clock of ``messages`` (:func:`_clocked`) where a change without a commit ts
-        follows a timed message; otherwise as they are (none needs it)."""
-        return _clocked(rows, messages, self.untimed, self.topics) if self.untimed_after_timed else rows
+        follows a timed message; otherwise as they are (none needs it). ``rows`` that are ``messages`` themselves
+        take their task clock in place: no join."""
+        if not self.untimed_after_timed:
+            return rows
+        if self.task is not None and rows is messages:
+            RUNNING_CLOCKS["task"] += 1
+            return self.task.clocked(messages)
+        return _clocked(rows, messages, self.untimed, self.topics, self.task)
 
 
 # A message's rank within its group (one topic-partition) is (ts, offset): its ts (-1 for none), then its offset. In
@@ -348,13 +358,23 @@ def _with_running_clock(prepared: DataFrame, topics: Sequence[str]) -> DataFrame
 BROADCAST_CLOCKS: Final = 250_000
 
 
-def _clocked(rows: DataFrame, messages: DataFrame, untimed: int, topics: Sequence[str]) -> DataFrame:
+# How many times each way of finding the running clock was planned: by the tasks as they read ("task") or sorted
+# by a window ("sorted")
+RUNNING_CLOCKS: Final[Counter[str]] = Counter()
+
+
+def _clocked(
+    rows: DataFrame, messages: DataFrame, untimed: int, topics: Sequence[str], task: TaskSeeds | None = None
+) -> DataFrame:
     """``rows`` (any number per message, by :data:`COORDINATES`) with ``clock_before`` of ``messages`` (one row per
     message, with ``A.TS``; ``untimed`` of them without a ts, ``topics`` all their topics), null where a message has
-    a ts (its own orders it)."""
+    a ts (its own orders it). With ``task`` (the seeds of ``messages``) each task reads the clock as it reads its
+    messages; without, a window sorts them."""
     from pyspark.sql import functions as F
 
-    narrow = _with_running_clock(messages.select(*COORDINATES, A.TS), topics)
+    narrow = messages.select(*COORDINATES, A.TS)
+    RUNNING_CLOCKS["sorted" if task is None else "task"] += 1
+    narrow = _with_running_clock(narrow, topics) if task is None else task.clocked(narrow)
     clocks = narrow.where(F.col(A.TS).isNull()).select(*COORDINATES, "clock_before")
     joined: DataFrame = rows.join(
         F.broadcast(clocks) if untimed <= BROADCAST_CLOCKS else clocks, on=list(COORDINATES), how="left"
@@ -1143,6 +1163,8 @@ def decode(
         # with a speculation, the cache's rows are the typed changes: their counts come with the shapes
         typed_changes = speculation is not None
         found = _find_shapes(cache if typed_changes else prepared, messages, reused.kept, changes=typed_changes)
+        if found.untimed_after_timed:
+            found = attrs.evolve(found, task=task_seeds(prepared, found.topics))
     cached: list[DataFrame] = [stored]
     with steps.timed("schemas"):
         described = reused.described(found.samples, known)

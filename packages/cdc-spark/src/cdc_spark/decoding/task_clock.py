@@ -1,0 +1,139 @@
+"""The running clock without a sort, where each task reads its topic-partitions in offset order.
+
+A change without a commit ts is ordered by the newest commit ts before it in its topic-partition (``clock_before``,
+:mod:`cdc_spark.partition_clock`). A window finds it by shuffling every message's coordinates and sorting them. But
+Spark's Kafka source reads each topic-partition's offsets in order, one range per task (a partition may be split
+into ranges over several tasks). Then the running maximum each task keeps as it reads (the Java function
+``cdc.spark.clock.TaskClock``) is that clock, short of the ranges other tasks read before its own.
+
+:func:`task_seeds` runs one small aggregate over the messages: per task and topic-partition the lowest and highest
+offset, the newest ts and whether an offset went back. Where none went back and no two ranges of a topic-partition
+overlap, a range's seed is the newest ts of the ranges below it, and a message's clock is the greater of its range's
+seed and its task's running maximum (:meth:`TaskSeeds.clocked`). Otherwise (the frame was repartitioned, say) there
+are no seeds and the caller sorts.
+
+Both read the same frame, the batch's cache, whose partitions give their rows in the same order on every read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from cdc_spark.decoding import adapter as A
+from cdc_spark.decoding.java_text import SWITCH_ENV, register_once
+from cdc_spark.decoding.literal_lookup import lookup
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+FUNCTION: Final = "cdc_task_clock"
+JAVA_CLASS: Final = "cdc.spark.clock.TaskClock"
+DISORDER: Final = -(2**63)  # TaskClock.DISORDER: an offset went back in its task
+CLOCK: Final = "clock_before"
+_TASK: Final = "__task"
+_RUNNING: Final = "__running"
+_SEPARATOR: Final = "\x00"
+_NULL: Final = "\x01"
+
+
+def task_clock_function(spark: SparkSession) -> str | None:
+    """The session's function of ``TaskClock``, registered now as non-deterministic (Spark then calls it on every
+    row in the order it reads them); None where the project's Java code is switched off or cannot be compiled."""
+    from cdc_spark.java_code import install
+
+    if os.environ.get(SWITCH_ENV, "").lower() == "off" or not install(spark):
+        return None
+
+    def register() -> None:
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        spark._jsparkSession.udf().register(FUNCTION, jvm.cdc.spark.clock.TaskClock.function())
+
+    return register_once(spark, FUNCTION, register)
+
+
+def _range_key(task: object, topic: object, partition: object) -> str:
+    return _SEPARATOR.join(_NULL if part is None else str(part) for part in (task, topic, partition))
+
+
+@attrs.frozen
+class TaskSeeds:
+    """The task clock of one frame: its function, its topics' numbers and each task's range seeds (by
+    :func:`_range_key` of the task, topic number and partition; a range with nothing below it has none)."""
+
+    function: str
+    topics: Mapping[str, int]
+    seeds: Mapping[str, int]
+
+    def running(self, messages: DataFrame) -> DataFrame:
+        """``messages`` with ``__task`` (the Spark partition) and ``__running`` (the task's running clock)."""
+        from pyspark.sql import functions as F
+
+        number = lookup(self.topics, F.col("topic")).cast("int")
+        call = F.call_udf(self.function, number, F.col("partition").cast("int"), F.col("offset"), F.col(A.TS))
+        return messages.select("*", F.spark_partition_id().alias(_TASK), call.alias(_RUNNING))
+
+    def clocked(self, messages: DataFrame) -> DataFrame:
+        """``messages`` (the frame the seeds were found in, read the same way) with ``clock_before``: the newest
+        commit ts before each message without one in its topic-partition, null for a message with a ts."""
+        from pyspark.sql import functions as F
+
+        running = self.running(messages)
+        clock = F.col(_RUNNING)
+        if self.seeds:
+            number = lookup(self.topics, F.col("topic")).cast("string")
+            parts = [F.col(_TASK).cast("string"), number, F.col("partition").cast("string")]
+            key = F.concat_ws(_SEPARATOR, *[F.coalesce(part, F.lit(_NULL)) for part in parts])
+            clock = F.greatest(clock, lookup(self.seeds, key).cast("long"))
+        return running.withColumn(CLOCK, F.when(F.col(A.TS).isNull(), clock)).drop(_TASK, _RUNNING)
+
+
+def task_seeds(messages: DataFrame, topics: Sequence[str]) -> TaskSeeds | None:
+    """The task clock of ``messages`` (one row per message, read in the order its source gives them), or None where
+    it has none: no Java code here, an offset going back within a task, or two tasks' ranges of a topic-partition
+    overlapping. ``topics``: every topic of ``messages``."""
+    from pyspark.sql import functions as F
+
+    function = task_clock_function(messages.sparkSession)
+    if function is None:
+        return None
+    numbers = {name: k for k, name in enumerate(topics)}
+    probe = TaskSeeds(function, numbers, {})
+    ranges = (
+        probe.running(messages)
+        .groupBy(_TASK, "topic", "partition")
+        .agg(
+            F.min("offset").alias("low"),
+            F.max("offset").alias("high"),
+            F.max(A.TS).alias("ts"),
+            F.count_if(F.col(_RUNNING) == F.lit(DISORDER)).alias("back"),
+        )
+        .collect()
+    )
+    by_partition: dict[tuple[str | None, int | None], list[tuple[int, int, int | None, int]]] = {}
+    for row in ranges:
+        if row["back"]:
+            return None
+        by_partition.setdefault((row["topic"], row["partition"]), []).append(
+            (row["low"], row["high"], row["ts"], row[_TASK])
+        )
+    seeds: dict[str, int] = {}
+    for (topic, partition), found in by_partition.items():
+        newest: int | None = None
+        previous_high: int | None = None
+        for low, high, ts, task in sorted(found):
+            if previous_high is not None and low <= previous_high:
+                return None  # two tasks read offsets of one topic-partition in between each other's
+            if newest is not None:
+                seeds[_range_key(task, numbers.get(topic) if topic is not None else None, partition)] = newest
+            if ts is not None and (newest is None or ts > newest):
+                newest = ts
+            previous_high = high
+    return attrs.evolve(probe, seeds=seeds)
+
+
+__all__ = ["CLOCK", "DISORDER", "FUNCTION", "TaskSeeds", "task_clock_function", "task_seeds"]

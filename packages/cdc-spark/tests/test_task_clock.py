@@ -1,0 +1,104 @@
+"""The running clock read by each task as it reads (``cdc_spark.decoding.task_clock``), against the newest ts
+before each message of its topic-partition worked out here in Python, and its refusal of input out of offset order."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from cdc_spark.decoding import adapter as A
+from cdc_spark.decoding.task_clock import CLOCK, task_seeds
+
+TOPICS = ("items", "orders")
+
+
+def _messages(seed: int) -> list[tuple[str, int, int, int | None]]:
+    """(topic, partition, offset, ts): two topics of two partitions, gaps in the offsets, a third without a ts, and
+    the ts of each partition rising with an odd step back (a partition is in commit order, but its clock is a max)."""
+    chance = random.Random(seed)
+    rows = []
+    for topic in TOPICS:
+        for partition in (0, 1):
+            offset, ts = chance.randrange(5), 1000
+            for _ in range(40):
+                offset += chance.choice((1, 1, 2, 7))
+                ts += chance.choice((3, 5, -2))
+                rows.append((topic, partition, offset, None if chance.random() < 0.34 else ts))
+    return rows
+
+
+def _expected(rows: list[tuple[str, int, int, int | None]]) -> dict[tuple[str, int, int], int | None]:
+    """Per message without a ts, the newest ts of the messages before it in its topic-partition."""
+    newest: dict[tuple[str, int], int] = {}
+    clocks: dict[tuple[str, int, int], int | None] = {}
+    for topic, partition, offset, ts in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
+        if ts is None:
+            clocks[(topic, partition, offset)] = newest.get((topic, partition))
+        else:
+            newest[(topic, partition)] = max(ts, newest.get((topic, partition), ts))
+    return clocks
+
+
+def _frame(spark: Any, rows: list[tuple[str, int, int, int | None]]) -> Any:
+    return spark.createDataFrame(rows, f"topic string, partition int, offset long, {A.TS} long")
+
+
+def _clocks(frame: Any) -> dict[tuple[str, int, int], int | None]:
+    seeds = task_seeds(frame, TOPICS)
+    assert seeds is not None
+    found = seeds.clocked(frame).where(f"{A.TS} is null").collect()
+    return {(r["topic"], r["partition"], r["offset"]): r[CLOCK] for r in found}
+
+
+@pytest.mark.parametrize("tasks", [1, 3, 5])
+def test_each_task_reads_the_clock_of_the_messages_before_its_own(spark: Any, tasks: int) -> None:
+    """The messages in offset order, as Kafka's source reads them, over ``tasks`` tasks: with more than one, a
+    topic-partition's offsets are split into ranges read by different tasks, each seeded with the ranges below."""
+    rows = _messages(seed=tasks)
+    frame = _frame(spark, rows).repartitionByRange(tasks, "topic", "partition", "offset")
+    frame = frame.sortWithinPartitions("topic", "partition", "offset").cache()
+    try:
+        seeds = task_seeds(frame, TOPICS)
+        assert seeds is not None
+        if tasks > 1:
+            assert seeds.seeds  # some range starts after another task's
+        assert _clocks(frame) == _expected(rows)
+    finally:
+        frame.unpersist()
+
+
+def test_a_message_of_several_rows_takes_the_clock_before_it_on_each(spark: Any) -> None:
+    """A message's changes repeat its offset: each row has the clock before the message, not its own first row's."""
+    rows = [("items", 0, 1, 10), ("items", 0, 2, 20), ("items", 0, 2, None), ("items", 0, 3, None)]
+    frame = _frame(spark, rows).coalesce(1).cache()
+    try:
+        assert _clocks(frame) == {("items", 0, 2): 10, ("items", 0, 3): 20}
+    finally:
+        frame.unpersist()
+
+
+@pytest.mark.parametrize("disorder", ["backwards", "interleaved"])
+def test_messages_out_of_offset_order_have_no_task_clock(spark: Any, disorder: str) -> None:
+    """Offsets going back within a task, or two tasks each in order but reading offsets of one topic-partition in
+    between each other's: no seeds (the decode then sorts with a window)."""
+    from pyspark.sql import functions as F
+
+    frame = _frame(spark, _messages(seed=7))
+    if disorder == "backwards":
+        frame = frame.repartitionByRange(2, "topic", "partition", "offset").sortWithinPartitions(F.desc("offset"))
+    else:
+        frame = frame.repartition(2).sortWithinPartitions("topic", "partition", "offset")  # round robin
+    frame = frame.cache()
+    try:
+        assert task_seeds(frame, TOPICS) is None
+    finally:
+        frame.unpersist()
+
+
+def test_the_java_readers_switched_off_leave_no_task_clock(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cdc_spark.decoding.java_text import SWITCH_ENV
+
+    monkeypatch.setenv(SWITCH_ENV, "off")
+    assert task_seeds(_frame(spark, _messages(seed=1)).coalesce(1), TOPICS) is None
