@@ -1149,17 +1149,38 @@ def _odd_canal_rows(document: dict[str, Any]) -> list[bytes]:
 @pytest.mark.parametrize("protocol", ["canal-json", "simple"])
 def test_envelopes_the_java_does_not_read_go_to_the_codec(spark: Any, text_readers: str, protocol: str) -> None:
     """Each odd envelope decodes as the codec decodes it (or is its dead letter) on every way of typing; the plain
-    message before them is typed in the JVM. Text after the document is refused by the codec and by the Java
-    envelope readers; Spark's ``from_json`` (the SQL envelope, without the Java) reads the document and ignores
-    it, a leniency left as it is."""
+    message before them is typed in the JVM. Text after the document is refused by the codec, by the Java envelope
+    readers and by the SQL envelope (:func:`test_text_after_the_document_is_refused_as_the_codec_refuses_it`)."""
     if protocol not in installed_codecs():
         pytest.skip(f"needs {protocol}")
     head = [m for m in encode(generate(seed=9, transactions=8), protocol) if m.value and b'"INSERT"' not in m.value]
     values = _odd_envelopes(protocol)
-    if text_readers == "java":
-        values.append(values[0] + b" trailing")
+    values.append(values[0] + b" trailing")
     odd = [Message(value=v, partition=0) for v in values]
     decoded = assert_same_decode(spark, [*head, *odd], protocol, jvm_share=0.0)
+    assert decoded.paths["jvm"] >= 1
+
+
+# What may follow a JSON document in a message: text the codecs refuse (Spark's ``from_json`` alone would read the
+# document and ignore it), and white space, which they take
+_AFTER_THE_DOCUMENT = [b" x", b"}", b"]", b",{}", b'{"a":1}', b"]]", b" \n\t "]
+
+
+@pytest.mark.parametrize("protocol", ["debezium", "canal-json", "simple"])
+def test_text_after_the_document_is_refused_as_the_codec_refuses_it(
+    spark: Any, text_readers: str, protocol: str
+) -> None:
+    """A changefeed's row message with each kind of text after its document: a dead letter on both paths, whatever
+    the envelope reader (Debezium's is always Spark's ``from_json``); with white space after it, the same change."""
+    if protocol not in installed_codecs():
+        pytest.skip(f"needs {protocol}")
+    if protocol == "debezium" and text_readers != "java":
+        pytest.skip("Debezium's envelope is read by Spark SQL whatever the switches")
+    head = [m for m in encode(generate(seed=9, transactions=8), protocol) if m.value]
+    row = next(m for m in head if b'"INSERT"' in m.value or b'"op":"c"' in m.value)
+    odd = [Message(value=row.value + tail, key=row.key, partition=0) for tail in _AFTER_THE_DOCUMENT]
+    refused = {len(head) + k for k, tail in enumerate(_AFTER_THE_DOCUMENT) if tail.strip()}
+    decoded = assert_same_decode(spark, [*head, *odd], protocol, jvm_share=0.5, dead_offsets=refused)
     assert decoded.paths["jvm"] >= 1
 
 

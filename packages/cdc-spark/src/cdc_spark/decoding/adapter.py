@@ -72,6 +72,27 @@ def readable(max_bytes: int) -> Column:
     return F.is_valid_utf8(F.col("value").cast("string")) & within_size(max_bytes)
 
 
+def documents(text: Column, envelope: str) -> Column:
+    """``text`` read by ``from_json`` as the first element of ``[text,{}]``, each element an ``envelope``: with
+    :func:`whole`, the envelope of a text that is one JSON document with nothing after it but white space. Spark's
+    ``from_json`` reads the first document of a text and ignores the rest (``{...} x``, ``{...}}``, ``{...}{...}``),
+    which the codecs refuse. What follows a document breaks that array (null), ends it early (``]``: one element) or
+    adds elements (``,{...}``); only a whole document, white space after it, gives two. Keep it as a column of its
+    own: each reference to the expression parses the text again."""
+    from pyspark.sql import functions as F
+
+    wrapped = F.concat(F.lit("["), text, F.lit(",{}]"))
+    return F.from_json(wrapped, f"array<struct<{envelope}>>")
+
+
+def whole(documents: Column) -> Column:
+    """The envelope of a column of :func:`documents`, null where the text was not one whole document (the message's
+    route is then the codec's, which refuses it)."""
+    from pyspark.sql import functions as F
+
+    return F.when(F.size(documents) == 2, F.try_element_at(documents, F.lit(1)))
+
+
 def within_size(max_bytes: int) -> Column:
     """Whether a message's value has at most ``max_bytes`` (the ``max-message-bytes`` option): :func:`readable` for
     the Java envelope readers, which judge UTF-8 themselves (as Spark does, eight ASCII bytes at a time; Spark's
@@ -219,7 +240,9 @@ __all__ = [
     "RowTyper",
     "Sample",
     "ShapeReaders",
+    "documents",
     "no_typed_envelope",
     "rank",
     "readable",
+    "whole",
 ]

@@ -8,9 +8,9 @@ and key columns: the codec decodes one sample of each, so every schema is exactl
 
 Where the session has the project's Java code, the envelope is read by ``cdc.spark.canal.CanalShape`` and the rows
 typed by ``cdc.spark.canal.CanalRows`` (:mod:`~cdc_spark.decoding.java_rows`), from the message's bytes; otherwise by
-``from_json`` and Spark SQL. Leniencies of the latter: a JSON number where Canal puts a string is read as its text,
-and text after the document is ignored, where the codec would reject the message (the Java reads the number alike,
-and sends text after the document to the codec).
+``from_json`` and Spark SQL. A leniency of both: a JSON number where Canal puts a string is read as its text, where
+the codec would reject the message. Text after the document sends the message to the codec either way (the SQL
+envelope: :func:`~cdc_spark.decoding.adapter.documents`).
 """
 
 from __future__ import annotations
@@ -162,8 +162,8 @@ class CanalAdapter:
         from pyspark.sql import functions as F
 
         text = F.col("value").cast("string")
-        parsed = messages.withColumn("__doc", F.from_json(text, ENVELOPE))
-        doc = F.col("__doc")
+        parsed = messages.withColumn("__doc", A.documents(text, ENVELOPE))  # parsed once, read whole below
+        doc = A.whole(F.col("__doc"))
         tidb = doc["_tidb"]
         watermark = (
             doc.isNotNull()

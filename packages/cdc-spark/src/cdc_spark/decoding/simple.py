@@ -185,7 +185,9 @@ class SimpleAdapter:
         from pyspark.sql import functions as F
 
         text = F.col("value").cast("string")
-        parsed = messages.withColumn("__doc", F.from_json(text, ENVELOPE))
+        # parsed in a projection of its own (each reference parses again), the envelope kept for rows()
+        parsed = messages.withColumn("__docs", A.documents(text, ENVELOPE))
+        parsed = parsed.withColumn("__doc", A.whole(F.col("__docs"))).drop("__docs")
         doc = F.col("__doc")
         kind = doc["type"]
         commit_ts = doc["commitTs"]
