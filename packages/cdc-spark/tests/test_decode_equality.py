@@ -1166,22 +1166,31 @@ def test_envelopes_the_java_does_not_read_go_to_the_codec(spark: Any, text_reade
 _AFTER_THE_DOCUMENT = [b" x", b"}", b"]", b",{}", b'{"a":1}', b"]]", b" \n\t "]
 
 
-@pytest.mark.parametrize("protocol", ["debezium", "canal-json", "simple"])
-def test_text_after_the_document_is_refused_as_the_codec_refuses_it(
-    spark: Any, text_readers: str, protocol: str
-) -> None:
-    """A changefeed's row message with each kind of text after its document: a dead letter on both paths, whatever
-    the envelope reader (Debezium's is always Spark's ``from_json``); with white space after it, the same change."""
+def _assert_text_after_the_document_refused(spark: Any, protocol: str) -> None:
+    """A changefeed's row message with each kind of text after its document: a dead letter on both paths; with white
+    space after it, the same change."""
     if protocol not in installed_codecs():
         pytest.skip(f"needs {protocol}")
-    if protocol == "debezium" and text_readers != "java":
-        pytest.skip("Debezium's envelope is read by Spark SQL whatever the switches")
     head = [m for m in encode(generate(seed=9, transactions=8), protocol) if m.value]
     row = next(m for m in head if b'"INSERT"' in m.value or b'"op":"c"' in m.value)
     odd = [Message(value=row.value + tail, key=row.key, partition=0) for tail in _AFTER_THE_DOCUMENT]
     refused = {len(head) + k for k, tail in enumerate(_AFTER_THE_DOCUMENT) if tail.strip()}
     decoded = assert_same_decode(spark, [*head, *odd], protocol, jvm_share=0.5, dead_offsets=refused)
     assert decoded.paths["jvm"] >= 1
+
+
+@pytest.mark.parametrize("protocol", ["canal-json", "simple"])
+def test_text_after_the_document_is_refused_as_the_codec_refuses_it(
+    spark: Any, text_readers: str, protocol: str
+) -> None:
+    """Read by the Java envelope reader or by Spark SQL's (:func:`_assert_text_after_the_document_refused`)."""
+    _assert_text_after_the_document_refused(spark, protocol)
+
+
+def test_text_after_a_debezium_document_is_refused_as_the_codec_refuses_it(spark: Any) -> None:
+    """Debezium's envelope is read by Spark SQL whatever the switches
+    (:func:`_assert_text_after_the_document_refused`)."""
+    _assert_text_after_the_document_refused(spark, "debezium")
 
 
 @pytest.mark.parametrize("protocol", ["canal-json", "simple"])

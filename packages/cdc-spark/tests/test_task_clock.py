@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import attrs
 import pytest
 
 from cdc_spark.decoding import adapter as A
@@ -102,3 +103,67 @@ def test_the_java_readers_switched_off_leave_no_task_clock(spark: Any, monkeypat
 
     monkeypatch.setenv(SWITCH_ENV, "off")
     assert task_seeds(_frame(spark, _messages(seed=1)).coalesce(1), TOPICS) is None
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("min_partitions", [None, 24], ids=["a-task-per-partition", "partitions-split"])
+def test_sparks_kafka_source_reads_in_offset_order_so_avro_tombstones_take_the_task_clock(
+    spark: Any, kafka_bootstrap: str, schema_registry: Any, min_partitions: int | None
+) -> None:
+    """TiCDC Avro with its default tombstone deletes (no commit ts), each key's changes in one of three partitions of a
+    real broker, read back by Spark's own Kafka source: each partition in one task, or split over several by
+    ``minPartitions``. The running clock is read by the tasks, no window, and the decode equals the codec's."""
+    import zlib
+
+    from cdc_core.registry import installed_codecs
+    from cdc_spark.decoding import decode, jvm_path
+    from cdc_testing import kafka
+    from cdc_testing.changefeed import encode, generate
+
+    if "avro" not in installed_codecs():
+        pytest.skip("needs the avro codec")
+    options = {"schema-registry": schema_registry.url}
+    messages = encode(generate(seed=13, transactions=60), "avro", {**options, "enable-tidb-extension": True})
+    placed = [attrs.evolve(m, partition=zlib.crc32(m.key or b"") % 3) for m in messages if m.value or m.key]
+    topic = kafka.unique_topic("clock")
+    kafka.create_topic(kafka_bootstrap, topic, partitions=3)
+    kafka.produce(kafka_bootstrap, topic, placed)
+    reader = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("includeHeaders", "true")
+    )
+    if min_partitions is not None:
+        reader = reader.option("minPartitions", str(min_partitions))
+    frame = reader.load().cache()
+    decoded: list[Any] = []
+    try:
+        assert frame.count() == len(placed)
+        if min_partitions is not None:
+            assert frame.rdd.getNumPartitions() > 3  # some partition's offsets are read by two tasks
+        expected = decode(frame, "avro", options, plan="python")
+        jvm_path.RUNNING_CLOCKS.clear()
+        actual = decode(frame, "avro", options, plan="jvm")
+        decoded += [expected, actual]
+        assert set(jvm_path.RUNNING_CLOCKS) == {"task"}, jvm_path.RUNNING_CLOCKS
+        assert actual.paths["jvm"] > 0
+        assert actual.tables() == expected.tables()
+        tombstones = 0
+        for name in expected.tables():
+            want, got = _changes(expected.table(*name)), _changes(actual.table(*name))
+            assert got == want, name
+            tombstones += sum(1 for r in got if r["_cdc_op"] == "delete" and r["_cdc_commit_ts"] is None)
+        assert tombstones > 0
+        assert actual.partition_commit_ts() == expected.partition_commit_ts()
+        assert actual.dead_letters().count() == expected.dead_letters().count() == 0
+    finally:
+        for result in decoded:
+            result.release()
+        frame.unpersist()
+
+
+def _changes(frame: Any) -> list[dict[str, Any]]:
+    rows = [r.asDict(recursive=True) for r in frame.collect()]
+    return sorted(rows, key=lambda r: (r["_cdc_partition"], r["_cdc_offset"], r["_cdc_sequence"]["position"]))
