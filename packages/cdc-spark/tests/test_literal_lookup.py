@@ -10,7 +10,7 @@ import pytest
 
 from cdc_core.message import Message
 from cdc_spark.decoding import decode
-from cdc_spark.decoding.literal_lookup import lookup
+from cdc_spark.decoding.literal_lookup import key_column, key_text, lookup
 from cdc_testing.spark_plans import created_maps
 
 pytestmark = pytest.mark.spark
@@ -23,6 +23,21 @@ def test_a_key_finds_its_value_and_an_absent_or_null_key_finds_null(spark: Any) 
     found = frame.select(lookup({"c": "insert", "u": "update"}, F.col("k")).alias("v"), lookup({}, F.col("k")))
     assert [tuple(r) for r in found.collect()] == [("insert", None), ("update", None), (None, None), (None, None)]
     assert created_maps(found) == []
+
+
+def test_a_text_key_is_the_same_made_in_spark_and_in_python_and_tells_null_from_its_text(spark: Any) -> None:
+    """The coordinates' keys the driver writes (``key_text``) match the rows' (``key_column``), a null part too; a
+    null is not the text "None" nor an empty topic, and the parts cannot run into each other."""
+    from pyspark.sql import functions as F
+
+    values = [("orders", 1, 12), (None, 1, 12), ("None", 1, 12), ("", 1, 12), ("orders", None, 12), ("orders1", 1, 2)]
+    frame = spark.createDataFrame(values, "topic string, partition int, offset long")
+    keys = [
+        r["k"]
+        for r in frame.select(key_column(F.col("topic"), F.col("partition"), F.col("offset")).alias("k")).collect()
+    ]
+    assert keys == [key_text(*v) for v in values]
+    assert len(set(keys)) == len(values)
 
 
 def _untimed_canal(partition: int, number: int) -> Message:

@@ -164,11 +164,7 @@ class JavaText:
         SQL readers read every type. Functions are registered in ``spark``, the session of the frame decoded (a
         streaming query's batches have a session of their own, which does not see functions registered later in
         the one it came from)."""
-        from cdc_spark.java_code import install
-
-        if os.environ.get(SWITCH_ENV, "").lower() == "off" or not install(spark):
-            return None
-        return cls(spark)
+        return cls(spark) if java_code_on(spark) else None
 
     def envelope(self, name: str, java_class: str, returned: str, typed: str | None = None) -> Column:
         """A protocol's Java envelope reader (``java_class``, a ``UDF1<byte[], Row>`` returning ``returned``) called
@@ -257,6 +253,14 @@ class JavaFirstReader(TextReader):
         return super().visit(data_type)
 
 
+def java_code_on(spark: SparkSession) -> bool:
+    """Whether ``spark`` runs the project's Java code: not switched off (:data:`SWITCH_ENV`) and compiled here, its jar
+    now on the session's class path."""
+    from cdc_spark.java_code import install
+
+    return os.environ.get(SWITCH_ENV, "").lower() != "off" and install(spark)
+
+
 def text_function(spark: SparkSession, data_type: DataType) -> str:
     """The name of the Spark function ``(text, descriptor) -> struct<value, zero>`` whose value is ``data_type``'s
     Spark type, registered in ``spark`` now (the session must have the jar: ``cdc_spark.java_code.install``)."""
@@ -308,6 +312,7 @@ __all__ = [
     "JavaFirstReader",
     "JavaText",
     "SimpleJavaText",
+    "java_code_on",
     "java_function",
     "read",
     "register_once",

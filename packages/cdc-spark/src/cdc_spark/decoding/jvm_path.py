@@ -35,7 +35,7 @@ from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Adapter, Route, Sample, ShapeReaders
 from cdc_spark.decoding.contract import DecodedChanges
 from cdc_spark.decoding.jvm_values import Typed
-from cdc_spark.decoding.literal_lookup import lookup
+from cdc_spark.decoding.literal_lookup import key_column, key_text, lookup
 from cdc_spark.decoding.python_path import (
     COORDINATES,
     MESSAGE_COLUMNS,
@@ -280,22 +280,12 @@ def _fetched(*wanted: tuple[DataFrame, set[tuple[str, int, int]]]) -> dict[tuple
         # set of strings: as a set of structs (one literal struct each) they took Spark longer to plan than the scan
         # (0.4-0.8 s for the 160 schema messages of 400,000 Simple ones).
         offsets = F.col("offset").isin(*sorted({o for _, _, o in ends}))
-        texts = sorted(_coordinates_text(t, p, o) for t, p, o in ends)
-        parts = [F.coalesce(F.col(c).cast("string"), F.lit(_NULL)) for c in ("topic", "partition", "offset")]
-        picked = frame.where(offsets & F.concat_ws(_SEPARATOR, *parts).isin(*texts)).select(*MESSAGE_COLUMNS)
+        texts = sorted(key_text(t, p, o) for t, p, o in ends)
+        here = key_column(*[F.col(c) for c in ("topic", "partition", "offset")])
+        picked = frame.where(offsets & here.isin(*texts)).select(*MESSAGE_COLUMNS)
         found = picked if found is None else found.unionByName(picked)
     rows = [] if found is None else found.collect()
     return {(r["topic"], r["partition"], r["offset"]): r for r in rows}
-
-
-# Neither is in a topic name (Kafka allows letters, digits, '.', '_' and '-') nor in a number's text
-_SEPARATOR: Final = "\x00"
-_NULL: Final = "\x01"
-
-
-def _coordinates_text(topic: str | None, partition: int | None, offset: int | None) -> str:
-    """A message's coordinates as :func:`_fetched` tests them."""
-    return _SEPARATOR.join(_NULL if part is None else str(part) for part in (topic, partition, offset))
 
 
 # In the cache, a message's rank is its last row's position alone: the rest of it is the ts and coordinates, cached

@@ -11,10 +11,28 @@ for a key that is absent or null.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
+
+
+# Parts of a text key: neither is in a topic name (Kafka allows letters, digits, '.', '_', '-') nor in a number
+_SEPARATOR: Final = "\x00"
+_NULL: Final = "\x01"
+
+
+def key_text(*parts: object) -> str:
+    """Values (a topic, numbers, None) as one text, the one :func:`key_column` makes of the same values in Spark: a
+    key of a :func:`lookup` or an ``isin`` (one literal text each, where literal structs take Spark long to plan)."""
+    return _SEPARATOR.join(_NULL if part is None else str(part) for part in parts)
+
+
+def key_column(*columns: Column) -> Column:
+    """The :func:`key_text` of each row's ``columns``."""
+    from pyspark.sql import functions as F
+
+    return F.concat_ws(_SEPARATOR, *[F.coalesce(column.cast("string"), F.lit(_NULL)) for column in columns])
 
 
 def lookup(mapping: Mapping[str, object], key: Column) -> Column:
@@ -30,4 +48,4 @@ def lookup(mapping: Mapping[str, object], key: Column) -> Column:
     return found
 
 
-__all__ = ["lookup"]
+__all__ = ["key_column", "key_text", "lookup"]

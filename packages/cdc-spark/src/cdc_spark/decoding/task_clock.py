@@ -17,35 +17,29 @@ Both read the same frame, the batch's cache, whose partitions give their rows in
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from cdc_spark.decoding import adapter as A
-from cdc_spark.decoding.java_text import SWITCH_ENV, register_once
-from cdc_spark.decoding.literal_lookup import lookup
+from cdc_spark.decoding.java_text import java_code_on, register_once
+from cdc_spark.decoding.literal_lookup import key_column, key_text, lookup
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 FUNCTION: Final = "cdc_task_clock"
-JAVA_CLASS: Final = "cdc.spark.clock.TaskClock"
 DISORDER: Final = -(2**63)  # TaskClock.DISORDER: an offset went back in its task
 CLOCK: Final = "clock_before"
 _TASK: Final = "__task"
 _RUNNING: Final = "__running"
-_SEPARATOR: Final = "\x00"
-_NULL: Final = "\x01"
 
 
 def task_clock_function(spark: SparkSession) -> str | None:
     """The session's function of ``TaskClock``, registered now as non-deterministic (Spark then calls it on every
     row in the order it reads them); None where the project's Java code is switched off or cannot be compiled."""
-    from cdc_spark.java_code import install
-
-    if os.environ.get(SWITCH_ENV, "").lower() == "off" or not install(spark):
+    if not java_code_on(spark):
         return None
 
     def register() -> None:
@@ -56,14 +50,10 @@ def task_clock_function(spark: SparkSession) -> str | None:
     return register_once(spark, FUNCTION, register)
 
 
-def _range_key(task: object, topic: object, partition: object) -> str:
-    return _SEPARATOR.join(_NULL if part is None else str(part) for part in (task, topic, partition))
-
-
 @attrs.frozen
 class TaskSeeds:
-    """The task clock of one frame: its function, its topics' numbers and each task's range seeds (by
-    :func:`_range_key` of the task, topic number and partition; a range with nothing below it has none)."""
+    """The task clock of one frame: its function, its topics' numbers (the function's key) and each task's range
+    seeds (by the ``key_text`` of the task, topic and partition; a range with nothing below it has none)."""
 
     function: str
     topics: Mapping[str, int]
@@ -85,9 +75,7 @@ class TaskSeeds:
         running = self.running(messages)
         clock = F.col(_RUNNING)
         if self.seeds:
-            number = lookup(self.topics, F.col("topic")).cast("string")
-            parts = [F.col(_TASK).cast("string"), number, F.col("partition").cast("string")]
-            key = F.concat_ws(_SEPARATOR, *[F.coalesce(part, F.lit(_NULL)) for part in parts])
+            key = key_column(F.col(_TASK), F.col("topic"), F.col("partition"))
             clock = F.greatest(clock, lookup(self.seeds, key).cast("long"))
         return running.withColumn(CLOCK, F.when(F.col(A.TS).isNull(), clock)).drop(_TASK, _RUNNING)
 
@@ -129,7 +117,7 @@ def task_seeds(messages: DataFrame, topics: Sequence[str]) -> TaskSeeds | None:
             if previous_high is not None and low <= previous_high:
                 return None  # two tasks read offsets of one topic-partition in between each other's
             if newest is not None:
-                seeds[_range_key(task, numbers.get(topic) if topic is not None else None, partition)] = newest
+                seeds[key_text(task, topic, partition)] = newest
             if ts is not None and (newest is None or ts > newest):
                 newest = ts
             previous_high = high
