@@ -143,7 +143,7 @@ def time_decode_against(
     benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=3, iterations=1, warmup_rounds=2)
     # how the running clock of changes without a commit ts was read: by the tasks as they read, or sorted
     running = {k: v - clocks.get(k, 0) for k, v in jvm_path.RUNNING_CLOCKS.items() if v != clocks.get(k, 0)}
-    # how the Java row typer typed each round: in the shapes' pass (typed), again (retyped), or unspeculated
+    # how each round was typed: in its shapes' pass (typed), again after a miss (retyped), or unspeculated
     ways = {k: v - speculated.get(k, 0) for k, v in jvm_path.SPECULATED.items() if v != speculated.get(k, 0)}
     jvm = large / benchmark.stats.stats.min
     fastest = min(steps[-3:], key=lambda s: sum(s.values()))  # the timed rounds' steps, the warm-ups' before them
@@ -155,6 +155,6 @@ def time_decode_against(
         f" python {python:,.0f} rows/s ({python / raw:.2f}x, {small} messages)"
         f"\n{protocol}: the fastest jvm round's steps: {', '.join(f'{k} {v:.2f} s' for k, v in fastest.items())}"
         f"\n{protocol}: every jvm round's steps, warm-ups first: {rounds};"
-        f" Java row typer {ways or 'not used'}; running clock {running or 'not needed'}"
+        f" typed in the shapes' pass {ways or 'never'}; running clock {running or 'not needed'}"
     )
     return jvm_paths

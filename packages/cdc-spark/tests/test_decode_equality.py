@@ -540,6 +540,57 @@ def test_a_later_avro_batch_of_the_same_schema_ids_builds_and_describes_nothing_
     assert avro_path.PREPARED.builds == 2
 
 
+@pytest.mark.parametrize("encoder", AVRO_VARIANTS, ids=["plain", "extension"])
+def test_a_later_avro_batch_is_typed_in_its_shapes_pass_and_decodes_alike(
+    spark: Any, schema_registry: Any, encoder: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SQL typing of a batch's tables types the next batch as its records are read, where its tables, schemas
+    and shapes are the last batch's: its one cache then holds typed changes, not records. Half the changefeed (before
+    ``customers`` gains a column) is typed after its shapes are found; the whole of it has a new schema id, misses
+    and is typed again; the whole again, and a batch of ``customers`` alone (the speculation's other tables left
+    out: their records are not read in that batch), are typed in the shapes' pass.
+    Each decodes as the codec does, broken records, the tombstone's running clock and all."""
+    if "avro" not in installed_codecs():
+        pytest.skip("needs cdc-avro")
+    from cdc_spark.decoding import avro as avro_path
+
+    options = {"schema-registry": schema_registry.url}
+    messages = _broken_avro(list(encode(generate(seed=7, transactions=24), "avro", {**options, **encoder})))
+
+    def ids(batch: list[Message]) -> set[bytes]:
+        return {m.value[1:5] for m in batch if m.value and m.value[0] == 0 and len(m.value) > 9}
+
+    half = messages[: len(messages) // 2]
+    assert ids(half) < ids(messages)
+    decoder = get_codec("avro").decoder(options)
+    rows = [m for m in messages if m.key and m.value and m.value[0] == 0 and len(m.value) > 9]
+    newest = next(m for m in reversed(rows) if any(getattr(e, "table", "") == "customers" for e in decoder.decode(m)))
+    customers = [m for m in messages if m.key and m.key[:5] == (newest.key or b"")[:5]]  # its rows and tombstones
+    assert ids(customers) < ids(messages) and ids(customers) - ids(half)
+    stored: list[list[str]] = []  # the columns of each batch's cache
+    without_payloads = jvm_path._without_payloads
+
+    def spied(prepared: Any, keep_value: bool = False) -> Any:
+        frame = without_payloads(prepared, keep_value)
+        stored.append(frame.columns)
+        return frame
+
+    monkeypatch.setattr(jvm_path, "_without_payloads", spied)
+    jvm_path.SPECULATIONS.clear()
+    jvm_path.SPECULATED.clear()
+    ways = []
+    for batch in (half, messages, messages, customers):
+        before = dict(jvm_path.SPECULATED)
+        decoded = assert_same_decode(spark, batch, "avro", options)
+        assert decoded.paths["codec"] >= (3 if batch is messages else 0)
+        ways += [k for k, v in jvm_path.SPECULATED.items() if v != before.get(k, 0)]
+    assert ways == ["unspeculated", "retyped", "typed", "typed"]
+    # the first batch's cache holds its records, the others' (the one that missed too) the typed changes alone
+    records = (avro_path._record("k", ""), avro_path._record("v", ""))
+    held = [any(c.startswith(records) for c in columns) for columns in stored]
+    assert (held, ["__change_bad" in columns for columns in stored]) == ([True] + [False] * 3, [False] + [True] * 3)
+
+
 def test_a_later_simple_batch_of_the_same_schema_versions_fetches_no_row_sample(
     spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

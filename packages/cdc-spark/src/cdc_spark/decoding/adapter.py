@@ -156,7 +156,9 @@ class ShapeReaders:
     signatures read the same way from the same place, so one expression serves several shapes).
 
     ``image``: for typed wire values, per column the expression of its value in this shape's rows (the readers
-    read it); None: the readers read the column's entry of the ``AFTER``/``BEFORE`` maps. ``reusable``: later
+    read it); None: the readers read the column's entry of the ``AFTER``/``BEFORE`` maps. ``sources``: the columns
+    of the prepared messages that ``image`` reads (a batch whose ``prepare`` made them all can be typed with these
+    readers in its shapes' pass); None where the readers read the maps. ``reusable``: later
     batches may read the shape with these readers (with ``readers_by_shape``); False where the sample did not show
     all they depend on, and the next batch's sample is described again. ``by_version``: the shape names a schema
     version and no more (the schema comes from schema messages, not from the sample): a later batch reads the
@@ -167,6 +169,7 @@ class ShapeReaders:
     readers: Mapping[str, Reader]
     signatures: Mapping[str, Hashable]
     image: Mapping[str, Column] | None = None
+    sources: frozenset[str] | None = None
     reusable: bool = True
     by_version: bool = False
 
@@ -216,6 +219,12 @@ class Adapter(Protocol):
 
     def rows(self, prepared: DataFrame) -> DataFrame:
         """One row per change of the ``Route.JVM`` messages of ``prepared``."""
+        ...
+
+    def records(self, prepared: DataFrame) -> list[str] | None:
+        """Where ``rows`` gives ``prepared``'s JVM messages as they are (one change each, and the SQL typing reads
+        only columns ``prepare`` made), the columns that hold the messages' parsed values: a batch can then be
+        typed in its shapes' pass, and its cache holds the typed changes, not these. None otherwise."""
         ...
 
     def describe(

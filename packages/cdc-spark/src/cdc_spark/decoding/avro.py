@@ -342,6 +342,11 @@ def value_reader(
 # --------------------------------------------------------------------------------------------------- adapter
 
 
+def _record(role: str, schema_id: int | str) -> str:
+    """The column ``prepare`` reads a record of schema id ``schema_id`` into, as the key's (``k``) or value's."""
+    return f"__av{role}{schema_id}"
+
+
 def _header(data: Column) -> Column:
     from pyspark.sql import functions as F
 
@@ -479,7 +484,7 @@ class AvroAdapter:
             body = F.concat(F.substring(data, HEADER + 1, 1 << 30), end)
             schema_id = F.col(f"__{role}id")
             return [
-                F.when(schema_id == F.lit(i), permissive_from_avro(body, s.spark_schema)).alias(f"__av{role}{i}")
+                F.when(schema_id == F.lit(i), permissive_from_avro(body, s.spark_schema)).alias(_record(role, i))
                 for i, s in schemas.items()
             ]
 
@@ -489,7 +494,7 @@ class AvroAdapter:
             """A per-row value of the record's schema id (``pick(schema, record)``; null where it gives none)."""
             result: Column = F.lit(None).cast(cast)
             for i, schema in schemas.items():
-                picked = pick(schema, F.col(f"__av{role}{i}"))
+                picked = pick(schema, F.col(_record(role, i)))
                 if picked is not None:
                     result = F.when(F.col(f"__{role}id") == F.lit(i), picked).otherwise(result)
             return result
@@ -573,11 +578,14 @@ class AvroAdapter:
             good = good & (record[name].isNull() | converted)
         return good
 
+    def records(self, prepared: DataFrame) -> list[str] | None:
+        return [c for c in prepared.columns if c.startswith((_record("k", ""), _record("v", "")))]
+
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 
         no_map = F.lit(None).cast("map<string,string>")
-        records = [c for c in prepared.columns if c.startswith(("__avk", "__avv"))]
+        records = self.records(prepared) or []
         return prepared.select(
             *[c for c in prepared.columns if not c.startswith("__")],
             A.DATABASE, A.TABLE, A.SHAPE, A.TS,
@@ -615,7 +623,7 @@ class AvroAdapter:
         writer = (self.keys if role == "k" else self.values).get(schema_id)
         if writer is None:
             return None
-        record = F.col(f"__av{role}{schema_id}")
+        record = F.col(_record(role, schema_id))
         readers: dict[str, A.Reader] = {}
         signatures: dict[str, Any] = {}
         image: dict[str, Column] = {}
@@ -630,7 +638,8 @@ class AvroAdapter:
             readers[column.name] = reader
             signatures[column.name] = (role, schema_id, column.name)
             image[column.name] = record[column.name]
-        return ShapeReaders(schema=schema, readers=readers, signatures=signatures, image=image)
+        sources = frozenset({_record(role, schema_id)})
+        return ShapeReaders(schema=schema, readers=readers, signatures=signatures, image=image, sources=sources)
 
 
 def _ddl_commit_ts(value: Column) -> Column:

@@ -233,6 +233,9 @@ class CanalAdapter:
         routed: DataFrame = parsed.withColumn(A.ROUTE, route).withColumns(derived)
         return routed
 
+    def records(self, prepared: DataFrame) -> list[str] | None:
+        return None  # a message holds several changes, in its data array
+
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 

@@ -545,6 +545,9 @@ class DebeziumAdapter:
             F.struct(op.alias("op"), F.col("__after").alias("after"), F.col("__before").alias("before")).alias("__env"),
         )
 
+    def records(self, prepared: DataFrame) -> list[str] | None:
+        return None  # its envelope is read into the maps of ``rows``
+
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 

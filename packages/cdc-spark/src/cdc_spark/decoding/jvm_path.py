@@ -9,7 +9,9 @@ One micro-batch, for an :class:`~cdc_spark.decoding.adapter.Adapter`:
    offset, position), the Python path's rule.
 2. **Typing** (one job): every change becomes one wide row, its table's columns typed by Spark expressions (or by
    the adapter's Java row typer, :mod:`~cdc_spark.decoding.java_rows`) into a struct for that table; the wide frame
-   is cached and one small aggregate counts rows per table and rows that did not convert.
+   is cached and one small aggregate counts rows per table and rows that did not convert. Where the last batch's
+   typings cover this batch's tables and shapes (a speculation: the Java row typer's, or the SQL typing's where an
+   adapter's rows are its messages), they type it in step 1 instead, and its one cache holds the typed changes.
 3. **Residue** (only when there is one): DDL, claim-check, compressed and malformed messages, shapes the driver
    could not decode, and messages with a value that did not convert go to :class:`PythonPath`, in the executors;
    their rows, control rows and dead letters join the JVM's. Should the residue bring a newer schema for a table
@@ -978,18 +980,63 @@ class _Speculation:
         return cls(typings, functions, envelope)
 
     def covers(self, typings: Sequence[_TableTyping]) -> bool:
-        """Whether these typings type this batch's ``typings`` as they would: each table there, with the same final
-        schema, and each of its shapes with the same readers."""
-        by_name = {(t.schema.database, t.schema.table): t for t in self.typings}
-        for typing in typings:
-            known = by_name.get((typing.schema.database, typing.schema.table))
-            if known is None or known.schema != typing.schema:
+        return _covers(self.typings, typings)
+
+
+def _covers(speculated: Sequence[_TableTyping], typings: Sequence[_TableTyping]) -> bool:
+    """Whether ``speculated`` types this batch's ``typings`` as they would: each table there, with the same final
+    schema, and each of its shapes with the same readers."""
+    by_name = {(t.schema.database, t.schema.table): t for t in speculated}
+    for typing in typings:
+        known = by_name.get((typing.schema.database, typing.schema.table))
+        if known is None or known.schema != typing.schema:
+            return False
+        for shape, readers in typing.shapes.items():
+            other = known.shapes.get(shape)
+            if other is None or _shape_key(other) != _shape_key(readers):
                 return False
-            for shape, readers in typing.shapes.items():
-                other = known.shapes.get(shape)
-                if other is None or _shape_key(other) != _shape_key(readers):
-                    return False
-        return True
+    return True
+
+
+def _hit_typings(speculated: Sequence[_TableTyping], typings: Sequence[_TableTyping]) -> list[_TableTyping]:
+    """The speculation's typings of this batch's tables (their indexes are the cache's)."""
+    present = {(t.schema.database, t.schema.table) for t in typings}
+    return [t for t in speculated if (t.schema.database, t.schema.table) in present]
+
+
+def _typings_in_pass(kept: Sequence[_TableTyping] | None, columns: Sequence[str]) -> tuple[_TableTyping, ...] | None:
+    """The last batch's SQL typings (``kept``) that a batch whose prepared messages have ``columns`` can type in
+    its shapes' pass: each table with those of its shapes whose sources ``prepare`` made (a shape of a schema id
+    the batch lacks reads a column it does not have); None where none is left."""
+    have = set(columns)
+    typings = []
+    for typing in kept or ():
+        shapes = {s: r for s, r in typing.shapes.items() if r.sources is not None and r.sources <= have}
+        if shapes:
+            typings.append(attrs.evolve(typing, shapes=shapes))
+    return tuple(typings) or None
+
+
+def _typed_messages(
+    prepared: DataFrame, typing: _Typing, typings: Sequence[_TableTyping], records: Sequence[str]
+) -> DataFrame:
+    """``prepared`` (an adapter's whose rows are its messages, their parsed values in ``records``) typed by
+    ``typing`` as the rows of :func:`_changes` are: ``__tidx``, each table's contract struct ``__t<index>``,
+    ``__change_bad``, and the position and version of its one change; neither the stages nor the records are kept
+    (should the speculation miss, the messages are typed from the source)."""
+    from pyspark.sql import functions as F
+
+    added = {
+        "__tidx": F.when(F.col(A.ROUTE) == Route.JVM, typing.index).otherwise(-1),
+        A.POSITION: F.lit(0),
+        **({} if A.VERSION in prepared.columns else {A.VERSION: F.lit(None).cast("long")}),
+    }
+    staged = prepared.withColumns(added).select("*", *typing.first)
+    staged = staged.select("*", *typing.after).select("*", *typing.before)
+    typed = staged.select("*", *typing.structs, typing.bad.alias("__change_bad"))
+    kept = {*added, "__change_bad", *(f"__t{t.index}" for t in typings)}
+    stages = [c for c in typed.columns if c not in prepared.columns and c not in kept]
+    return typed.drop(*stages, *records)
 
 
 def _wide(staged: DataFrame, bad: Column, structs: Sequence[Column], partition_ts: Mapping[PartitionKey, int]) -> Any:
@@ -1080,18 +1127,19 @@ def _jvm_part(wide: DataFrame, part: tuple[Column, list[Column]]) -> DataFrame:
 
 
 def _typed_counts(
-    wide: DataFrame, hit: _Speculation | None, found: _Shapes, python_shapes: Sequence[tuple[str, str, str]]
+    wide: DataFrame, counted: Sequence[Row] | None, python_shapes: Sequence[tuple[str, str, str]]
 ) -> list[tuple[int, bool, str, int, int, int | None]]:
     """The typed rows by table index, goodness and topic-partition: how many, and the newest commit ts. Where the
-    cache holds the changes typed (a speculation that hit), the shapes' aggregate has counted them, but for the shapes
-    the codec takes after all (``python_shapes``); otherwise one aggregate over ``wide``."""
+    cache holds the changes typed (a speculation that hit), the shapes' aggregate has ``counted`` them
+    (``_Shapes.typed_groups``), but for the shapes the codec takes after all (``python_shapes``); otherwise (None)
+    one aggregate over ``wide``."""
     from pyspark.sql import functions as F
 
-    if hit is not None and found.typed_groups is not None:
+    if counted is not None:
         excluded = set(python_shapes)
         return [
             (r["__tidx"], r["__change_bad"], r["topic"], r["partition"], r["rows"], r["ts"])
-            for r in found.typed_groups
+            for r in counted
             if (r[A.DATABASE], r[A.TABLE], r[A.SHAPE]) not in excluded
         ]
     with session_conf(wide.sparkSession, SPLIT_METHODS):
@@ -1138,20 +1186,33 @@ def decode(
     # this batch have other shapes or schemas, the text is read again from the source (a second envelope pass), as it
     # would be without a speculation.
     speculation = _Speculation.of(speculation_key, adapter)
+    # Where the rows are the messages, the SQL typing of the last batch's tables types them in the same way, in the
+    # shapes' pass: the cache holds the typed changes, not the parsed records.
+    in_pass_kept: tuple[_TableTyping, ...] | None = None  # the last batch's typings
+    in_pass: tuple[_TableTyping, ...] | None = None  # those this batch can type in its shapes' pass
+    planned = BATCH_CACHE if executors_compile_huge_methods(spark) else {**BATCH_CACHE, **SPLIT_METHODS}
     with steps.timed("shapes"):
         with session_conf(spark, BATCH_CACHE):
-            prepared_text = adapter.prepare(messages, None if speculation is None else speculation.envelope)
+            prepared_text = untyped = adapter.prepare(messages, None if speculation is None else speculation.envelope)
+            records = adapter.records(untyped)
             if speculation is not None:
                 typed_rows = _with_typed_rows(prepared_text, speculation.typings, speculation.functions)
                 prepared_text = _changes(typed_rows, speculation.functions)
+            elif records is not None:
+                in_pass_kept = SPECULATIONS.peek(speculation_key)
+                in_pass = _typings_in_pass(in_pass_kept, prepared_text.columns)
+            if in_pass is not None:
+                built = TYPINGS.get(_typings_key(app, adapter, in_pass), functools.partial(_build_typing, in_pass))
+                prepared_text = _typed_messages(prepared_text, built, in_pass, records or [])
             keep_value = adapter.java_rows is not None and speculation is None
-            stored = _without_payloads(prepared_text, keep_value).persist()
+            with session_conf(spark, planned if in_pass is not None else {}):
+                stored = _without_payloads(prepared_text, keep_value).persist()
         cache = _ranked(stored)
         prepared = cache if speculation is None else cache.where(F.col(A.POSITION) == 0)
         known = [*known_versions, *schemas.values()]  # every schema of earlier batches, for samples and the residue
         reused = _ShapeReuse(app, adapter, known)
         # with a speculation, the cache's rows are the typed changes: their counts come with the shapes
-        typed_changes = speculation is not None
+        typed_changes = speculation is not None or in_pass is not None
         found = _find_shapes(cache if typed_changes else prepared, messages, reused.kept, changes=typed_changes)
         if found.untimed_after_timed:
             found = attrs.evolve(found, task=task_seeds(prepared, found.topics))
@@ -1195,14 +1256,18 @@ def decode(
         with steps.timed("typing"):
             hit = speculation if speculation is not None and speculation.covers(typings) else None
             if hit is not None:
-                present = {(t.schema.database, t.schema.table) for t in typings}
-                typings = [t for t in hit.typings if (t.schema.database, t.schema.table) in present]
+                typings = _hit_typings(hit.typings, typings)
                 hit = attrs.evolve(hit, functions={t.index: hit.functions[t.index] for t in typings})
+            sql_hit = in_pass is not None and _covers(in_pass, typings)
+            if sql_hit:
+                typings = _hit_typings(in_pass or (), typings)
             routed_here = ~routed_to_python & (F.col(A.ROUTE) == Route.JVM)
 
             def jvm_messages() -> DataFrame:
                 """The messages to type, where the cache holds no typed changes: without the messages' text in it (a
-                speculation that missed), from the source again."""
+                speculation that missed), from the source again (the Java's) or as prepared before the typing."""
+                if in_pass is not None:
+                    return found.clocked(untyped, prepared).where(routed_here)
                 text = prepared if speculation is None else adapter.prepare(messages)
                 return found.clocked(text, prepared).where(routed_here)
 
@@ -1211,6 +1276,12 @@ def decode(
                 parts_of = _parts_of(app, typings)
                 changes = found.clocked(cache.where(routed_here), prepared)
                 wide = _changes_wide(changes, hit.functions, partition_ts)
+                SPECULATED["typed"] += 1
+            elif sql_hit:  # the cache holds the messages typed, one change each: its rows are the typed rows
+                parts_of = _parts_of(app, typings)
+                structs = [F.col(f"__t{t.index}") for t in typings]
+                changes = found.clocked(prepared, prepared).where(routed_here)
+                wide = _wide(changes, F.col("__change_bad"), structs, partition_ts)
                 SPECULATED["typed"] += 1
             elif functions is not None:
                 parts_of = _parts_of(app, typings)
@@ -1221,17 +1292,18 @@ def decode(
             else:
                 projections = TYPINGS.get(_typings_key(reused.app, adapter, typings), lambda: _build_typing(typings))
                 parts_of = dict(projections.parts)
-                planned = BATCH_CACHE if executors_compile_huge_methods(spark) else {**BATCH_CACHE, **SPLIT_METHODS}
                 with session_conf(spark, planned):
                     wide = _typed_wide(adapter.rows(jvm_messages()), projections, partition_ts).persist()
-            if adapter.java_rows is not None and hit is None:
-                SPECULATIONS.put(
-                    speculation_key, _speculated(typings, () if speculation is None else speculation.typings)
-                )
-            if hit is None:
+                if records is not None:
+                    SPECULATED["retyped" if in_pass is not None else "unspeculated"] += 1
+            if (adapter.java_rows is not None or records is not None) and hit is None and not sql_hit:
+                earlier = speculation.typings if speculation is not None else in_pass_kept
+                SPECULATIONS.put(speculation_key, _speculated(typings, earlier or ()))
+            if hit is None and not sql_hit:
                 cached.append(wide)
             bad_rows = 0
-            for tidx, bad, topic, partition, count, ts in _typed_counts(wide, hit, found, python_shapes):
+            counted = found.typed_groups if hit is not None or sql_hit else None
+            for tidx, bad, topic, partition, count, ts in _typed_counts(wide, counted, python_shapes):
                 if bad:
                     bad_rows += count
                     continue

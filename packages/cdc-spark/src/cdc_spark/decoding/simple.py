@@ -242,6 +242,9 @@ class SimpleAdapter:
         routed = routed.withColumn(A.VERSION, read["schema_version"])  # for the Java row typer
         return routed.drop("__read") if envelope is None else routed.withColumnRenamed("__read", A.TYPED)
 
+    def records(self, prepared: DataFrame) -> list[str] | None:
+        return None  # a message holds several changes, read into the maps of ``rows``
+
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 
