@@ -1260,11 +1260,16 @@ def test_a_batch_typed_in_its_shapes_pass_decodes_alike(spark: Any, protocol: st
     assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
 
 
+@pytest.mark.parametrize("topic", ["named", "null"])
 @pytest.mark.parametrize("protocol", ["canal-json", "simple"])
-def test_odd_envelopes_typed_in_their_shapes_pass_decode_alike(spark: Any, protocol: str) -> None:
+def test_odd_envelopes_typed_in_their_shapes_pass_decode_alike(spark: Any, protocol: str, topic: str) -> None:
     """The odd envelopes decoded twice: the second batch is read by the typed envelope reader, which types the rows
     as it reads them (or reads a message again where its table comes after its rows), and decodes as the codec
-    does, each message on the path it took in two passes."""
+    does, each message on the path it took in two passes. With a null topic (a frame that is not Spark's Kafka
+    source), the residue, the dead letters and the rows the JVM rejected are found by their coordinates all the
+    same, a null topic as the codec keeps it."""
+    from pyspark.sql import functions as F
+
     from cdc_spark.decoding import jvm_path
 
     if protocol not in installed_codecs():
@@ -1273,8 +1278,10 @@ def test_odd_envelopes_typed_in_their_shapes_pass_decode_alike(spark: Any, proto
     messages = [*head, *[Message(value=v, partition=0) for v in _odd_envelopes(protocol)]]
     jvm_path.SPECULATIONS.clear()
     jvm_path.SPECULATED.clear()
-    first = assert_same_decode(spark, messages, protocol, jvm_share=0.0)
-    second = assert_same_decode(spark, messages, protocol, jvm_share=0.0)
+    untopic = (lambda f: f.withColumn("topic", F.lit(None).cast("string"))) if topic == "null" else None
+    first = assert_same_decode(spark, messages, protocol, jvm_share=0.0, arrange=untopic)
+    second = assert_same_decode(spark, messages, protocol, jvm_share=0.0, arrange=untopic)
+    assert second.paths["codec"] > 0, second.paths
     assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
     assert second.paths == first.paths  # none typed by the row typer alone went to the codec
     assert second.paths["jvm"] >= len(head) // 2, second.paths
@@ -1345,6 +1352,42 @@ def test_the_running_clock_is_read_as_the_tasks_read_unless_the_input_is_out_of_
     assert set(jvm_path.RUNNING_CLOCKS) == {"task" if order == "offset-order" else "sorted"}, jvm_path.RUNNING_CLOCKS
     ordered = {r["_cdc_offset"]: r["_cdc_sequence"]["commit_ts"] for r in decoded.table("shop", "lines").collect()}
     assert {offset: ordered[offset] for offset in expected} == expected
+
+
+@pytest.mark.parametrize("topic", ["shop", None], ids=["named-topic", "null-topic"])
+def test_changes_without_a_ts_before_any_timed_one_take_the_last_batchs_clock(spark: Any, topic: str | None) -> None:
+    """The clock a topic-partition ended the last batch on (``partition_ts``) orders this batch's changes without a
+    commit ts that come before its first timed one: in both plans, for a named topic and for a frame whose topic is
+    null (the codec keys its clock by the message's topic, None included)."""
+    from pyspark.sql import functions as F
+
+    stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+    rows = []
+    for number in range(4):
+        document: dict[str, Any] = {
+            "id": number, "database": "shop", "table": "seeded", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+            "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+            "mysqlType": {"id": "int(11)"}, "sqlType": {"id": 4}, "data": [{"id": str(number)}],
+        }  # fmt: skip
+        if number == 2:
+            document["_tidb"] = {"commitTs": 9000}
+        rows.append((None, json.dumps(document).encode(), topic, 0, number, stamp, 0, None))
+    frame = spark.createDataFrame(rows, KAFKA_COLUMNS).cache()
+    seeds = {(topic, 0): 5000}
+    orders = []
+    jvm_path.SPECULATIONS.clear()
+    jvm_path.SPECULATED.clear()
+    for plan in ("python", "jvm", "jvm"):  # the second JVM batch typed in its shapes' pass: its clocks joined
+        decoded = decode(frame, "canal-json", plan=plan, partition_ts=seeds)
+        try:
+            table = decoded.table("shop", "seeded").select("_cdc_offset", F.col("_cdc_sequence.commit_ts").alias("ts"))
+            orders.append({r["_cdc_offset"]: r["ts"] for r in table.collect()})
+            assert decoded.partition_commit_ts() == {(topic, 0): 9000}
+        finally:
+            decoded.release()
+    frame.unpersist()
+    assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
+    assert orders == [{0: 5000, 1: 5000, 2: 9000, 3: 9000}] * 3
 
 
 def test_changes_without_a_ts_take_the_clock_of_their_own_topic(spark: Any) -> None:

@@ -36,10 +36,10 @@ from cdc_core.schema import TableSchema
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Adapter, Route, Sample, ShapeReaders
 from cdc_spark.decoding.contract import DecodedChanges
+from cdc_spark.decoding.coordinates import COORDINATES, join_on_coordinates
 from cdc_spark.decoding.jvm_values import Typed
 from cdc_spark.decoding.literal_lookup import key_column, key_text, lookup
 from cdc_spark.decoding.python_path import (
-    COORDINATES,
     MESSAGE_COLUMNS,
     SEED_RANK,
     PythonPath,
@@ -324,7 +324,7 @@ def _whole(residue: DataFrame, messages: DataFrame) -> DataFrame:
 
     routed_here = F.col(A.ROUTE) == Route.JVM
     wanted = residue.where(routed_here).select(*COORDINATES)
-    fetched = messages.join(F.broadcast(wanted), on=list(COORDINATES), how="left_semi")
+    fetched = join_on_coordinates(messages, wanted, "left_semi")
     return residue.where(~routed_here).select(*MESSAGE_COLUMNS).unionByName(fetched.select(*MESSAGE_COLUMNS))
 
 
@@ -368,10 +368,7 @@ def _clocked(
     RUNNING_CLOCKS["sorted" if task is None else "task"] += 1
     narrow = _with_running_clock(narrow, topics) if task is None else task.clocked(narrow)
     clocks = narrow.where(F.col(A.TS).isNull()).select(*COORDINATES, "clock_before")
-    joined: DataFrame = rows.join(
-        F.broadcast(clocks) if untimed <= BROADCAST_CLOCKS else clocks, on=list(COORDINATES), how="left"
-    )
-    return joined
+    return join_on_coordinates(rows, clocks, "left", broadcast=untimed <= BROADCAST_CLOCKS)
 
 
 # Whole-stage code generation off: operator code generation splits a projection into small methods. The typing is
@@ -833,8 +830,8 @@ def _seeded_clock(partition_ts: Mapping[PartitionKey, int]) -> Column:
     """The clock each row's topic-partition ended the last batch on (null for one not seen before)."""
     from pyspark.sql import functions as F
 
-    here = F.concat_ws("\u0000", F.col("topic"), F.col("partition").cast("string"))
-    return lookup({f"{t}\u0000{p}": ts for (t, p), ts in partition_ts.items()}, here)
+    here = key_column(F.col("topic"), F.col("partition"))  # a null topic is a key of its own, as the codecs take it
+    return lookup({key_text(t, p): ts for (t, p), ts in partition_ts.items()}, here)
 
 
 def _typed_wide(rows: DataFrame, typing: _Typing, partition_ts: Mapping[PartitionKey, int]) -> Any:
@@ -1324,7 +1321,7 @@ def decode(
             while True:
                 residue = prepared.where(residue_filter)
                 if bad_messages is not None:
-                    rejected = prepared.join(F.broadcast(bad_messages), on=list(COORDINATES), how="left_semi")
+                    rejected = join_on_coordinates(prepared, bad_messages, "left_semi")
                     residue = residue.unionByName(rejected.where(~residue_filter))
                 # the driver holds every message of the residue where it is the first (no table moved), has no
                 # shape the codec takes and no message the JVM rejected
@@ -1347,11 +1344,7 @@ def decode(
     dead: list[DataFrame] = []
     clock = merge_clocks(partition_ts, found.other_clock, typed_clock)
     if wide is not None:
-        jvm_rows = (
-            wide
-            if bad_messages is None
-            else wide.join(F.broadcast(bad_messages), on=list(COORDINATES), how="left_anti")
-        )
+        jvm_rows = wide if bad_messages is None else join_on_coordinates(wide, bad_messages, "left_anti")
         dead_letters = python.first.dead_coordinates() if python is not None else frozenset()
         if found.untimed_after_timed and dead_letters:
             jvm_rows = _reclocked(

@@ -30,6 +30,7 @@ from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, RowChange, Wate
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
+from cdc_spark.decoding.coordinates import join_on_coordinates
 from cdc_spark.decoding.spark_types import (
     CONTROL_SCHEMA,
     DEAD_LETTER_SCHEMA,
@@ -59,7 +60,6 @@ COMMON: Final = (
     " key binary, value binary, error_type string, error string"
 )
 SEED_RANK: Final = (-2, 0, 0, 0)  # schemas of earlier batches: older than anything in this batch
-COORDINATES: Final = ("topic", "partition", "offset")
 NO_SCHEMA: Final = -1  # a change that could not be typed (no schema, a value out of range): a dead letter
 _BATCH_ROWS: Final = 4096
 
@@ -441,7 +441,6 @@ def newest(
 
 def _dead_letters(spark: SparkSession, python: PythonPath) -> DataFrame:
     """The first pass's dead letters with their payloads taken from the distributed messages (not the driver)."""
-    from pyspark.sql import functions as F
 
     errors = [
         (r["topic"], r["partition"], r["offset"], r["error_type"], r["error"]) for r in python.first.of_kind("dead")
@@ -449,7 +448,7 @@ def _dead_letters(spark: SparkSession, python: PythonPath) -> DataFrame:
     if not errors:
         return spark.createDataFrame([], DEAD_LETTER_SCHEMA)
     found = spark.createDataFrame(errors, "topic string, partition int, offset bigint, error_type string, error string")
-    frame: DataFrame = python.messages.join(F.broadcast(found), on=list(COORDINATES), how="inner").select(
+    frame: DataFrame = join_on_coordinates(python.messages, found, "inner").select(
         "topic", "partition", "offset", "key", "value", "error_type", "error"
     )
     return frame
