@@ -37,3 +37,32 @@ def test_dead_letters_are_collected_as_coordinates_and_carry_their_payload(spark
         assert [(r["offset"], r["value"], r["error_type"]) for r in letters] == [(3, GARBAGE, "DecodeError")]
     finally:
         decoded.release()
+
+
+@pytest.mark.parametrize("plan", ["python", "jvm"])
+def test_a_batch_without_control_rows_or_dead_letters_gives_empty_frames_planned_in_the_jvm(
+    spark: Any, plan: str
+) -> None:
+    """No control row and no dead letter: both frames are empty, with the contract's columns, and planned as empty
+    local relations where nothing distributed makes them, not as scans of a Python RDD (whose write ran a job of its
+    own, 0.2-0.3 s a batch). The codec plan's dead letters include the second pass's untyped rows: a real frame."""
+    from cdc_spark.decoding.spark_types import CONTROL_SCHEMA, DEAD_LETTER_SCHEMA
+
+    changefeed = generate(seed=5, transactions=4)
+    messages = [m for m in encode(changefeed, "canal-json") if b'"isDdl":false' in m.value]
+    stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+    rows = [(m.key, m.value, "shop", 0, i, stamp, 0, None) for i, m in enumerate(messages)]
+    frame = spark.createDataFrame(rows, KAFKA_COLUMNS)
+
+    decoded = decode(frame, "canal-json", plan=plan)
+    try:
+        assert decoded.tables()  # the batch has changes
+        for output, schema in ((decoded.control(), CONTROL_SCHEMA), (decoded.dead_letters(), DEAD_LETTER_SCHEMA)):
+            assert output.schema == spark.createDataFrame([], schema).schema
+            assert output.collect() == []
+            if plan == "python" and schema is DEAD_LETTER_SCHEMA:
+                continue
+            optimized = output._jdf.queryExecution().optimizedPlan().toString()
+            assert optimized.startswith("LocalRelation <empty>"), optimized
+    finally:
+        decoded.release()

@@ -15,6 +15,7 @@ import attrs
 from cdc_core.errors import ConfigError
 from cdc_core.schema import TableSchema
 from cdc_spark.decoding.spark_types import CONTROL_SCHEMA, DEAD_LETTER_SCHEMA
+from cdc_spark.empty_frames import empty_frame
 from cdc_spark.partition_clock import PartitionKey
 from cdc_spark.time_text import with_time_text
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 def _union(spark: SparkSession, frames: Sequence[DataFrame], schema: str) -> DataFrame:
     if not frames:
-        return spark.createDataFrame([], schema)
+        return empty_frame(spark, schema)
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 

@@ -38,6 +38,7 @@ from cdc_spark.decoding.spark_types import (
     change_schema,
     spark_image,
 )
+from cdc_spark.empty_frames import empty_frame
 from cdc_spark.partition_clock import PartitionClock, PartitionKey, merge_clocks
 
 if TYPE_CHECKING:
@@ -441,12 +442,11 @@ def newest(
 
 def _dead_letters(spark: SparkSession, python: PythonPath) -> DataFrame:
     """The first pass's dead letters with their payloads taken from the distributed messages (not the driver)."""
-
     errors = [
         (r["topic"], r["partition"], r["offset"], r["error_type"], r["error"]) for r in python.first.of_kind("dead")
     ]
     if not errors:
-        return spark.createDataFrame([], DEAD_LETTER_SCHEMA)
+        return empty_frame(spark, DEAD_LETTER_SCHEMA)
     found = spark.createDataFrame(errors, "topic string, partition int, offset bigint, error_type string, error string")
     frame: DataFrame = join_on_coordinates(python.messages, found, "inner").select(
         "topic", "partition", "offset", "key", "value", "error_type", "error"
@@ -472,7 +472,8 @@ def assemble(
     """Type the path's rows by ``tables`` (the batch's final schemas): per-table parts, control, dead letters."""
     spark = python.messages.sparkSession
     present = python.first.changed_tables()
-    control = spark.createDataFrame(python.first.control_rows(), CONTROL_SCHEMA)
+    rows = python.first.control_rows()
+    control = spark.createDataFrame(rows, CONTROL_SCHEMA) if rows else empty_frame(spark, CONTROL_SCHEMA)
     dead = [_dead_letters(spark, python)]
     clock = merge_clocks(partition_ts, python.first.clock())
     if not present:  # no row changes (DDL, bootstrap, watermarks, dead letters): no second pass
