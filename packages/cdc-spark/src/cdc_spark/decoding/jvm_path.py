@@ -1071,11 +1071,8 @@ def _reclocked(
     messages of ``prepared`` have no ts, ``topics`` their topics (:func:`_clocked`)."""
     from pyspark.sql import functions as F
 
-    def coordinates(topic: Any, partition: Any, offset: Any) -> Column:
-        return F.struct(F.lit(topic).alias("t"), F.lit(partition).alias("p"), F.lit(offset).alias("o"))
-
-    here = F.struct(F.col("topic").alias("t"), F.col("partition").alias("p"), F.col("offset").alias("o"))
-    living = prepared.where(~here.isin(*[coordinates(*c) for c in dead]))
+    here = key_column(F.col("topic"), F.col("partition"), F.col("offset"))
+    living = prepared.where(~here.isin(*[key_text(*c) for c in dead]))
     seeded = _seeded_clock(partition_ts)
     before = F.greatest(F.col("__reclock"), seeded.cast("long")) if partition_ts else F.col("__reclock")
     sequence = F.col("_cdc_sequence")
