@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import os
 import re
 import struct
 from collections.abc import Callable
@@ -675,13 +676,37 @@ def test_simple_readers_are_kept_only_where_the_sample_located_every_timestamp()
     jvm_path.SHAPES.clear()
 
 
-def test_every_column_type_decodes_alike_in_avro(spark: Any, schema_registry: Any) -> None:
+@pytest.fixture(params=["java-readers", "sql"])
+def avro_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """TiCDC Avro's text values (temporal, JSON) read by the project's Java readers (the default where a JDK compiles
+    them) or by Spark SQL alone (``CDC_JAVA_READERS=off``): the descriptors of the Java readers built, to assert on."""
+    from cdc_spark.decoding.java_text import JavaText
+
+    monkeypatch.setenv(SWITCH_ENV, "off" if request.param == "sql" else "on")
+    descriptors: list[str] = []
+    reader = JavaText.reader
+
+    def spied(self: JavaText, data_type: Any, descriptor: str) -> Any:
+        descriptors.append(descriptor)
+        return reader(self, data_type, descriptor)
+
+    monkeypatch.setattr(JavaText, "reader", spied)
+    return descriptors
+
+
+def test_every_column_type_decodes_alike_in_avro(spark: Any, schema_registry: Any, avro_readers: list[str]) -> None:
     """Decimals as bytes and BIGINT UNSIGNED as longs here; as text in the test of values the JVM cannot read."""
     if "avro" not in installed_codecs():
         pytest.skip("needs cdc-avro")
     options = {"schema-registry": schema_registry.url, "time-zone": "Asia/Shanghai"}
     messages = _kitchen_sink("avro", {**options, "enable-tidb-extension": True}, 60)
+    jvm_path.SHAPES.clear()  # shapes described by an earlier test would not build their readers again
+    jvm_path.TYPINGS.clear()
     assert_same_decode(spark, messages, "avro", options)
+    if os.environ[SWITCH_ENV] == "on":
+        assert {"date", "datetime", "timestamp:Asia/Shanghai", "time", "json"} <= set(avro_readers), avro_readers
+    else:
+        assert not avro_readers
 
 
 def test_avro_json_documents_read_by_java_are_the_sql_readers_text(
@@ -800,7 +825,9 @@ AVRO_BAD_VALUES: list[tuple[str, object]] = [
 ]
 
 
-def test_avro_values_the_jvm_cannot_read_go_to_the_codec(spark: Any, schema_registry: Any) -> None:
+def test_avro_values_the_jvm_cannot_read_go_to_the_codec(
+    spark: Any, schema_registry: Any, avro_readers: list[str]
+) -> None:
     """Records written by the project's encoder, one value each rewritten to something TiCDC never writes: a value
     the JVM cannot convert sends its message to the codec, which decodes it or makes it a dead letter."""
     if "avro" not in installed_codecs():

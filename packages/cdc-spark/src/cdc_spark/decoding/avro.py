@@ -302,18 +302,25 @@ class _ValueReader(LogicalTypeVisitor[A.Reader | None]):
     def visit_set(self, data_type: DataType) -> A.Reader | None:
         return self._text(lambda text: checked(text, _set_names(text, data_type)))
 
+    def _java_first(self, data_type: DataType, descriptor: str, sql: A.Reader) -> A.Reader:
+        """The session's Java reader ``descriptor`` of TiDB's text forms where it has them (one call per value, where
+        the SQL reader matches a regular expression and casts), else ``sql``."""
+        return sql if self.java is None else self.java.reader(data_type, descriptor)
+
     def visit_date(self, data_type: DataType) -> A.Reader | None:
-        return self._text(date_text)
+        return self._text(self._java_first(data_type, "date", date_text))
 
     def visit_datetime(self, data_type: DataType) -> A.Reader | None:
-        return self._text(lambda text: _zero_fraction_dropped(datetime_text(text)))
+        reader = self._java_first(data_type, "datetime", datetime_text)
+        return self._text(lambda text: _zero_fraction_dropped(reader(text)))
 
     def visit_timestamp(self, data_type: DataType) -> A.Reader | None:
         zone, session_zone = self.zone, self.session_zone
-        return self._text(lambda text: _zero_fraction_dropped(timestamp_text(text, zone, session_zone)))
+        reader = self._java_first(data_type, f"timestamp:{zone}", lambda text: timestamp_text(text, zone, session_zone))
+        return self._text(lambda text: _zero_fraction_dropped(reader(text)))
 
     def visit_time(self, data_type: DataType) -> A.Reader | None:
-        return self._text(time_text)
+        return self._text(self._java_first(data_type, "time", time_text))
 
     def visit_json(self, data_type: DataType) -> A.Reader | None:
         # the Java reader re-prints a document as the SQL one does, without a stream decoder per value (Spark's
@@ -578,14 +585,14 @@ class AvroAdapter:
             good = good & (record[name].isNull() | converted)
         return good
 
-    def records(self, prepared: DataFrame) -> list[str] | None:
+    def records(self, prepared: DataFrame) -> list[str]:
         return [c for c in prepared.columns if c.startswith((_record("k", ""), _record("v", "")))]
 
     def rows(self, prepared: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 
         no_map = F.lit(None).cast("map<string,string>")
-        records = self.records(prepared) or []
+        records = self.records(prepared)
         return prepared.select(
             *[c for c in prepared.columns if not c.startswith("__")],
             A.DATABASE, A.TABLE, A.SHAPE, A.TS,
