@@ -676,13 +676,10 @@ def test_simple_readers_are_kept_only_where_the_sample_located_every_timestamp()
     jvm_path.SHAPES.clear()
 
 
-@pytest.fixture(params=["java-readers", "sql"])
-def avro_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """TiCDC Avro's text values (temporal, JSON) read by the project's Java readers (the default where a JDK compiles
-    them) or by Spark SQL alone (``CDC_JAVA_READERS=off``): the descriptors of the Java readers built, to assert on."""
+def _java_descriptors(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The descriptors of the Java readers built from now on (``JavaText.reader`` spied), in order."""
     from cdc_spark.decoding.java_text import JavaText
 
-    monkeypatch.setenv(SWITCH_ENV, "off" if request.param == "sql" else "on")
     descriptors: list[str] = []
     reader = JavaText.reader
 
@@ -692,6 +689,14 @@ def avro_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(JavaText, "reader", spied)
     return descriptors
+
+
+@pytest.fixture(params=["java-readers", "sql"])
+def avro_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """TiCDC Avro's text values (temporal, JSON) read by the project's Java readers (the default where a JDK compiles
+    them) or by Spark SQL alone (``CDC_JAVA_READERS=off``): the descriptors of the Java readers built, to assert on."""
+    monkeypatch.setenv(SWITCH_ENV, "off" if request.param == "sql" else "on")
+    return _java_descriptors(monkeypatch)
 
 
 def test_every_column_type_decodes_alike_in_avro(spark: Any, schema_registry: Any, avro_readers: list[str]) -> None:
@@ -719,17 +724,7 @@ def test_avro_json_documents_read_by_java_are_the_sql_readers_text(
     options = {"schema-registry": schema_registry.url}
     messages = encode(generate(seed=7, transactions=60), "avro", {**options, "enable-tidb-extension": True})
     frame = _frame(spark, list(messages)).cache()
-
-    from cdc_spark.decoding.java_text import JavaText
-
-    descriptors: list[str] = []
-    reader = JavaText.reader
-
-    def spied(self: JavaText, data_type: Any, descriptor: str) -> Any:
-        descriptors.append(descriptor)
-        return reader(self, data_type, descriptor)
-
-    monkeypatch.setattr(JavaText, "reader", spied)
+    descriptors = _java_descriptors(monkeypatch)
 
     def documents(readers: str) -> tuple[dict[tuple[str, int, int], str | None], bool]:
         """The documents by table and coordinates, and whether a Java reader read them."""
