@@ -36,7 +36,7 @@ from cdc_core.schema import TableSchema
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Adapter, Route, Sample, ShapeReaders
 from cdc_spark.decoding.contract import DecodedChanges
-from cdc_spark.decoding.coordinates import COORDINATES, join_on_coordinates
+from cdc_spark.decoding.coordinates import COORDINATES, at_coordinates, join_on_coordinates
 from cdc_spark.decoding.jvm_values import Typed
 from cdc_spark.decoding.literal_lookup import key_column, key_text, lookup
 from cdc_spark.decoding.python_path import (
@@ -278,13 +278,11 @@ def _fetched(*wanted: tuple[DataFrame, set[tuple[str, int, int]]]) -> dict[tuple
     for frame, ends in wanted:
         if not ends:
             continue
-        # The offsets first, a set of longs, cheap to test on every message; then the coordinates as one text each, a
-        # set of strings: as a set of structs (one literal struct each) they took Spark longer to plan than the scan
-        # (0.4-0.8 s for the 160 schema messages of 400,000 Simple ones).
+        # The offsets first, a set of longs, cheap to test on every message; then the coordinates as one text each
+        # (as a set of structs, Spark took 0.4-0.8 s to plan the test for the 160 schema messages of 400,000 Simple
+        # ones, longer than the scan).
         offsets = F.col("offset").isin(*sorted({o for _, _, o in ends}))
-        texts = sorted(key_text(t, p, o) for t, p, o in ends)
-        here = key_column(*[F.col(c) for c in ("topic", "partition", "offset")])
-        picked = frame.where(offsets & here.isin(*texts)).select(*MESSAGE_COLUMNS)
+        picked = frame.where(offsets & at_coordinates(ends)).select(*MESSAGE_COLUMNS)
         found = picked if found is None else found.unionByName(picked)
     rows = [] if found is None else found.collect()
     return {(r["topic"], r["partition"], r["offset"]): r for r in rows}
@@ -1071,8 +1069,7 @@ def _reclocked(
     messages of ``prepared`` have no ts, ``topics`` their topics (:func:`_clocked`)."""
     from pyspark.sql import functions as F
 
-    here = key_column(F.col("topic"), F.col("partition"), F.col("offset"))
-    living = prepared.where(~here.isin(*[key_text(*c) for c in dead]))
+    living = prepared.where(~at_coordinates(dead))
     seeded = _seeded_clock(partition_ts)
     before = F.greatest(F.col("__reclock"), seeded.cast("long")) if partition_ts else F.col("__reclock")
     sequence = F.col("_cdc_sequence")
