@@ -256,3 +256,42 @@ def test_a_speculation_keeps_the_tables_of_earlier_batches(spark: Any, monkeypat
     ]
     kept = next(iter(jvm_path.SPECULATIONS._entries.values()))
     assert [(t.index, t.schema.table) for t in kept] == [(0, "third")]
+
+
+@pytest.mark.spark
+def test_the_options_are_checked_once_per_set_and_refused_options_every_time(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``decode`` checks the protocol and options on the driver, before any job, by making the codec's decoder: once
+    per set of options (a stream's every batch made one), while options the codec refuses fail every call."""
+    from cdc_core.errors import ConfigError
+    from cdc_spark import decoding
+
+    made: list[dict[str, object]] = []  # the options of each decoder decode made
+    codec_of = decoding.get_codec
+
+    class Counted:
+        def __init__(self, protocol: str) -> None:
+            self.codec = codec_of(protocol)
+
+        def decoder(self, options: dict[str, object]) -> Any:
+            made.append(dict(options))
+            return self.codec.decoder(options)
+
+    monkeypatch.setattr(decoding, "get_codec", Counted)
+    decoding._CHECKED.clear()
+    empty = spark.createDataFrame([], KAFKA_COLUMNS)
+
+    def decode_nothing(options: dict[str, object]) -> None:
+        decode(empty, "canal-json", options).release()
+
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="unknown option"):
+            decode_nothing({"no-such-option": "1"})
+    assert made == [{"no-such-option": "1"}] * 2
+    made.clear()
+    for _ in range(2):
+        decode_nothing({"time-zone": "UTC"})
+    decode_nothing({"time-zone": "Asia/Shanghai"})
+    assert made == [{"time-zone": "UTC"}, {"time-zone": "Asia/Shanghai"}]
+    decoding._CHECKED.clear()

@@ -67,6 +67,23 @@ ADAPTERS: Final[Mapping[str, Callable[[Mapping[str, object], str, SparkSession],
 }
 
 
+# The (protocol, options) a decoder was made with on this driver: a stream's every batch would make another (TiCDC
+# Avro's makes a registry client, about 25 ms). Options that fail are not kept, so they fail every time.
+_CHECKED: Final[set[tuple[str, str]]] = set()
+_CHECKED_MOST: Final = 64
+
+
+def _check_options(protocol: str, options: Mapping[str, object]) -> None:
+    """Fail fast on the driver, before any job: an unknown protocol or option, or options the codec refuses."""
+    key = (protocol, repr(sorted(options.items())))
+    if key in _CHECKED:
+        return
+    get_codec(protocol).decoder(options)
+    if len(_CHECKED) >= _CHECKED_MOST:
+        _CHECKED.clear()
+    _CHECKED.add(key)
+
+
 def decode(
     df: DataFrame,
     protocol: str,
@@ -90,7 +107,7 @@ def decode(
         raise ConfigError(f"decode plan {plan!r}: expected one of {', '.join(PLANS)}")
     check_time_as(time_as)
     codec_options = dict(options or {})
-    get_codec(protocol).decoder(codec_options)  # fail fast on the driver: unknown protocol or option
+    _check_options(protocol, codec_options)
     seeds = dict(schemas or {})
     clock = dict(partition_ts or {})
     factory = ADAPTERS.get(protocol)
