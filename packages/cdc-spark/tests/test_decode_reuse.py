@@ -279,7 +279,7 @@ def test_the_options_are_checked_once_per_set_and_refused_options_every_time(
             return self.codec.decoder(options)
 
     monkeypatch.setattr(decoding, "get_codec", Counted)
-    decoding._CHECKED.clear()
+    decoding.CHECKED_OPTIONS.clear()
     empty = spark.createDataFrame([], KAFKA_COLUMNS)
 
     def decode_nothing(options: dict[str, object]) -> None:
@@ -294,4 +294,4 @@ def test_the_options_are_checked_once_per_set_and_refused_options_every_time(
         decode_nothing({"time-zone": "UTC"})
     decode_nothing({"time-zone": "Asia/Shanghai"})
     assert made == [{"time-zone": "UTC"}, {"time-zone": "Asia/Shanghai"}]
-    decoding._CHECKED.clear()
+    decoding.CHECKED_OPTIONS.clear()

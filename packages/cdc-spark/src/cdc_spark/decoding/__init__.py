@@ -16,6 +16,7 @@ from cdc_core.errors import ConfigError
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_spark.decoding.contract import DecodedChanges
+from cdc_spark.decoding.reuse import Reuse, options_key
 from cdc_spark.partition_clock import PartitionKey
 from cdc_spark.time_text import check_time_as
 
@@ -69,19 +70,17 @@ ADAPTERS: Final[Mapping[str, Callable[[Mapping[str, object], str, SparkSession],
 
 # The (protocol, options) a decoder was made with on this driver: a stream's every batch would make another (TiCDC
 # Avro's makes a registry client, about 25 ms). Options that fail are not kept, so they fail every time.
-_CHECKED: Final[set[tuple[str, str]]] = set()
-_CHECKED_MOST: Final = 64
+CHECKED_OPTIONS: Final[Reuse[bool]] = Reuse(capacity=64)
 
 
 def _check_options(protocol: str, options: Mapping[str, object]) -> None:
     """Fail fast on the driver, before any job: an unknown protocol or option, or options the codec refuses."""
-    key = (protocol, repr(sorted(options.items())))
-    if key in _CHECKED:
-        return
-    get_codec(protocol).decoder(options)
-    if len(_CHECKED) >= _CHECKED_MOST:
-        _CHECKED.clear()
-    _CHECKED.add(key)
+
+    def check() -> bool:
+        get_codec(protocol).decoder(options)
+        return True
+
+    CHECKED_OPTIONS.get((protocol, options_key(options)), check)
 
 
 def decode(

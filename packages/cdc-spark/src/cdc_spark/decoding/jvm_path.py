@@ -278,9 +278,7 @@ def _fetched(*wanted: tuple[DataFrame, set[tuple[str, int, int]]]) -> dict[tuple
     for frame, ends in wanted:
         if not ends:
             continue
-        # The offsets first, a set of longs, cheap to test on every message; then the coordinates as one text each
-        # (as a set of structs, Spark took 0.4-0.8 s to plan the test for the 160 schema messages of 400,000 Simple
-        # ones, longer than the scan).
+        # The offsets first, a set of longs, cheap to test on every message; then the coordinates (at_coordinates)
         offsets = F.col("offset").isin(*sorted({o for _, _, o in ends}))
         picked = frame.where(offsets & at_coordinates(ends)).select(*MESSAGE_COLUMNS)
         found = picked if found is None else found.unionByName(picked)
