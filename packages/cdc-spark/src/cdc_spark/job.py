@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from cdc_core.errors import ConfigError
+from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.secrets import redact_options
 from cdc_spark.apply import Applied, apply_batch
@@ -44,7 +45,6 @@ KAFKA_SCHEMA: Final = (
     "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int,"
     " headers array<struct<key:string,value:binary>>"
 )
-TICDC_PROTOCOLS: Final = frozenset({"simple", "avro", "canal-json", "open-protocol", "debezium"})
 MAX_KNOWN_VERSIONS: Final = 1024  # schema versions kept to prime decoders (oldest dropped first)
 JOB_OPTIONS: Final = frozenset(
     {
@@ -130,7 +130,7 @@ class JobConfig:
         text = self.options.get("watermark", "false").lower()
         if text not in ("true", "false"):
             raise ConfigError(f"option watermark={text!r}: expected true or false")
-        if text == "true" and self.protocol not in TICDC_PROTOCOLS:
+        if text == "true" and not get_codec(self.protocol).watermarks:
             raise ConfigError(f"option watermark=true: protocol {self.protocol} carries no TiCDC watermarks")
         return text == "true"
 
