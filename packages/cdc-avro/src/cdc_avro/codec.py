@@ -10,107 +10,68 @@ from cdc_avro.names import DEFAULT_NAMESPACE, PROTOCOL
 from cdc_avro.registry import Registry, RegistrySettings
 from cdc_avro.schemagen import SchemaOptions
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
-from cdc_core.codec import Codec, Options, OptionSpec
+from cdc_core.codec import Codec, Options
 from cdc_core.errors import ConfigError
+from cdc_core.option_table import (
+    decoding,
+    encoding,
+    max_message_bytes,
+    option,
+    partition_num,
+    tidb_extension,
+    time_zone,
+)
 from cdc_core.textual import resolve_zone
 
 OPTIONS: Final = (
-    OptionSpec(
-        name="schema-registry",
-        kind=str,
-        default="",
-        help="Schema Registry URL (http or https, user:password@ for basic auth); required unless decoding Glue data",
+    option(
+        "schema-registry", str, "",
+        "Schema Registry URL (http or https, user:password@ for basic auth); required unless decoding Glue data",
     ),
-    OptionSpec(
-        name="enable-tidb-extension",
-        kind=bool,
-        default=False,
-        help="append _tidb_op, _tidb_commit_ts and _tidb_commit_physical_time to value records",
-        for_decoder=False,
-    ),
-    OptionSpec(
-        name="avro-decimal-handling-mode",
-        kind=str,
-        default=DecimalMode.PRECISE.value,
+    tidb_extension("append _tidb_op, _tidb_commit_ts and _tidb_commit_physical_time to value records"),
+    encoding(
+        "avro-decimal-handling-mode", str, DecimalMode.PRECISE.value,
+        "DECIMAL as bytes with the decimal logical type (precise) or as TiDB's text (string)",
         choices=tuple(m.value for m in DecimalMode),
-        help="DECIMAL as bytes with the decimal logical type (precise) or as TiDB's text (string)",
-        for_decoder=False,
     ),
-    OptionSpec(
-        name="avro-bigint-unsigned-handling-mode",
-        kind=str,
-        default=BigintUnsignedMode.LONG.value,
+    encoding(
+        "avro-bigint-unsigned-handling-mode", str, BigintUnsignedMode.LONG.value,
+        "BIGINT UNSIGNED as two's-complement long or as decimal text (string)",
         choices=tuple(m.value for m in BigintUnsignedMode),
-        help="BIGINT UNSIGNED as two's-complement long or as decimal text (string)",
-        for_decoder=False,
     ),
-    OptionSpec(
-        name="enable-row-checksum",
-        kind=bool,
-        default=False,
-        help="add the row checksum fields (needs enable-tidb-extension and both handling modes string)",
-        for_decoder=False,
+    encoding(
+        "enable-row-checksum", bool, False,
+        "add the row checksum fields (needs enable-tidb-extension and both handling modes string)",
     ),
-    OptionSpec(
-        name="avro-enable-watermark",
-        kind=bool,
-        default=False,
-        help="TiCDC's testing switch: also write DDL (0x01) and watermark (0x02) messages (needs the extension)",
-        for_decoder=False,
+    encoding(
+        "avro-enable-watermark", bool, False,
+        "TiCDC's testing switch: also write DDL (0x01) and watermark (0x02) messages (needs the extension)",
     ),
-    OptionSpec(
-        name="time-zone",
-        kind=str,
-        default="UTC",
-        help="TiCDC server zone: TIMESTAMP values are written and read as local time in it",
+    time_zone("TiCDC server zone: TIMESTAMP values are written and read as local time in it"),
+    encoding(
+        "topic", str, "tidb_{schema}_{table}",
+        "topic expression; must contain {schema} and {table} (one registry subject per table)",
     ),
-    OptionSpec(
-        name="topic",
-        kind=str,
-        default="tidb_{schema}_{table}",
-        help="topic expression; must contain {schema} and {table} (one registry subject per table)",
-        for_decoder=False,
-    ),
-    OptionSpec(
-        name="namespace",
-        kind=str,
-        default=DEFAULT_NAMESPACE,
-        help="changefeed namespace: first part of the record namespace",
-        for_decoder=False,
-    ),
-    OptionSpec(name="partition-num", kind=int, default=1, help="partitions of each topic", for_decoder=False),
-    OptionSpec(
-        name="partition",
-        kind=str,
-        default="default",
+    encoding("namespace", str, DEFAULT_NAMESPACE, "changefeed namespace: first part of the record namespace"),
+    partition_num("partitions of each topic"),
+    encoding(
+        "partition", str, "default", "dispatcher partition rule",
         choices=("default", "table", "index-value", "rowid", "ts"),
-        help="dispatcher partition rule",
-        for_decoder=False,
     ),
-    OptionSpec(
-        name="max-message-bytes",
-        kind=int,
-        default=10 * 1024 * 1024,
-        help="largest Kafka record (key + value + 36 bytes); a larger row is an error, as in TiCDC",
-        for_decoder=False,
+    max_message_bytes(
+        "largest Kafka record (key + value + 36 bytes); a larger row is an error, as in TiCDC", side="encode"
     ),
-    OptionSpec(name="schema-registry-max-retries", kind=int, default=3, help="retries of a failed registry call"),
-    OptionSpec(
-        name="schema-registry-retry-backoff-ms",
-        kind=int,
-        default=200,
-        help="first backoff between registry retries (doubles each retry, with jitter, up to 5 s)",
+    option("schema-registry-max-retries", int, 3, "retries of a failed registry call"),
+    option(
+        "schema-registry-retry-backoff-ms", int, 200,
+        "first backoff between registry retries (doubles each retry, with jitter, up to 5 s)",
     ),
-    OptionSpec(name="schema-registry-timeout", kind=float, default=10.0, help="registry request timeout, seconds"),
-    OptionSpec(name="schema-registry-ca", kind=str, default="", help="CA bundle file for an https registry"),
-    OptionSpec(
-        name="glue-schema-dir",
-        kind=str,
-        default="",
-        help="directory of <schema-version-uuid>.avsc files for AWS Glue-framed data",
-        for_encoder=False,
+    option("schema-registry-timeout", float, 10.0, "registry request timeout, seconds"),
+    option("schema-registry-ca", str, "", "CA bundle file for an https registry"),
+    decoding(
+        "glue-schema-dir", str, "", "directory of <schema-version-uuid>.avsc files for AWS Glue-framed data"
     ),
-)
+)  # fmt: skip
 
 
 def _settings(options: Options) -> RegistrySettings:
@@ -171,4 +132,5 @@ CODEC: Final = Codec(
     make_encoder=_encoder,
     package="cdc-avro",
     keyed_deletes=True,
+    watermarks=True,
 )

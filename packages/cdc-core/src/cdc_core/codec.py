@@ -146,6 +146,8 @@ class Codec:
     package: str
     keyed_deletes: bool = False
     """A tombstone (null value) is a delete that only its key identifies (TiCDC Avro)."""
+    watermarks: bool = False
+    """Its messages may carry TiCDC's watermarks (a stream can be gated at them: ``cdc apply --option watermark``)."""
 
     def decoder(self, options: Mapping[str, object] | None = None) -> Decoder:
         """A decoder. ``options`` may hold the whole sink-URI parameter set of the changefeed: options of the
@@ -155,6 +157,11 @@ class Codec:
     def encoder(self, options: Mapping[str, object] | None = None) -> Encoder:
         """An encoder; decoder-side options and TiCDC's Kafka client parameters are ignored with a warning."""
         return self.make_encoder(self._options(options, decoder=False))
+
+    def decoder_options(self, options: Mapping[str, object] | None = None) -> Options:
+        """The options a decoder made with ``options`` reads, parsed as it parses them (for a host that reads the
+        protocol's messages itself, as the Spark JVM decode does, and must read them as the decoder would)."""
+        return self._options(options, decoder=True)
 
     def _options(self, options: Mapping[str, object] | None, *, decoder: bool) -> Options:
         specs = [s for s in self.options if (s.for_decoder if decoder else s.for_encoder)]

@@ -15,12 +15,14 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import urlsplit
 
 import attrs
 
 from cdc_core.errors import ConfigError
+from cdc_core.registry import get_codec
+from cdc_core.schema import TableSchema
 from cdc_core.secrets import redact_options
 from cdc_spark.apply import Applied, apply_batch
 from cdc_spark.decoding import PLANS, decode
@@ -43,7 +45,6 @@ KAFKA_SCHEMA: Final = (
     "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int,"
     " headers array<struct<key:string,value:binary>>"
 )
-TICDC_PROTOCOLS: Final = frozenset({"simple", "avro", "canal-json", "open-protocol", "debezium"})
 MAX_KNOWN_VERSIONS: Final = 1024  # schema versions kept to prime decoders (oldest dropped first)
 JOB_OPTIONS: Final = frozenset(
     {
@@ -129,7 +130,7 @@ class JobConfig:
         text = self.options.get("watermark", "false").lower()
         if text not in ("true", "false"):
             raise ConfigError(f"option watermark={text!r}: expected true or false")
-        if text == "true" and self.protocol not in TICDC_PROTOCOLS:
+        if text == "true" and not get_codec(self.protocol).watermarks:
             raise ConfigError(f"option watermark=true: protocol {self.protocol} carries no TiCDC watermarks")
         return text == "true"
 
@@ -203,7 +204,7 @@ class BatchReport:
     apply_seconds: float = 0.0
 
 
-def make_sink(spark: SparkSession, config: JobConfig) -> Any:
+def make_sink(spark: SparkSession, config: JobConfig) -> Sink:
     """The sink of ``table-format`` (entry points ``cdc_spark.sinks``) for the job's target or ``catalog``."""
     return load_sink(config.table_format, spark, config.target, config.options)
 
@@ -252,17 +253,17 @@ class BatchProcessor:
 
     config: JobConfig
     sink: Sink
-    letters: Any = None  # the sink that appends dead letters (``write_dead_letters``; default: ``sink``)
+    letters: Sink | None = None  # the sink that appends dead letters (default: ``sink``)
     gate: WatermarkGate | None = None
     progress: Callable[[BatchReport], None] | None = None
-    schemas: dict[tuple[str, str], Any] = attrs.field(factory=dict)
+    schemas: dict[tuple[str, str], TableSchema] = attrs.field(factory=dict)
     # newest commit ts per topic-partition, saved in the checkpoint: orders Avro tombstones across batches
     clock: dict[PartitionKey, int] | None = None
     # every schema version BOOTSTRAP/DDL messages brought, newest last: a lagging partition's rows of an older
     # version still decode in a later batch (TiCDC Simple)
-    versions: dict[tuple[str, str, int | None], Any] = attrs.field(factory=dict)
+    versions: dict[tuple[str, str, int | None], TableSchema] = attrs.field(factory=dict)
 
-    def keys_for(self, table: str, schema: Any) -> tuple[str, ...]:
+    def keys_for(self, table: str, schema: TableSchema | None) -> tuple[str, ...]:
         keys = self.config.keys.get(table) or self.config.keys.get("*")
         if keys:
             return keys
@@ -373,7 +374,7 @@ class BatchProcessor:
         """Undecodable messages appended to the dead-letter table by Spark, once per batch."""
         count = letters.count()
         if count:
-            writer: Any = self.letters if self.letters is not None else self.sink
+            writer = self.letters if self.letters is not None else self.sink
             writer.write_dead_letters(letters, batch)
         return count
 

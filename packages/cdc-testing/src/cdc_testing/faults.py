@@ -162,6 +162,12 @@ class KillingSink:
     def live(self, spark: Any, table: str) -> Any:
         return self.inner.live(spark, table)
 
+    def tables(self) -> list[str]:
+        return list(self.inner.tables())
+
+    def write_dead_letters(self, letters: Any, batch: Any) -> None:
+        self.inner.write_dead_letters(letters, batch)
+
     def write(self, plan: Any, batch: Any) -> bool:
         with self._lock:
             if self.killed is not None:

@@ -9,8 +9,8 @@ is a :class:`~cdc_spark.sinks.tables.TableSink` running the SQL of :mod:`cdc_spa
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 import attrs
 
@@ -48,27 +48,44 @@ class MergePlan:
     summary: BatchSummary | None = None  # set by the sink once it has counted the batch
 
 
+@runtime_checkable
 class Sink(Protocol):
-    """Writes merge plans for tables named ``database.table``."""
+    """Writes merge plans for tables named ``database.table``, and a batch's dead letters beside them."""
 
-    def read_target(self, spark: SparkSession, table: str) -> DataFrame | None: ...
+    def read_target(self, spark: SparkSession, table: str) -> DataFrame | None:
+        """The target table of ``table`` as a frame of ``spark``, None where it does not exist yet."""
+        ...
 
-    def committed(self, table: str, batch: BatchInfo) -> bool: ...
+    def live(self, spark: SparkSession, table: str) -> DataFrame:
+        """The target table of ``table``; a :class:`~cdc_core.errors.StorageError` where there is none."""
+        ...
 
-    def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool: ...
+    def committed(self, table: str, batch: BatchInfo) -> bool:
+        """Whether ``table`` (its target and its state) holds ``batch`` already: a replay writes nothing."""
+        ...
 
-    def live(self, spark: SparkSession, table: str) -> DataFrame: ...
+    def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
+        """Apply one batch of one table; False where it had been applied before (a replay)."""
+        ...
+
+    def write_dead_letters(self, letters: DataFrame, batch: BatchInfo) -> None:
+        """Append a batch's dead letters (``DecodedChanges.dead_letters``) to the sink's dead-letter table."""
+        ...
+
+    def tables(self) -> list[str]:
+        """The target tables the sink holds, as ``database.table``."""
+        ...
 
 
-SinkFactory = Callable[["SparkSession", str, Mapping[str, str]], Any]
+SinkFactory = Callable[["SparkSession", str, Mapping[str, str]], Sink]
 
 
-def available_sinks() -> dict[str, Any]:
+def available_sinks() -> dict[str, EntryPoint]:
     """Installed sinks by name (entry points of ``cdc_spark.sinks``)."""
     return {ep.name: ep for ep in entry_points(group=GROUP)}
 
 
-def load_sink(name: str, spark: SparkSession, target: str, options: Mapping[str, str] | None = None) -> Any:
+def load_sink(name: str, spark: SparkSession, target: str, options: Mapping[str, str] | None = None) -> Sink:
     """The sink registered as ``name``, built for ``target`` (a directory, or a catalog with ``catalog=``).
 
     An unknown name is a :class:`ConfigError` listing the installed sinks; a sink whose module cannot be
