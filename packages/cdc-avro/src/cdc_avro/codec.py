@@ -12,6 +12,7 @@ from cdc_avro.schemagen import SchemaOptions
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
 from cdc_core.codec import Codec, Options, OptionSpec
 from cdc_core.errors import ConfigError
+from cdc_core.fitting import UNKNOWN_PARAMETERS_OPTION, UnknownParameterMode
 from cdc_core.textual import resolve_zone
 
 OPTIONS: Final = (
@@ -36,6 +37,7 @@ OPTIONS: Final = (
         help="DECIMAL as bytes with the decimal logical type (precise) or as TiDB's text (string)",
         for_decoder=False,
     ),
+    UNKNOWN_PARAMETERS_OPTION,
     OptionSpec(
         name="avro-bigint-unsigned-handling-mode",
         kind=str,
@@ -160,6 +162,7 @@ def _encoder(options: Options) -> AvroEncoder:
         dispatcher=options["partition"],
         enable_watermark=options["avro-enable-watermark"],
         max_message_bytes=options["max-message-bytes"],
+        unknown_parameters=UnknownParameterMode(options["unknown-parameters"]),
     )
 
 

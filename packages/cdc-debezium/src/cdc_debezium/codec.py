@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from cdc_core.codec import Codec, Options, OptionSpec
+from cdc_core.fitting import UNKNOWN_PARAMETERS_OPTION
 from cdc_debezium.decoder import DebeziumDecoder
 from cdc_debezium.encoder import DebeziumEncoder
 from cdc_debezium.inbound import BinaryMode, DecimalMode, TimePrecisionMode
@@ -45,6 +46,7 @@ OPTIONS: Final = (
         default="UTC",
         help="encoder: zone of naive TIMESTAMP values; decoder: zone TIMESTAMP values are returned in",
     ),
+    UNKNOWN_PARAMETERS_OPTION,
     OptionSpec(
         name="decimal.handling.mode",
         kind=str,

@@ -81,7 +81,7 @@ class SimpleEncoder:
             doc = {"version": PROTOCOL_VERSION, "type": WATERMARK, "commitTs": event.ts, "buildTs": self._now_ms()}
             return self._everywhere(self._serialize(doc, "watermark"), range(self.partitions))
         if isinstance(event, Bootstrap):
-            return self._bootstrap(event.table_schema, build_ts=_meta_build_ts(event))
+            return self._passed_bootstrap(event)
         if isinstance(event, DDLEvent):
             return self._ddl(event)
         if isinstance(event, LogicalMessage):
@@ -123,6 +123,17 @@ class SimpleEncoder:
         self._announced.add((schema.database, schema.table, schema.version or 0))
         targets = range(self.partitions) if self.bootstrap_all else [0]
         return self._everywhere(self._serialize(doc, "bootstrap", table=schema.qualified_name), targets)
+
+    def _passed_bootstrap(self, event: Bootstrap) -> list[Message]:
+        """A BOOTSTRAP the event stream carries (a decoded Simple stream): written, and counted as the table's
+        last bootstrap, so that its next row does not bring a second one the source never sent."""
+        schema = event.table_schema
+        messages = self._bootstrap(schema, build_ts=_meta_build_ts(event))
+        if self.bootstrap_enabled:
+            now = self.clock()
+            key = (schema.database, schema.table, schema.version or 0)
+            self._tables[(schema.database, schema.table)] = _TableState(key, last_bootstrap=now, last_row=now)
+        return messages
 
     def _ddl(self, event: DDLEvent) -> list[Message]:
         doc: dict[str, Any] = {"version": PROTOCOL_VERSION, "type": event.ddl_type.value}
