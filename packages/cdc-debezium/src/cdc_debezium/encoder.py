@@ -126,7 +126,9 @@ class DebeziumEncoder:
             payload["before"] = self._image(event, stored, event.before)
         else:
             if self.old_value:
-                payload["before"] = self._image(event, stored, event.before)
+                # an update whose source carried no old image (TiCDC Avro) has before null, as Debezium's own
+                # PostgreSQL connector writes one under its default replica identity
+                payload["before"] = None if event.before is None else self._image(event, stored, event.before)
             payload["after"] = self._image(event, stored, event.after)
         key_schema, envelope_schema = self._schema_documents(event, schema)
         image = event.before if event.op is Op.DELETE else event.after

@@ -640,8 +640,8 @@ def type_from_tidb(tidb_type: str, kind: str, name: str | None, parameters: Mapp
         return attrs.evolve(base, elements=wire.elements)
     if t is MySQLType.BIT:
         return attrs.evolve(base, length=1 if kind == "boolean" else wire.length, unsigned=True)
-    if t is MySQLType.DATETIME and name == Logical.MICRO_TIMESTAMP:
-        return attrs.evolve(base, decimal=6)
+    if t is MySQLType.DATETIME and name in (Logical.TIMESTAMP, Logical.MICRO_TIMESTAMP):
+        return attrs.evolve(base, decimal=wire.decimal)  # the most digits the wire's unit holds: 3 or 6
     if t is MySQLType.FLOAT and kind == "double":
         return attrs.evolve(base, length=12, decimal=0)
     if t is MySQLType.DECIMAL and wire.mysql_type is MySQLType.DECIMAL:

@@ -3,12 +3,15 @@ and large-message handling."""
 
 from __future__ import annotations
 
+import json
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import attrs
 
+from cdc_core import canonical
 from cdc_core.claimcheck import ClaimCheckStorage
 from cdc_core.codec import Options
 from cdc_core.compression import compress, parse_compression
@@ -67,6 +70,7 @@ class SimpleEncoder:
         self.clock = clock
         self._tables: dict[tuple[str, str], _TableState] = {}
         self._announced: set[tuple[str, str, int]] = set()
+        self._versions: dict[int, tuple[TableSchema, TableSchema]] = {}
 
     @property
     def bootstrap_enabled(self) -> bool:
@@ -89,6 +93,22 @@ class SimpleEncoder:
         raise EncodeError(PROTOCOL, f"not an event: {type(event).__name__}")
 
     # ---------------------------------------------------------------------------------------- messages
+
+    def _versioned(self, schema: TableSchema) -> TableSchema:
+        """``schema`` with a version: a DML names its schema by version, so a schema from a protocol that carries
+        none (Canal-JSON, Debezium, Avro) gets one derived from its content, the same for the same schema and
+        another for a changed one (a consumer caches the first schema of a version)."""
+        if schema.version:
+            return schema
+        cached = self._versions.get(id(schema))
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        text = json.dumps(canonical.schema_to_json(schema), sort_keys=True, separators=(",", ":"))
+        versioned = attrs.evolve(schema, version=zlib.crc32(text.encode()) or 1)
+        if len(self._versions) >= 256:
+            self._versions.clear()
+        self._versions[id(schema)] = (schema, versioned)
+        return versioned
 
     def _now_ms(self) -> int:
         return round(self.clock() * 1000)
@@ -127,7 +147,7 @@ class SimpleEncoder:
     def _passed_bootstrap(self, event: Bootstrap) -> list[Message]:
         """A BOOTSTRAP the event stream carries (a decoded Simple stream): written, and counted as the table's
         last bootstrap, so that its next row does not bring a second one the source never sent."""
-        schema = event.table_schema
+        schema = self._versioned(event.table_schema)
         messages = self._bootstrap(schema, build_ts=_meta_build_ts(event))
         if self.bootstrap_enabled:
             now = self.clock()
@@ -141,8 +161,9 @@ class SimpleEncoder:
             doc["sql"] = event.sql
         doc["commitTs"] = event.commit_ts or 0
         doc["buildTs"] = _meta_build_ts(event) or self._now_ms()
-        for key, schema in (("tableSchema", event.table_schema), ("preTableSchema", event.pre_table_schema)):
-            if schema is not None:
+        for key, given in (("tableSchema", event.table_schema), ("preTableSchema", event.pre_table_schema)):
+            if given is not None:
+                schema = self._versioned(given)
                 doc[key] = self._schema_doc(schema)
                 self._announced.add((schema.database, schema.table, schema.version or 0))
         return self._everywhere(
@@ -152,9 +173,9 @@ class SimpleEncoder:
     # -------------------------------------------------------------------------------------------- rows
 
     def _row(self, event: RowChange) -> list[Message]:
-        schema = event.schema
-        if schema is None:
+        if event.schema is None:
             raise EncodeError(PROTOCOL, "a Simple row needs its table schema (RowChange.schema)", table=event.table)
+        schema = self._versioned(event.schema)
         _refuse_non_tidb_types(schema)
         out: list[Message] = []
         if self.bootstrap_enabled:
@@ -186,6 +207,9 @@ class SimpleEncoder:
         return messages
 
     def _row_doc(self, event: RowChange, schema: TableSchema, keys_only: tuple[str, ...] | None) -> dict[str, Any]:
+        if event.op is not Op.INSERT and event.before is None:
+            # an UPDATE's old image is part of the format (a source without one: TiCDC Avro)
+            raise EncodeError(PROTOCOL, f"{event.op.value} without its before image (old)", table=event.table)
         doc: dict[str, Any] = {"version": PROTOCOL_VERSION, "database": event.database, "table": event.table}
         if event.table_id:
             doc["tableID"] = event.table_id
