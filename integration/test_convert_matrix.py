@@ -61,6 +61,8 @@ def survives(target: str, column: Column, value: Any) -> Any:
     logical = column.data_type.logical
     if value is None:
         return None
+    if value == SetBits(0) and target in ("debezium", "avro"):
+        return ()  # the empty set needs no member names: the targets that write names read it as ()
     if target == "debezium":
         if logical is LogicalType.DECIMAL:
             return float(value)  # compared as the double it became
@@ -146,9 +148,10 @@ def unconvertible(source: Flavour, target: Flavour, event: Event) -> str | None:
     """The error a target gives an event it has no form for (documented, like the losses), or None."""
     if not isinstance(event, RowChange):
         return None
-    images = [v for image in (event.before, event.after) for v in (image or {}).values()]
-    if target.protocol == "avro" and any(_names_unknown(v) for v in images):
-        return r"is not a member|is not a subset"  # Avro writes ENUM/SET members by name
+    written = (event.after or {}).values()  # Avro writes the new image; a delete only its key (an integer here)
+    nameless = any(isinstance(v, EnumIndex) or (isinstance(v, SetBits) and v.bits) for v in written)
+    if target.protocol == "avro" and nameless:
+        return r"is not a member|is not a subset"  # Avro writes ENUM/SET members by name (the empty set has none)
     if target.protocol in ("canal-json", "simple") and event.op is Op.UPDATE and event.before is None:
         return r"update without its before image"  # TiCDC Avro carries no old image, which both need
     if target.protocol == "canal-json" and event.commit_ts is None:
@@ -161,7 +164,7 @@ def test_convert_carries_the_values(source: Flavour, target: Flavour, registry_u
     source = source.with_options(**registry_url(source))
     target = target.with_options(**registry_url(target))
 
-    @settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
     @given(_changefeed())
     def check(changefeed: list[RowChange]) -> None:
         read = decode(source, encode(source, changefeed))  # decode(x)

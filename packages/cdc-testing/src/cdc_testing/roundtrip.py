@@ -143,3 +143,80 @@ def differences(flavour: Flavour, original: Sequence[Message], again: Sequence[M
 
 def field_count(flavour: Flavour, messages: Iterable[Message]) -> int:
     return sum(len(fields(flavour, m)) for m in messages)
+
+
+# ----------------------------------------------------------------------------- the issue's TiCDC messages
+#
+# What TiCDC's Canal-JSON encoder writes (reference 5.1-5.3) for a table with DECIMAL(18,4), DATETIME(6),
+# TIMESTAMP(3) and TIME(3) columns: bare mysqlType names, so the precision, scale and fsp are nowhere but in
+# the values' own digits. Before, decode then encode rounded 12345678901234.5678 to 12345678901235, -0.0001 to
+# -0, and cut every fraction (838:59:59.000 to 838:59:59).
+
+_MYSQL_TYPES = {
+    "id": "int",
+    "c_decimal": "decimal",
+    "c_datetime": "datetime",
+    "c_timestamp": "timestamp",
+    "c_time": "time",
+    "c_bit": "bit",
+    "c_year": "year",
+    "c_float": "float",
+    "c_u64": "bigint unsigned",
+}
+_SQL_TYPES = {
+    "id": 4,
+    "c_decimal": 3,
+    "c_datetime": 93,
+    "c_timestamp": 93,
+    "c_time": 92,
+    "c_bit": -7,
+    "c_year": 12,
+    "c_float": 7,
+    "c_u64": 3,  # TiCDC promotes a BIGINT UNSIGNED value above 2^63-1 to DECIMAL's code (reference 5.4)
+}
+_ROW_1 = {
+    "id": "1",
+    "c_decimal": "12345678901234.5678",
+    "c_datetime": "2024-02-29 12:34:56.123456",
+    "c_timestamp": "2024-02-29 12:34:56.789",
+    "c_time": "-12:34:56.789",
+    "c_bit": "5",
+    "c_year": "2024",
+    "c_float": "3.25",
+    "c_u64": "18446744073709551615",
+}
+_ROW_2 = {
+    **_ROW_1,
+    "c_decimal": "-0.0001",
+    "c_datetime": "2024-02-29 12:34:56.120000",
+    "c_timestamp": "2024-02-29 12:34:56.000",
+    "c_time": "838:59:59.000",
+    "c_bit": "0",
+}
+
+
+def _canal(kind: str, old: list[dict[str, Any]] | None, data: list[dict[str, Any]], commit_ts: int) -> bytes:
+    document = {
+        "id": 0,
+        "database": "shop",
+        "table": "orders",
+        "pkNames": ["id"],
+        "isDdl": False,
+        "type": kind,
+        "es": commit_ts >> 18,
+        "ts": 1709210096000,
+        "sql": "",
+        "sqlType": _SQL_TYPES,
+        "mysqlType": _MYSQL_TYPES,
+        "old": old,
+        "data": data,
+        "_tidb": {"commitTs": commit_ts},
+    }
+    return json.dumps(document, separators=(",", ":")).encode()
+
+
+TICDC_CANAL = [
+    _canal("INSERT", None, [_ROW_1], 448020391014875137),
+    _canal("UPDATE", [_ROW_1], [_ROW_2], 448020391014875138),
+    _canal("DELETE", None, [_ROW_2], 448020391014875139),
+]
