@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import warnings
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -84,41 +85,34 @@ def _comparable(target: str, column: Column, value: Any) -> Any:
     return value
 
 
-def expected_rows(target: str, schema: TableSchema, events: list[Event]) -> list[tuple[Op, Any, Any]]:
-    """(op, before, after) of every row event as ``target`` carries it (Avro: no update before image, deletes
-    by key)."""
-    rows: list[tuple[Op, Any, Any]] = []
-    for event in events:
-        if not isinstance(event, RowChange):
-            continue
-
-        def image(values: dict[str, Any] | None) -> dict[str, Any] | None:
-            if values is None:
-                return None
-            return {c.name: survives(target, c, values[c.name]) for c in schema.columns if c.name in values}
-
-        before, after = image(event.before), image(event.after)
-        if target == "avro":
-            before = (
-                None if event.op is not Op.DELETE else {k: before[k] for k in schema.handle_key} if before else None
-            )
-        rows.append((event.op, before, after))
-    return rows
+Row = tuple[Op, dict[str, Any] | None, dict[str, Any] | None]
 
 
-def read_rows(target: str, schema: TableSchema, events: list[Event]) -> list[tuple[Op, Any, Any]]:
-    rows: list[tuple[Op, Any, Any]] = []
-    for event in events:
-        if not isinstance(event, RowChange):
-            continue
+def _rows(schema: TableSchema, events: list[Event], value: Callable[[Column, Any], Any]) -> list[Row]:
+    """(op, before, after) of every row event, each value of ``schema``'s columns through ``value``."""
 
-        def image(values: dict[str, Any] | None) -> dict[str, Any] | None:
-            if values is None:
-                return None
-            return {c.name: _comparable(target, c, values[c.name]) for c in schema.columns if c.name in values}
+    def image(values: dict[str, Any] | None) -> dict[str, Any] | None:
+        if values is None:
+            return None
+        return {c.name: value(c, values[c.name]) for c in schema.columns if c.name in values}
 
-        rows.append((event.op, image(event.before), image(event.after)))
-    return rows
+    return [(e.op, image(e.before), image(e.after)) for e in events if isinstance(e, RowChange)]
+
+
+def expected_rows(target: str, schema: TableSchema, events: list[Event]) -> list[Row]:
+    """The rows as ``target`` carries them: the values that survive, and Avro's form (no update before image,
+    deletes by key)."""
+    rows = _rows(schema, events, lambda column, value: survives(target, column, value))
+    if target != "avro":
+        return rows
+    key = schema.handle_key
+    return [
+        (op, {k: before[k] for k in key} if op is Op.DELETE and before else None, after) for op, before, after in rows
+    ]
+
+
+def read_rows(target: str, schema: TableSchema, events: list[Event]) -> list[Row]:
+    return _rows(schema, events, lambda column, value: _comparable(target, column, value))
 
 
 def _changed_columns(target: str, schema: TableSchema, events: list[Event]) -> set[str]:

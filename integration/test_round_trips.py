@@ -23,7 +23,7 @@ from cdc_core.message import Message
 from cdc_core.schema import TableSchema
 from cdc_core.types import DataType
 from cdc_testing.apicurio import ApicurioRegistry
-from cdc_testing.corpus import corpus_files, shared_dir
+from cdc_testing.corpus import corpus_files, spec_json_blocks
 from cdc_testing.roundtrip import (
     FLAVOURS,
     TICDC_CANAL,
@@ -115,26 +115,9 @@ def test_ticdc_canal_corpus_comes_back() -> None:
 
 
 def _simple_spec_messages() -> list[bytes]:
-    """The example messages of the Simple protocol document, as TiCDC wrote them (each a block of lines from a
-    line that is exactly ``{`` to its closing brace)."""
-    lines = (shared_dir() / "specs" / "ticdc-simple-protocol.en.txt").read_text(encoding="utf-8").splitlines()
-    blocks: list[bytes] = []
-    i = 0
-    while i < len(lines):
-        if lines[i].strip() != "{":
-            i += 1
-            continue
-        depth, body = 0, []
-        for line in lines[i:]:
-            body.append(line)
-            depth += line.count("{") - line.count("}")
-            if depth == 0:
-                break
-        document = json.loads("\n".join(body))
-        if "type" in document:
-            blocks.append(json.dumps(document).encode())
-        i += len(body)
-    return blocks
+    """The example messages of the Simple protocol document, as TiCDC wrote them."""
+    blocks = spec_json_blocks("ticdc-simple-protocol.en.txt")
+    return [json.dumps(block).encode() for block in blocks if "type" in block]
 
 
 def test_simple_protocol_examples_come_back() -> None:

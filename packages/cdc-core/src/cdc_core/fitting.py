@@ -24,7 +24,7 @@ import attrs
 
 from cdc_core.codec import OptionSpec
 from cdc_core.errors import EncodeError
-from cdc_core.schema import Column, TableSchema
+from cdc_core.schema import TableSchema
 from cdc_core.types import DataType, LogicalType
 from cdc_core.values import RowImage, Value, own_fsp
 
@@ -232,13 +232,6 @@ class UnknownParameters:
             self._derived.clear()
         self._derived[key] = (schema, derived)
         return derived
-
-
-def derived_column(column: Column, value: Value) -> Column:
-    """``column`` with its unknown parameter taken from one value (a DDL's default, a key's value)."""
-    if not is_unknown(column.data_type):
-        return column
-    return attrs.evolve(column, data_type=derived_type(column.data_type, [] if value is None else [value]))
 
 
 __all__ = [
