@@ -16,9 +16,9 @@ import pytest
 
 from cdc_avro.datum import bit_bytes, decimal_bytes, reader_for, unscaled_decimal, writer_for
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
-from cdc_core.textual import UTC, TextFormError
+from cdc_core.textual import UTC, TextFormError, fraction_digits
 from cdc_core.types import DataType, MySQLType
-from cdc_core.values import EnumIndex, SetBits, ZeroTemporal
+from cdc_core.values import EnumIndex, SetBits, ZeroTemporal, own_fsp
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 PRECISE, STRING = DecimalMode.PRECISE, DecimalMode.STRING
@@ -167,11 +167,12 @@ def test_temporal_writers_fall_back_to_tidb_text() -> None:
     [
         (T(MySQLType.DATE), "2024-02-29", dt.date(2024, 2, 29)),
         (T(MySQLType.DATE), "2024-00-10", ZeroTemporal("2024-00-10")),
-        (T(MySQLType.DATETIME), "0000-00-00 00:00:00.000", ZeroTemporal("0000-00-00 00:00:00")),  # fsp not known
+        # the fsp is not known: a zero date keeps its whole text, to be written back as read
+        (T(MySQLType.DATETIME), "0000-00-00 00:00:00.000", ZeroTemporal("0000-00-00 00:00:00.000")),
         (T(MySQLType.DATETIME), "0000-00-00 00:00:00.100", ZeroTemporal("0000-00-00 00:00:00.100")),
         (T(MySQLType.DATETIME), "2024-02-29T01:02:03", dt.datetime(2024, 2, 29, 1, 2, 3)),
         (T(MySQLType.DATETIME), "2024-02-29 01:02:03.5", dt.datetime(2024, 2, 29, 1, 2, 3, 500000)),
-        (T(MySQLType.TIMESTAMP), "0000-00-00 00:00:00.00", ZeroTemporal("0000-00-00 00:00:00")),
+        (T(MySQLType.TIMESTAMP), "0000-00-00 00:00:00.00", ZeroTemporal("0000-00-00 00:00:00.00")),
         (T(MySQLType.TIME), "-00:00:01.5", -dt.timedelta(seconds=1, microseconds=500000)),
         (T(MySQLType.TIME), "100:00:00.123456789", dt.timedelta(hours=100, microseconds=123456)),
         (T(MySQLType.TIME), "1:02:03", dt.timedelta(hours=1, minutes=2, seconds=3)),
@@ -257,7 +258,7 @@ def test_readers_refuse_with_the_reason(data_type: DataType, datum: str, reason:
         (T(MySQLType.DATETIME), "2024-02-29 01:02:03.1234567", dt.datetime(2024, 2, 29, 1, 2, 3, 123456)),
         (T(MySQLType.DATETIME), "2024-02-29 01:02:03.000001", dt.datetime(2024, 2, 29, 1, 2, 3, 1)),
         (T(MySQLType.DATETIME), "0000-00-00 00:00:00", ZeroTemporal("0000-00-00 00:00:00")),
-        (T(MySQLType.DATETIME), "2024-00-00 00:00:00.00", ZeroTemporal("2024-00-00 00:00:00")),
+        (T(MySQLType.DATETIME), "2024-00-00 00:00:00.00", ZeroTemporal("2024-00-00 00:00:00.00")),
         (T(MySQLType.DATE), "0000-00-00", ZeroTemporal("0000-00-00")),
         (T(MySQLType.DATE), "0005-01-02", dt.date(5, 1, 2)),
         (T(MySQLType.TIMESTAMP), "2024-02-29 01:02:03.5", dt.datetime(2024, 2, 29, 1, 2, 3, 500000, tzinfo=SHANGHAI)),
@@ -270,7 +271,9 @@ def test_readers_refuse_with_the_reason(data_type: DataType, datum: str, reason:
 def test_readers_of_text_datums(data_type: DataType, datum: str, value: Any) -> None:
     read_value = read(data_type, datum, "string")
     assert read_value == value
-    assert type(read_value) is type(value)
+    assert isinstance(read_value, type(value)) and (isinstance(value, dt.datetime) or type(read_value) is type(value))
+    if isinstance(value, dt.datetime | dt.timedelta):  # the writer schema has no fsp: the text's digits are kept
+        assert own_fsp(read_value) == fraction_digits(datum)
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
         assert read_value.tzinfo is SHANGHAI  # local time at the zone, not converted
 

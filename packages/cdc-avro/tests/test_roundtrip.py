@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from decimal import Decimal
+from typing import Any
 
 import attrs
 import pytest
@@ -16,6 +17,7 @@ from cdc_avro import CODEC
 from cdc_core.events import Op, RowChange
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
+from cdc_core.textual import format_text
 from cdc_core.values import ZeroTemporal
 from cdc_testing.apicurio import ApicurioRegistry
 from cdc_testing.strategies import kitchen_sink_schema, row_changes
@@ -36,9 +38,21 @@ def expected(event: RowChange, *, extension: bool) -> RowChange:
         op=event.op if extension else Op.INSERT,
         database=event.database,
         table=event.table,
-        after=event.after,
+        after=_zero_dates_as_written(schema, event.after),
         commit_ts=event.commit_ts if extension else None,
     )
+
+
+def _zero_dates_as_written(schema: TableSchema, image: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A zero date as its column's fsp writes it (``0000-00-00 00:00:00.000``): the writer schema has no fsp, so the
+    decoder keeps the whole text, to write it back as read."""
+    if image is None:
+        return None
+    types = {c.name: c.data_type for c in schema.columns}
+    return {
+        name: ZeroTemporal(format_text(value, types[name])) if isinstance(value, ZeroTemporal) else value
+        for name, value in image.items()
+    }
 
 
 def _roundtrip(registry: ApicurioRegistry, options: dict[str, str], events: list[RowChange]) -> None:

@@ -178,7 +178,12 @@ MYSQL_TYPE_TEXTS = [
     ("enum('a','b','c')", "enum", "enum('a','b','c')"),
     ("set('a','b','c')", "set", "set('a','b','c')"),
     ("json", "json", "json"),
-    ("int unsigned zerofill", "int unsigned zerofill", "int(10) unsigned zerofill"),
+    ("int(10) unsigned zerofill", "int unsigned zerofill", "int(10) unsigned zerofill"),
+    # parameters the event does not know are left out, not written as MySQL's defaults
+    ("int unsigned zerofill", "int unsigned zerofill", "int unsigned zerofill"),
+    ("decimal", "decimal", "decimal"),
+    ("datetime", "datetime", "datetime"),
+    ("year", "year", "year"),
 ]
 
 

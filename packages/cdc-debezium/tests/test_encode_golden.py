@@ -67,8 +67,8 @@ def id_table(database: str, table: str, length: int | None) -> TableSchema:
 
 def ddl_events(repo: str) -> dict[str, DDLEvent]:
     # tiflow's test hands TiCDC TableInfo=table1, PreTableInfo=table2 for the rename; ticdc's the reverse.
-    # tiflow builds the table without a display width or charset; ticdc from DDL text (int(10), utf8mb4).
-    length, charset = (None, "") if repo == "tiflow" else (10, "utf8mb4")
+    # tiflow builds the column's field type by hand (flen 0, no charset); ticdc from DDL text (int(10), utf8mb4).
+    length, charset = (0, "") if repo == "tiflow" else (10, "utf8mb4")
     new, old = ("table1", "table2") if repo == "tiflow" else ("table2", "table1")
     create_sql = "CREATE TABLE test.table1" if repo == "tiflow" else "CREATE TABLE test.table1(id int(10) primary key)"
     return {

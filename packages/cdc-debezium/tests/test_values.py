@@ -75,7 +75,8 @@ def b64(data: bytes) -> str:
             None,
             DataType(mysql_type=MySQLType.DATETIME, decimal=6),
         ),
-        ("DATETIME", "int64", "io.debezium.time.Timestamp", None, DataType(mysql_type=MySQLType.DATETIME)),
+        # milliseconds: at most 3 digits (the exact fsp, 0 to 3, is not on the wire)
+        ("DATETIME", "int64", "io.debezium.time.Timestamp", None, DataType(mysql_type=MySQLType.DATETIME, decimal=3)),
         ("FLOAT", "double", None, None, DataType(mysql_type=MySQLType.FLOAT, length=12, decimal=0)),
         ("FLOAT", "float", None, None, DataType(mysql_type=MySQLType.FLOAT)),
         (

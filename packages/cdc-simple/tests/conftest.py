@@ -10,37 +10,14 @@ import pytest
 
 from cdc_core.codec import Decoder, Encoder
 from cdc_simple import CODEC
-from cdc_testing.corpus import shared_dir
+from cdc_testing.corpus import spec_json_blocks
 
-SPEC = "specs/ticdc-simple-protocol.en.txt"
-
-
-def _json_blocks(text: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object printed in the spec (a line that is exactly ``{`` up to its closing brace)."""
-    blocks: list[dict[str, Any]] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        if lines[i].strip() == "{":
-            depth, body = 0, []
-            for line in lines[i:]:
-                body.append(line)
-                depth += line.count("{") - line.count("}")
-                if depth == 0:
-                    break
-            blocks.append(json.loads("\n".join(body)))
-            i += len(body)
-        else:
-            i += 1
-    return blocks
+SPEC = "ticdc-simple-protocol.en.txt"
 
 
 @pytest.fixture(scope="session")
 def spec_blocks() -> list[dict[str, Any]]:
-    path = shared_dir() / SPEC
-    if not path.is_file():
-        pytest.fail(f"the Simple protocol spec is missing: {path}")
-    return _json_blocks(path.read_text(encoding="utf-8"))
+    return spec_json_blocks(SPEC)
 
 
 @pytest.fixture(scope="session")

@@ -50,7 +50,22 @@ def _as_tidb_hands_it(row: RowChange) -> RowChange:
     return attrs.evolve(row, before=fix(row.before), after=fix(row.after))
 
 
+def _plain(value: Any) -> Any:
+    """A temporal value without the fraction digits it remembers (Avro's text of an unknown fsp): the value only."""
+    if isinstance(value, dt.datetime):
+        return dt.datetime.combine(value.date(), value.timetz())
+    if isinstance(value, dt.timedelta):
+        return dt.timedelta(value.days, value.seconds, value.microseconds)
+    return value
+
+
 def _canonical(event: Event, encoding: str) -> dict[str, Any]:
+    if isinstance(event, RowChange):
+        images = {
+            k: None if v is None else {c: _plain(x) for c, x in v.items()}
+            for k, v in (("before", event.before), ("after", event.after))
+        }
+        event = attrs.evolve(event, **images)
     doc = to_canonical(event)
     doc.pop("meta", None)  # buildTs: the encoding time
     doc.pop("source", None)
@@ -219,4 +234,12 @@ def test_spec_events_round_trip_through_both_encodings(
     encoder = make_encoder(**{"encoding-format": encoding, "send-bootstrap-in-msg-count": 0})
     decoder = make_decoder(**{"encoding-format": encoding})
     again = [e for event in events for e in _round_trip(encoder, decoder, event)]
-    assert [to_canonical(e) | {"source": None} for e in again] == [to_canonical(e) | {"source": None} for e in events]
+
+    def expected(event: Event) -> dict[str, Any]:
+        doc = to_canonical(event) | {"source": None}
+        for key in ("schema", "table_schema", "pre_table_schema"):
+            if encoding == "avro" and doc.get(key):  # Avro's TableSchema has no fsp: unknown after the trip
+                doc[key] = to_canonical(Bootstrap(table_schema=_without_fsp(getattr(event, key))))["table_schema"]
+        return doc
+
+    assert [to_canonical(e) | {"source": None} for e in again] == [expected(e) for e in events]

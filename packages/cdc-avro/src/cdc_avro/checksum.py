@@ -86,7 +86,7 @@ class _Contribution(LogicalTypeVisitor[Contribution]):
         return set_bits
 
     def visit_decimal(self, data_type: DataType) -> Contribution:
-        scale = data_type.scale
+        scale = data_type.known_scale
         return lambda datum: _text(format_decimal(datum, scale) if isinstance(datum, Decimal) else datum)
 
     def visit_date(self, data_type: DataType) -> Contribution:

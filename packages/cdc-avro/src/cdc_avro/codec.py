@@ -12,6 +12,7 @@ from cdc_avro.schemagen import SchemaOptions
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
 from cdc_core.codec import Codec, Options
 from cdc_core.errors import ConfigError
+from cdc_core.fitting import UNKNOWN_PARAMETERS_OPTION, UnknownParameterMode
 from cdc_core.option_table import (
     decoding,
     encoding,
@@ -34,6 +35,7 @@ OPTIONS: Final = (
         "DECIMAL as bytes with the decimal logical type (precise) or as TiDB's text (string)",
         choices=tuple(m.value for m in DecimalMode),
     ),
+    UNKNOWN_PARAMETERS_OPTION,
     encoding(
         "avro-bigint-unsigned-handling-mode", str, BigintUnsignedMode.LONG.value,
         "BIGINT UNSIGNED as two's-complement long or as decimal text (string)",
@@ -121,6 +123,7 @@ def _encoder(options: Options) -> AvroEncoder:
         dispatcher=options["partition"],
         enable_watermark=options["avro-enable-watermark"],
         max_message_bytes=options["max-message-bytes"],
+        unknown_parameters=UnknownParameterMode(options["unknown-parameters"]),
     )
 
 

@@ -21,12 +21,13 @@ from cdc_core.textual import (
     float32_value,
     format_decimal,
     format_text,
+    keeping_digits,
     parse_decimal,
     parse_text,
     set_names,
 )
 from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
-from cdc_core.values import EnumIndex, SetBits, Value, ZeroTemporal
+from cdc_core.values import EnumIndex, SetBits, Value
 
 Writer = Callable[[Value], Any]
 Reader = Callable[[Any], Value]
@@ -137,10 +138,11 @@ class _WriterFor(LogicalTypeVisitor[Writer]):
         return _float
 
     def visit_decimal(self, data_type: DataType) -> Writer:
-        scale = data_type.scale
         if self.decimal_mode is DecimalMode.PRECISE:
+            scale = data_type.scale  # known: the encoder completes an unknown one first (`UnknownParameters`)
             return lambda v: decimal_bytes(unscaled_decimal(Decimal(v), scale))
-        return lambda v: format_decimal(Decimal(v), scale)
+        text_scale = data_type.known_scale  # unknown: each value with its own digits
+        return lambda v: format_decimal(Decimal(v), text_scale)
 
     def visit_bit(self, data_type: DataType) -> Writer:
         return lambda v: bit_bytes(_int(v))
@@ -204,11 +206,16 @@ def _date_writer(data_type: DataType) -> Writer:
     return write
 
 
+def _width(fsp: int | None) -> int | None:
+    """How much of ``isoformat(" ", "microseconds")`` a known fsp keeps (None: the fsp is unknown)."""
+    return None if fsp is None else 19 + (fsp + 1 if fsp else 0)
+
+
 def _datetime_writer(data_type: DataType) -> Writer:
-    width = 19 + (data_type.fsp + 1 if data_type.fsp else 0)
+    width = _width(data_type.known_fsp)
 
     def write(value: Value) -> str:
-        if type(value) is dt.datetime and value.tzinfo is None:
+        if width is not None and type(value) is dt.datetime and value.tzinfo is None:
             return str(value.isoformat(" ", "microseconds"))[:width]
         return format_text(value, data_type)
 
@@ -216,10 +223,10 @@ def _datetime_writer(data_type: DataType) -> Writer:
 
 
 def _timestamp_writer(data_type: DataType, zone: dt.tzinfo) -> Writer:
-    width = 19 + (data_type.fsp + 1 if data_type.fsp else 0)
+    width = _width(data_type.known_fsp)
 
     def write(value: Value) -> str:
-        if type(value) is dt.datetime and value.tzinfo is not None:
+        if width is not None and type(value) is dt.datetime and value.tzinfo is not None:
             local = value.astimezone(zone).replace(tzinfo=None)
             return str(local.isoformat(" ", "microseconds"))[:width]
         return format_text(value, data_type, zone)
@@ -308,8 +315,11 @@ class _ReaderFor(LogicalTypeVisitor[Reader]):
     def visit_date(self, data_type: DataType) -> Reader:
         return lambda s: _fast_date(s) or parse_text(s, data_type)
 
+    # TiCDC's writer schema has no fsp: DATETIME, TIMESTAMP and TIME values keep the digits their text had
+    # (`keeping_digits`), zero dates their whole text.
+
     def visit_datetime(self, data_type: DataType) -> Reader:
-        return lambda s: _fast_datetime(s) or _without_zero_fraction(parse_text(s, data_type))
+        return _digits(data_type, lambda s: _fast_datetime(s) or parse_text(s, data_type))
 
     def visit_timestamp(self, data_type: DataType) -> Reader:
         zone = self.zone
@@ -318,12 +328,12 @@ class _ReaderFor(LogicalTypeVisitor[Reader]):
             naive = _fast_datetime(text)
             if naive is not None:
                 return naive.replace(tzinfo=zone)
-            return _without_zero_fraction(parse_text(text, data_type, zone))
+            return parse_text(text, data_type, zone)
 
-        return read_timestamp
+        return _digits(data_type, read_timestamp)
 
     def visit_time(self, data_type: DataType) -> Reader:
-        return self._text(data_type)  # cdc-core's parser is as fast as a hand-written one here
+        return _digits(data_type, self._text(data_type))
 
     def visit_json(self, data_type: DataType) -> Reader:
         return self._text(data_type)
@@ -372,14 +382,8 @@ def _fast_datetime(text: Any) -> dt.datetime | None:
     return None
 
 
-def _without_zero_fraction(value: Value) -> Value:
-    """A zero datetime without its all-zero fraction: the writer schema has no fsp, and the encoder adds the
-    fraction back from the column's fsp, so ``0000-00-00 00:00:00.000`` and ``...00`` are one value."""
-    if isinstance(value, ZeroTemporal) and "." in value.text:
-        head, _, fraction = value.text.partition(".")
-        if fraction.strip("0") == "":
-            return ZeroTemporal(head)
-    return value
+def _digits(data_type: DataType, read: Reader) -> Reader:
+    return read if data_type.known_fsp is not None else keeping_digits(read)
 
 
 def _read_decimal(datum: Any) -> Decimal:

@@ -26,18 +26,33 @@ from cdc_avro.names import (
 )
 from cdc_avro.registry import Registry
 from cdc_avro.schemagen import RecordPlan, SchemaOptions, key_record, value_record
+from cdc_avro.tidbtypes import DecimalMode
 from cdc_core.dispatch import partition_for_row
 from cdc_core.errors import EncodeError, LimitExceededError, SchemaError
 from cdc_core.events import DDLEvent, Event, LogicalMessage, Op, RowChange, Watermark
+from cdc_core.fitting import FITTED, ChangeNotice, UnknownParameterMode, UnknownParameters, change_to_fit, notice_for
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
 from cdc_core.textual import TextFormError
 from cdc_core.tso import physical_ms
+from cdc_core.types import DataType, LogicalType
 from cdc_core.values import RowImage
 
 _OPS: Final = {Op.INSERT: "c", Op.UPDATE: "u"}
 _CACHE_LIMIT: Final = 256
 _RECORD_OVERHEAD: Final = 36  # what TiCDC adds per record when it compares sizes with max-message-bytes
+
+
+@attrs.frozen(kw_only=True)
+class _FieldWriter:
+    """How one column is written into its field, and who hears of a value changed to fit it."""
+
+    field: str
+    column: str
+    nullable: bool
+    write: Writer
+    fitted: DataType | None  # the column's type where `change_to_fit` may find a value changed
+    notice: ChangeNotice
 
 
 @attrs.frozen(kw_only=True)
@@ -47,7 +62,7 @@ class _Record:
     schema_id: int
     parsed: Any
     plan: RecordPlan
-    writers: tuple[tuple[str, str, bool, Writer], ...]  # field name, column name, nullable, writer
+    writers: tuple[_FieldWriter, ...]
     contributions: tuple[Contribution, ...]  # row checksum bytes per field
 
 
@@ -71,6 +86,7 @@ class AvroEncoder:
         dispatcher: str,
         enable_watermark: bool,
         max_message_bytes: int = 10 * 1024 * 1024,
+        unknown_parameters: UnknownParameterMode = UnknownParameterMode.DERIVE,
     ) -> None:
         self.max_message_bytes = max_message_bytes
         self.registry = registry
@@ -80,6 +96,9 @@ class AvroEncoder:
         self.partitions = partitions
         self.dispatcher = dispatcher
         self.enable_watermark = enable_watermark and schema_options.tidb_extension
+        # a precise DECIMAL's Avro type needs its precision and scale
+        needed = frozenset({LogicalType.DECIMAL}) if schema_options.decimal_mode is DecimalMode.PRECISE else frozenset()
+        self.unknowns = UnknownParameters(PROTOCOL, unknown_parameters, needed)
         self._tables: dict[int, _TableState] = {}
         self._topics: set[str] = set()
 
@@ -100,12 +119,11 @@ class AvroEncoder:
         return self.topic_template.replace("{schema}", database).replace("{table}", table)
 
     def _row(self, event: RowChange) -> Message:
-        schema = event.schema
-        if schema is None:
+        if event.schema is None:
             raise EncodeError(
                 PROTOCOL, "the event carries no table schema (Avro needs column types)", table=event.table
             )
-        state = self._state(schema)
+        state = self._state(self.unknowns.complete(event.schema, (event.before, event.after)))
         self._topics.add(state.topic)
         if event.op is Op.DELETE:
             if state.key is None:
@@ -145,20 +163,24 @@ class AvroEncoder:
         if image is None:
             raise EncodeError(PROTOCOL, f"{event.op} event has no row image", table=event.table)
         datum: dict[str, Any] = {}
-        for field, column, nullable, write in record.writers:
-            value = image.get(column)
+        for writer in record.writers:
+            value = image.get(writer.column)
             if value is None:
-                if not nullable:
-                    raise EncodeError(PROTOCOL, "NULL in a NOT NULL column", table=event.table, field=column)
-                datum[field] = None
+                if not writer.nullable:
+                    raise EncodeError(PROTOCOL, "NULL in a NOT NULL column", table=event.table, field=writer.column)
+                datum[writer.field] = None
                 continue
             try:
-                datum[field] = write(value)
+                datum[writer.field] = writer.write(value)
             except (TextFormError, ArithmeticError, ValueError, TypeError, AttributeError) as exc:
-                raise EncodeError(PROTOCOL, str(exc), table=event.table, field=column) from exc
+                raise EncodeError(PROTOCOL, str(exc), table=event.table, field=writer.column) from exc
+            if writer.fitted is not None:
+                change = change_to_fit(value, writer.fitted)
+                if change is not None:
+                    writer.notice(*change)
         datum.update(extension)
         if record.plan.checksum and datum.get(TIDB_ROW_CHECKSUM) is None:
-            values = [datum[field] for field, *_ in record.writers]
+            values = [datum[w.field] for w in record.writers]
             datum[TIDB_ROW_CHECKSUM] = str(row_checksum(values, record.contributions))
         buffer = io.BytesIO()
         try:
@@ -198,18 +220,15 @@ class AvroEncoder:
         except (ValueError, TypeError, fastavro.schema.SchemaParseException) as exc:
             raise EncodeError(PROTOCOL, f"generated schema does not parse: {exc}", table=table) from exc
         schema_id = self.registry.register(subject, plan.schema_json, table=table)
+        options = self.schema_options
         writers = tuple(
-            (
-                f.name,
-                f.column.name,
-                f.nullable,
-                writer_for(
-                    f.column.data_type,
-                    f.primitive,
-                    self.schema_options.decimal_mode,
-                    self.schema_options.bigint_mode,
-                    self.zone,
-                ),
+            _FieldWriter(
+                field=f.name,
+                column=f.column.name,
+                nullable=f.nullable,
+                write=writer_for(f.column.data_type, f.primitive, options.decimal_mode, options.bigint_mode, self.zone),
+                fitted=f.column.data_type if f.column.data_type.logical in FITTED else None,
+                notice=notice_for(PROTOCOL, table, f.column.name),
             )
             for f in plan.fields
         )

@@ -76,7 +76,7 @@ def column_of(field: dict[str, Any]) -> tuple[Column, str]:
     elements: tuple[str, ...] | None = None
     try:
         if mysql_type is MySQLType.BIT:
-            length = int(parameters.get("length", "1"))
+            length = int(parameters["length"]) if "length" in parameters else None  # unknown when left out
         elif mysql_type is MySQLType.DECIMAL and branch.get("logicalType") == "decimal":
             length, decimal = int(branch["precision"]), int(branch.get("scale", 0))
         elif mysql_type in (MySQLType.ENUM, MySQLType.SET):

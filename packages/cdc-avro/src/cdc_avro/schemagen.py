@@ -73,8 +73,8 @@ def column_type(column: Column, options: SchemaOptions) -> dict[str, Any]:
     parameters: dict[str, str] = {}
     if data_type.mysql_type in (MySQLType.ENUM, MySQLType.SET):
         parameters["allowed"] = ",".join(escape_member(e) for e in data_type.elements or ())
-    if data_type.mysql_type is MySQLType.BIT:
-        parameters["length"] = str(data_type.bit_width)
+    if data_type.mysql_type is MySQLType.BIT and data_type.known_bit_width is not None:
+        parameters["length"] = str(data_type.known_bit_width)  # left out when unknown: it shapes no value
     parameters["tidb_type"] = tidb_type(data_type.mysql_type, data_type.unsigned)
     document: dict[str, Any] = {"type": primitive, "connect.parameters": parameters}
     if data_type.mysql_type is MySQLType.DECIMAL and options.decimal_mode is DecimalMode.PRECISE:

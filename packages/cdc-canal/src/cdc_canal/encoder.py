@@ -16,12 +16,13 @@ from cdc_core.codec import Options
 from cdc_core.compression import compress, parse_compression
 from cdc_core.errors import ConfigError, EncodeError, LimitExceededError
 from cdc_core.events import Bootstrap, DDLEvent, Event, LogicalMessage, Op, RowChange, Watermark
+from cdc_core.fitting import FITTED, ChangeNotice, change_to_fit, notice_for
 from cdc_core.gojson import EASYJSON
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone
 from cdc_core.tso import physical_ms
-from cdc_core.types import MySQLType
+from cdc_core.types import DataType, MySQLType
 from cdc_core.values import RowImage
 
 
@@ -31,6 +32,9 @@ class _ColumnCodec:
     format: Formatter
     mysql_type: MySQLType
     unsigned: bool
+    data_type: DataType
+    notice: ChangeNotice  # told of a value rounded or cut to the column's known scale or fsp
+    checked: bool  # whether values can be (DECIMAL, temporal types with a known parameter)
 
 
 @attrs.frozen
@@ -177,6 +181,9 @@ class CanalEncoder:
                 format=make_formatter(c.data_type, self.zone, member_names=self.canal_flavour),
                 mysql_type=c.data_type.mysql_type,
                 unsigned=c.data_type.unsigned,
+                data_type=c.data_type,
+                notice=notice_for(PROTOCOL, name, c.name),
+                checked=c.data_type.logical in FITTED,
             )
             for c in columns
         )
@@ -206,6 +213,10 @@ class CanalEncoder:
                 row[column.name] = column.format(value)
             except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:  # TextFormError included
                 raise EncodeError(PROTOCOL, str(exc), table=name, field=column.name) from exc
+            if column.checked:
+                change = change_to_fit(value, column.data_type)
+                if change is not None:
+                    column.notice(*change)
         return row
 
     def _partition(self, event: RowChange) -> int:

@@ -21,6 +21,7 @@ from cdc_core.textual import (
     at_scale,
     enum_name,
     float32_value,
+    keeping_digits,
     parse_date,
     parse_datetime,
     parse_decimal,
@@ -161,6 +162,11 @@ def _date(text: str) -> Value:
     return parse_date(text)
 
 
+def _temporal(data_type: DataType, parse: Parser) -> Parser:
+    """A temporal parser; where the fsp is unknown (TiCDC's plain ``datetime``), values keep their text's digits."""
+    return parse if data_type.known_fsp is not None else keeping_digits(parse)
+
+
 def _identity(text: str) -> str:
     return text
 
@@ -248,9 +254,9 @@ PARSERS: Final[Mapping[LogicalType, ParserFactory]] = by_logical_type(
     double=lambda t, z: parse_float,
     decimal=lambda t, z: _decimal_parser(t),
     date=lambda t, z: _date,
-    datetime=lambda t, z: _datetime,
-    timestamp=lambda t, z: lambda text: _timestamp(text, z),
-    time=lambda t, z: parse_time,
+    datetime=lambda t, z: _temporal(t, _datetime),
+    timestamp=lambda t, z: _temporal(t, lambda text: _timestamp(text, z)),
+    time=lambda t, z: _temporal(t, parse_time),
     string=lambda t, z: _identity,
     bytes=lambda t, z: _latin1,
     enum=lambda t, z: _enum_parser(t),

@@ -21,39 +21,24 @@ from cdc_core.textual import (
     format_timestamp,
     set_bits,
 )
-from cdc_core.types import DEFAULT_LENGTHS, DataType, LogicalType, MySQLType, by_logical_type
+from cdc_core.types import DataType, LogicalType, MySQLType, by_logical_type
 from cdc_core.values import EnumIndex, SetBits, Value
 
 Formatter = Callable[[Value], str]
 
 _NO_UNSIGNED: Final = frozenset({MySQLType.BIT, MySQLType.YEAR})
-_DISPLAY_WIDTH: Final = frozenset(
-    {
-        MySQLType.TINYINT,
-        MySQLType.SMALLINT,
-        MySQLType.MEDIUMINT,
-        MySQLType.INT,
-        MySQLType.BIGINT,
-        MySQLType.YEAR,
-        MySQLType.BIT,
-        MySQLType.CHAR,
-        MySQLType.BINARY,
-    }
-)
 
 
 def mysql_type_text(data_type: DataType, *, full: bool) -> str:
-    """TiCDC's ``mysqlType``: the bare name (+ unsigned/zerofill), or with ``full`` the column definition."""
+    """TiCDC's ``mysqlType``: the bare name (+ unsigned/zerofill), or with ``full`` the column definition.
+
+    A parameter the event does not know is left out of the definition (``decimal``, ``datetime``), as the
+    source left it out, rather than written as a default nobody declared.
+    """
     t = data_type.mysql_type
     if full:
-        suffix = (" unsigned" if data_type.unsigned else "") + (" zerofill" if data_type.zerofill else "")
-        if t is MySQLType.YEAR:
-            return f"year({data_type.length or 4})"
-        if t in (MySQLType.FLOAT, MySQLType.DOUBLE) and data_type.decimal is None:
-            return t.value + suffix
-        if t in _DISPLAY_WIDTH and data_type.length is None:
-            length = 10 if t is MySQLType.INT and data_type.unsigned else DEFAULT_LENGTHS[t]
-            return data_type.type_text().replace(t.value, f"{t.value}({length})", 1)
+        if t is MySQLType.YEAR and data_type.length is not None:
+            return f"year({data_type.length})"
         return data_type.type_text()
     text = t.value
     if data_type.unsigned and t not in _NO_UNSIGNED:
@@ -76,7 +61,7 @@ def _int_text(data_type: DataType, zone: dt.tzinfo) -> Formatter:
     return lambda value: str(value) if type(value) is int else format_text(value, data_type, zone)
 
 
-def _decimal_text(scale: int) -> Formatter:
+def _decimal_text(scale: int | None) -> Formatter:
     return lambda value: format_decimal(value if isinstance(value, Decimal) else Decimal(value), scale)
 
 
@@ -145,18 +130,19 @@ def _no_array(value: Value) -> str:
 FormatterFactory = Callable[[DataType, dt.tzinfo, bool], Formatter]
 
 # One writer per logical type (the core text forms, without `format_text`'s per-value dispatch on the
-# encoder's hot path); the completeness test keeps it total.
+# encoder's hot path); the completeness test keeps it total. An unknown scale or fsp (None) writes each
+# value with its own digits.
 FORMATTERS: Final[Mapping[LogicalType, FormatterFactory]] = by_logical_type(
     int=lambda t, z, names: _int_text(t, z),
     year=lambda t, z, names: _int_text(t, z),
     bit=lambda t, z, names: _int_text(t, z),
     float=lambda t, z, names: format_float32,
     double=lambda t, z, names: format_float64,
-    decimal=lambda t, z, names: _decimal_text(t.scale),
+    decimal=lambda t, z, names: _decimal_text(t.known_scale),
     date=lambda t, z, names: format_date,
-    datetime=lambda t, z, names: lambda value: format_datetime(value, t.fsp),
-    timestamp=lambda t, z, names: lambda value: format_timestamp(value, t.fsp, z),
-    time=lambda t, z, names: lambda value: format_time(value, t.fsp),
+    datetime=lambda t, z, names: lambda value: format_datetime(value, t.known_fsp),
+    timestamp=lambda t, z, names: lambda value: format_timestamp(value, t.known_fsp, z),
+    time=lambda t, z, names: lambda value: format_time(value, t.known_fsp),
     string=lambda t, z, names: _text,
     bytes=lambda t, z, names: _latin1,
     enum=lambda t, z, names: _enum_names(t) if names else _enum_index(t),

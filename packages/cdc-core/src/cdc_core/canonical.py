@@ -6,6 +6,10 @@ offset, TIMESTAMP ISO with offset, TIME ``[-]HH:MM:SS[.ffffff]``, ENUM its name,
 JSON the document itself, zero dates their MySQL text, unknown ENUM/SET members ``{"$enum_index": n}`` /
 ``{"$set_bits": n}``, GEOMETRY ``{"$geometry": {"wkb": "<base64>", "srid": n}}``, ARRAY a list of its elements'
 forms. Reading it back types values from the event's ``schema`` when present.
+
+A type parameter the source did not carry is left out of the schema (unknown, not MySQL's default); a temporal
+value of a column whose fsp is unknown is written with the fraction digits it was read with (`own_fsp`), and
+reading it back remembers them (`with_fsp`), so that ``cdc decode | cdc encode`` writes ``.000`` back as read.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Final
@@ -31,7 +36,7 @@ from cdc_core.textual import (
     parse_time,
 )
 from cdc_core.types import DataType, LogicalType, MySQLType, by_logical_type
-from cdc_core.values import EnumIndex, Geometry, RowImage, SetBits, Value, ZeroTemporal
+from cdc_core.values import EnumIndex, Geometry, RowImage, SetBits, Value, ZeroTemporal, own_fsp, with_fsp
 
 FORMAT_VERSION: Final = 1
 
@@ -75,11 +80,11 @@ def value_to_json(value: Value) -> Any:
     if isinstance(value, bytes | bytearray | memoryview):
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
     if isinstance(value, dt.datetime):
-        return value.isoformat()
+        return _iso_datetime(value)
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, dt.timedelta):
-        return format_time(value, 6 if value.microseconds else 0)
+        return format_time(value, None)
     if isinstance(value, ZeroTemporal):
         return value.text
     if isinstance(value, EnumIndex):
@@ -95,6 +100,26 @@ def value_to_json(value: Value) -> Any:
     if isinstance(value, dict):
         return {str(k): value_to_json(v) for k, v in value.items()}
     raise CanonicalFormError(f"no canonical form for {type(value).__name__} value {value!r}")
+
+
+def _iso_datetime(value: dt.datetime) -> str:
+    """ISO 8601 with the value's own fraction digits (``isoformat()``'s 0 or 6, or those it was read with)."""
+    text = value.isoformat(timespec="seconds")
+    digits = own_fsp(value)
+    if digits == 0:
+        return text
+    return text[:19] + "." + f"{value.microsecond:06d}"[:digits] + text[19:]
+
+
+_FRACTION: Final = re.compile(r"\.(\d+)")
+
+
+def _written(value: Value, document: str, data_type: DataType) -> Value:
+    """A temporal value of a column whose fsp is unknown, remembering the fraction digits of its text."""
+    if data_type.known_fsp is not None or not isinstance(value, dt.datetime | dt.timedelta):
+        return value
+    fraction = _FRACTION.search(document)
+    return with_fsp(value, min(len(fraction[1]), 6) if fraction else 0)
 
 
 def value_from_json(document: Any, data_type: DataType | None) -> Value:
@@ -167,9 +192,9 @@ _FROM_JSON: Final[Mapping[LogicalType, Callable[[Any, DataType], Value]]] = by_l
     double=lambda document, t: float(document),
     decimal=_decimal_from,
     date=lambda document, t: parse_date(document),
-    datetime=lambda document, t: parse_datetime(document),
-    timestamp=lambda document, t: _parse_aware(document),
-    time=lambda document, t: parse_time(document),
+    datetime=lambda document, t: _written(parse_datetime(document), document, t),
+    timestamp=lambda document, t: _written(_parse_aware(document), document, t),
+    time=lambda document, t: _written(parse_time(document), document, t),
     year=_same,
     string=_same,
     bytes=_same,

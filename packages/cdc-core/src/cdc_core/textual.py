@@ -4,6 +4,10 @@ String-based protocols (Simple JSON, Canal-JSON, Avro string fields) carry value
 prints: DECIMAL padded to its scale, temporal fractions of exactly fsp digits, FLOAT in 32-bit shortest
 digits without exponent, JSON with ``": "`` and ``", "``. Encoders must reproduce these bytes; decoders
 turn them back into the typed values of `cdc_core.values`.
+
+Where the scale or fsp is unknown (None), a value is written with its own digits (a Decimal's exponent,
+`cdc_core.values.own_fsp`). Where a known one is smaller than the value's digits, the value is rounded or cut as
+TiDB would (`cdc_core.fitting.change_to_fit` tells an encoder so).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cdc_core.errors import ConfigError
 from cdc_core.types import DataType, LogicalType, by_logical_type
-from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal
+from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal, own_fsp, with_fsp
 
 EPOCH_DATE: Final = dt.date(1970, 1, 1)
 EPOCH_NAIVE: Final = dt.datetime(1970, 1, 1)
@@ -113,14 +117,19 @@ def format_float_es6(value: float, *, bits: int = 64, exponent_digits: int = 1) 
 WIDE_DECIMAL: Final = Context(prec=100)
 
 
-def format_decimal(value: Decimal, scale: int) -> str:
-    """TiDB's MyDecimal text: exactly ``scale`` fractional digits."""
+def format_decimal(value: Decimal, scale: int | None) -> str:
+    """TiDB's MyDecimal text: exactly ``scale`` fractional digits; with ``scale`` unknown, the value's own."""
+    if not value.is_finite():
+        raise TextFormError(f"decimal {value} is not a finite number")
+    if scale is None:
+        return format(value, "f")
     quantum = Decimal(1).scaleb(-scale)
     try:
         # MySQL DECIMAL has up to 65 digits; the default context (28 digits) would reject wide values.
-        return format(value.quantize(quantum, context=WIDE_DECIMAL), "f")
+        quantized = value.quantize(quantum, context=WIDE_DECIMAL)
     except InvalidOperation as exc:
         raise TextFormError(f"decimal {value} does not fit scale {scale}") from exc
+    return format(quantized, "f")
 
 
 def parse_decimal(text: str) -> Decimal:
@@ -167,6 +176,28 @@ def _fraction_text(microsecond: int, fsp: int) -> str:
     return "" if fsp <= 0 else "." + f"{microsecond:06d}"[:fsp]
 
 
+_FRACTION_DIGITS: Final = re.compile(r"\.(\d+)", re.ASCII)
+
+
+def fraction_digits(text: str) -> int:
+    """How many fraction digits a temporal text has (0 without a fraction; beyond 6 count as 6)."""
+    found = _FRACTION_DIGITS.search(text)
+    return min(len(found[1]), 6) if found else 0
+
+
+def keeping_digits(parse: Callable[[str], Value]) -> Callable[[str], Value]:
+    """``parse`` for a column whose fsp is unknown: its DATETIME/TIMESTAMP/TIME values remember their text's
+    fraction digits (`cdc_core.values.with_fsp`), so that an encoder writes ``56.000`` back, not ``56``."""
+
+    def parse_keeping(text: str) -> Value:
+        value = parse(text)
+        if isinstance(value, dt.datetime | dt.timedelta):
+            return with_fsp(value, fraction_digits(text))
+        return value
+
+    return parse_keeping
+
+
 def parse_date(text: str) -> dt.date | ZeroTemporal:
     match = _DATE_RE.match(text)
     if match is None:
@@ -200,19 +231,21 @@ def parse_datetime(text: str) -> dt.datetime | ZeroTemporal:
         raise TextFormError(f"not a valid DATETIME: {text!r}") from exc
 
 
-def format_datetime(value: dt.datetime | ZeroTemporal, fsp: int) -> str:
+def format_datetime(value: dt.datetime | ZeroTemporal, fsp: int | None) -> str:
+    """``YYYY-MM-DD hh:mm:ss[.f]`` with ``fsp`` fraction digits, or the value's own (`own_fsp`) when unknown."""
     if isinstance(value, ZeroTemporal):
         return _zero_with_fsp(value.text, fsp)
+    digits = own_fsp(value) if fsp is None else fsp
     return (
         f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
-        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}{_fraction_text(value.microsecond, fsp)}"
+        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}{_fraction_text(value.microsecond, digits)}"
     )
 
 
-def _zero_with_fsp(text: str, fsp: int) -> str:
+def _zero_with_fsp(text: str, fsp: int | None) -> str:
     if " " not in text:
         text += " 00:00:00"
-    if fsp > 0 and "." not in text:
+    if fsp is not None and fsp > 0 and "." not in text:
         text += "." + "0" * fsp
     return text
 
@@ -225,12 +258,14 @@ def parse_timestamp(text: str, zone: dt.tzinfo) -> dt.datetime | ZeroTemporal:
     return naive.replace(tzinfo=zone)
 
 
-def format_timestamp(value: dt.datetime | ZeroTemporal, fsp: int, zone: dt.tzinfo) -> str:
+def format_timestamp(value: dt.datetime | ZeroTemporal, fsp: int | None, zone: dt.tzinfo) -> str:
+    """The local time of ``value`` in ``zone``, as `format_datetime` writes it."""
     if isinstance(value, ZeroTemporal):
         return _zero_with_fsp(value.text, fsp)
     if value.tzinfo is None:
         raise TextFormError(f"TIMESTAMP value {value!r} has no time zone")
-    return format_datetime(value.astimezone(zone).replace(tzinfo=None), fsp)
+    digits = own_fsp(value) if fsp is None else fsp  # before the conversion, which forgets the written digits
+    return format_datetime(value.astimezone(zone).replace(tzinfo=None), digits)
 
 
 def parse_time(text: str) -> dt.timedelta:
@@ -247,14 +282,16 @@ def parse_time(text: str) -> dt.timedelta:
     return -magnitude if sign else magnitude
 
 
-def format_time(value: dt.timedelta, fsp: int) -> str:
+def format_time(value: dt.timedelta, fsp: int | None) -> str:
+    """``[-]hh:mm:ss[.f]`` with ``fsp`` fraction digits, or the value's own (`own_fsp`) when unknown."""
+    digits = own_fsp(value) if fsp is None else fsp
     micros = value // dt.timedelta(microseconds=1)
     sign = "-" if micros < 0 else ""
     micros = abs(micros)
     seconds, micro = divmod(micros, 1_000_000)
     minutes, second = divmod(seconds, 60)
     hours, minute = divmod(minutes, 60)
-    return f"{sign}{hours:02d}:{minute:02d}:{second:02d}{_fraction_text(micro, fsp)}"
+    return f"{sign}{hours:02d}:{minute:02d}:{second:02d}{_fraction_text(micro, digits)}"
 
 
 def resolve_zone(name: str | None) -> dt.tzinfo:
@@ -475,11 +512,11 @@ _TEXT_WRITERS: Final[Mapping[LogicalType, _TextWriter]] = by_logical_type(
     bit=_int_text,
     float=lambda v, t, z: format_float32(v),
     double=lambda v, t, z: format_float64(v),
-    decimal=lambda v, t, z: format_decimal(Decimal(v), t.scale),
+    decimal=lambda v, t, z: format_decimal(Decimal(v), t.known_scale),
     date=lambda v, t, z: format_date(v),
-    datetime=lambda v, t, z: format_datetime(v, t.fsp),
-    timestamp=lambda v, t, z: format_timestamp(v, t.fsp, z),
-    time=lambda v, t, z: format_time(v, t.fsp),
+    datetime=lambda v, t, z: format_datetime(v, t.known_fsp),
+    timestamp=lambda v, t, z: format_timestamp(v, t.known_fsp, z),
+    time=lambda v, t, z: format_time(v, t.known_fsp),
     enum=lambda v, t, z: str(enum_index(v, t)),
     set=lambda v, t, z: str(set_bits(v, t)),
     json=lambda v, t, z: format_json(v),

@@ -212,11 +212,17 @@ def _elements(value: tuple[str, ...] | list[str] | None) -> tuple[str, ...] | No
 
 @attrs.frozen(kw_only=True)
 class DataType:
-    """A column's declared type, as complete as TiDB describes it.
+    """A column's declared type, as complete as the message that described it.
 
     ``decimal`` carries the DECIMAL scale or the fractional-seconds precision (fsp) of DATETIME, TIMESTAMP
     and TIME; ``length`` the DECIMAL precision, the character length or the BIT width; ``item`` the element
     type of an ARRAY.
+
+    A parameter the message did not carry (``length``, ``decimal``, ``charset``, ``collation``) is None:
+    *unknown*, which is not MySQL's default. ``decimal(10,0)`` and ``datetime`` with fsp 0 are written out as
+    such; a Canal ``mysqlType`` of plain ``decimal`` or ``datetime`` says neither. Encoders write a value of a
+    column with an unknown parameter with its own digits (`known_scale`, `known_fsp`), never rounded to a
+    default.
     """
 
     mysql_type: MySQLType = attrs.field(converter=MySQLType)
@@ -239,21 +245,47 @@ class DataType:
         return HAS_FSP[self.logical]
 
     @property
+    def known_fsp(self) -> int | None:
+        """Fractional-seconds precision of a temporal type; None when unknown (or not a temporal type)."""
+        return self.decimal if self.has_fsp else None
+
+    @property
+    def known_scale(self) -> int | None:
+        """DECIMAL scale; None when the message did not carry it."""
+        return self.decimal
+
+    @property
+    def known_precision(self) -> int | None:
+        """DECIMAL precision; None when the message did not carry it."""
+        return self.length
+
+    @property
+    def known_bit_width(self) -> int | None:
+        """BIT width; None when the message did not carry it."""
+        return self.length
+
+    # The four below stand in MySQL's default for an unknown parameter. They choose a unit a wire form already
+    # fixes (a decoder's milliseconds or microseconds) or a Spark type; writing a value with them would round it
+    # to a parameter nobody declared, which is what the ``known_*`` properties are for.
+
+    @property
     def fsp(self) -> int:
-        """Fractional-seconds precision of a temporal type (0 when not declared)."""
+        """Fractional-seconds precision of a temporal type (0 when unknown; see `known_fsp`)."""
         return (self.decimal or 0) if self.has_fsp else 0
 
     @property
     def precision(self) -> int:
-        """DECIMAL precision (MySQL's default 10 when not declared)."""
+        """DECIMAL precision (MySQL's default 10 when unknown; see `known_precision`)."""
         return self.length if self.length else 10
 
     @property
     def scale(self) -> int:
+        """DECIMAL scale (0 when unknown; see `known_scale`)."""
         return self.decimal or 0
 
     @property
     def bit_width(self) -> int:
+        """BIT width (1 when unknown; see `known_bit_width`)."""
         return self.length if self.length else 1
 
     @property
@@ -262,7 +294,8 @@ class DataType:
         return self.logical is LogicalType.BYTES
 
     def type_text(self, *, with_params: bool = True) -> str:
-        """MySQL's column-definition text, e.g. ``decimal(10,4) unsigned`` or ``enum('a','b')``."""
+        """MySQL's column-definition text, e.g. ``decimal(10,4) unsigned`` or ``enum('a','b')``; a parameter
+        that is unknown is left out (``decimal`` without its precision and scale)."""
         name = self.mysql_type.value
         if self.mysql_type is MySQLType.ARRAY:
             return f"array<{self.item.type_text(with_params=with_params) if self.item else ''}>"
@@ -270,10 +303,11 @@ class DataType:
         if with_params:
             if self.elements is not None:
                 params = "(" + ",".join(_quote_element(e) for e in self.elements) + ")"
-            elif self.mysql_type is MySQLType.DECIMAL or (
-                self.mysql_type in (MySQLType.FLOAT, MySQLType.DOUBLE) and self.decimal is not None
-            ):
-                params = f"({self.length or DEFAULT_LENGTHS[self.mysql_type]},{self.decimal or 0})"
+            elif self.mysql_type is MySQLType.DECIMAL:
+                if self.length is not None:
+                    params = f"({self.length})" if self.decimal is None else f"({self.length},{self.decimal})"
+            elif self.mysql_type in (MySQLType.FLOAT, MySQLType.DOUBLE) and self.decimal is not None:
+                params = f"({self.length or DEFAULT_LENGTHS[self.mysql_type]},{self.decimal})"
             elif self.has_fsp:
                 params = f"({self.decimal})" if self.decimal else ""
             elif self.length is not None and self.mysql_type not in _UNSIZED:
@@ -325,7 +359,9 @@ _TYPE_TEXT = re.compile(
 def parse_type_text(text: str) -> DataType:
     """Parse a MySQL column type such as ``int(10) unsigned``, ``decimal(10,4)`` or ``enum('a','b')``.
 
-    Raises `SchemaError` for a type this library does not know.
+    Parameters the text leaves out stay unknown (None): the bare type names TiCDC writes (``decimal``,
+    ``datetime``) say nothing of precision, scale or fsp. Raises `SchemaError` for a type this library does not
+    know.
     """
     stripped = text.strip()
     if stripped.lower().startswith("array<") and stripped.endswith(">"):
@@ -357,6 +393,8 @@ def parse_type_text(text: str) -> DataType:
                 length = int(numbers[0])
                 if len(numbers) == 2:
                     decimal = int(numbers[1])
+                elif mysql_type is MySQLType.DECIMAL:
+                    decimal = 0  # ``decimal(M)`` is ``decimal(M,0)``: a written precision declares the scale too
     elif mysql_type in (MySQLType.ENUM, MySQLType.SET):
         elements = ()
     zerofill = "zerofill" in mods

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from cdc_core.codec import Codec
+from cdc_core.fitting import UNKNOWN_PARAMETERS_OPTION
 from cdc_core.option_table import decoding, encoding, tidb_extension, time_zone
 from cdc_debezium.decoder import DebeziumDecoder
 from cdc_debezium.encoder import DebeziumEncoder
@@ -19,6 +20,7 @@ OPTIONS: Final = (
         "cluster-id", str, "default", "TiCDC cluster id: source.name, source.cluster_id and the schema name prefix"
     ),
     time_zone("encoder: zone of naive TIMESTAMP values; decoder: zone TIMESTAMP values are returned in"),
+    UNKNOWN_PARAMETERS_OPTION,
     decoding(
         "decimal.handling.mode", str, DecimalMode.DOUBLE.value,
         "how the producer wrote DECIMAL when no field schema says (precise needs a table-schema)",

@@ -97,19 +97,16 @@ def _type_name(data_type: DataType) -> str:
 
 
 def _length(data_type: DataType) -> int | None:
+    """TiCDC's ``length``: null where TiDB's is unspecified, as an unknown parameter is here."""
     t = data_type.mysql_type
     if data_type.has_fsp:
-        return data_type.fsp
+        return data_type.known_fsp
     if t is MySQLType.SET:
         return 2 * len(data_type.elements or ()) - 1
     if t is MySQLType.ENUM:
         return 1
-    if t is MySQLType.DECIMAL:
-        return data_type.precision
-    if t is MySQLType.YEAR:
-        return data_type.length or 4
-    if data_type.logical is LogicalType.INT:
-        return data_type.length or 0
+    if t in (MySQLType.DECIMAL, MySQLType.YEAR) or data_type.logical is LogicalType.INT:
+        return data_type.length
     if data_type.length is not None and data_type.length != DEFAULT_LENGTHS.get(t):
         return data_type.length
     return None
@@ -126,8 +123,6 @@ def column_object(column: Column, position: int) -> dict[str, Any]:
         expression = f"{type_name}({data_type.length})"
     charset = data_type.charset if t in _CHARSET_TYPES and data_type.charset not in (None, "binary") else None
     scale = data_type.decimal if t in (MySQLType.DECIMAL, MySQLType.FLOAT, MySQLType.DOUBLE) else None
-    if t is MySQLType.DECIMAL and scale is None:
-        scale = 0
     elements = data_type.elements
     return {
         "name": column.name,
@@ -214,13 +209,13 @@ def _column_type(obj: Mapping[str, Any]) -> DataType:
     if isinstance(enum_values, list):
         elements = tuple(str(v)[1:-1] if str(v).startswith("'") else str(v) for v in enum_values)
     charset = obj.get("charsetName") if isinstance(obj.get("charsetName"), str) else None
-    if base.has_fsp:
-        return DataType(mysql_type=base.mysql_type, decimal=length or None, charset=charset)
+    if base.has_fsp:  # TiCDC's length is the fsp, null when unspecified
+        return DataType(mysql_type=base.mysql_type, decimal=length, charset=charset)
     if base.mysql_type in (MySQLType.ENUM, MySQLType.SET):
         return DataType(mysql_type=base.mysql_type, elements=elements or (), charset=charset)
     return DataType(
         mysql_type=base.mysql_type,
-        length=length or base.length,
+        length=length if length is not None else base.length,
         decimal=scale if scale is not None else base.decimal,
         unsigned=base.unsigned,
         zerofill=base.zerofill,

@@ -6,15 +6,19 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+import attrs
+
 from cdc_core.codec import Options
-from cdc_core.errors import EncodeError
+from cdc_core.errors import CdcError, EncodeError
 from cdc_core.events import DDLEvent, DDLType, Event, LogicalMessage, Op, RowChange, Watermark
+from cdc_core.fitting import Change, ChangeNotice, UnknownParameterMode, UnknownParameters, notice_for
 from cdc_core.gojson import JSON_ITERATOR
 from cdc_core.message import Message
 from cdc_core.naming import sanitize_name
 from cdc_core.schema import Column, TableSchema
 from cdc_core.textual import TextFormError, resolve_zone
 from cdc_core.tso import physical_ms
+from cdc_core.types import LogicalType
 from cdc_core.values import RowImage
 from cdc_debezium import ddl
 from cdc_debezium.envelope import (
@@ -24,12 +28,24 @@ from cdc_debezium.envelope import (
     TRANSACTION_SCHEMA,
 )
 from cdc_debezium.names import DEBEZIUM_VERSION, PROTOCOL, TICDC_CONNECTOR, record_prefix
-from cdc_debezium.outbound import WRITERS, field_schema, null_value
+from cdc_debezium.outbound import CHANGES, WRITERS, field_schema, null_change, null_value
 
 _OPS: Final = {Op.INSERT: "c", Op.UPDATE: "u", Op.DELETE: "d"}
 _SCHEMA_CACHE_LIMIT: Final = 256
-# One column of a row image: its name, the column, and the writer of its non-NULL values.
-_Step = tuple[str, Column, Callable[[Any, Column, Any], Any]]
+# The types whose unknown parameter shapes TiCDC's Debezium form: DATETIME (milliseconds or microseconds) and
+# BIT (boolean or bytes of a width).
+_NEEDED: Final = frozenset({LogicalType.DATETIME, LogicalType.BIT})
+
+
+@attrs.frozen
+class _Step:
+    """One column of a row image: the column, the writer of its non-NULL values, and who hears of a changed one."""
+
+    name: str
+    column: Column
+    write: Callable[[Any, Column, Any], Any]
+    check: Callable[[Any, Any, Column], Change] | None
+    notice: ChangeNotice
 
 
 def _wall_clock_ms() -> int:
@@ -45,6 +61,7 @@ class DebeziumEncoder:
         self.with_schema: bool = not options["debezium-disable-schema"]
         self.old_value: bool = options["output-old-value"]
         self.zone = resolve_zone(options["time-zone"])
+        self.unknowns = UnknownParameters(PROTOCOL, UnknownParameterMode(options["unknown-parameters"]), _NEEDED)
         self.clock = clock
         # Schema documents per table schema object (by identity: hashing a frozen schema costs more than
         # building its document); bounded, since a long stream sees few schema versions at a time.
@@ -91,9 +108,9 @@ class DebeziumEncoder:
     # -------------------------------------------------------------------------------------------- rows
 
     def _row(self, event: RowChange) -> Message:
-        schema = event.schema
-        if schema is None:
+        if event.schema is None:
             raise EncodeError(PROTOCOL, "row events need their TableSchema", table=f"{event.database}.{event.table}")
+        schema = self.unknowns.complete(event.schema, (event.before, event.after))
         stored, key_columns = self._plans(schema)
         payload: dict[str, Any] = {
             "source": self._source(event.database, event.table, event.commit_ts or 0),
@@ -109,7 +126,9 @@ class DebeziumEncoder:
             payload["before"] = self._image(event, stored, event.before)
         else:
             if self.old_value:
-                payload["before"] = self._image(event, stored, event.before)
+                # an update whose source carried no old image (TiCDC Avro) has before null, as Debezium's own
+                # PostgreSQL connector writes one under its default replica identity
+                payload["before"] = None if event.before is None else self._image(event, stored, event.before)
             payload["after"] = self._image(event, stored, event.after)
         key_schema, envelope_schema = self._schema_documents(event, schema)
         image = event.before if event.op is Op.DELETE else event.after
@@ -143,27 +162,41 @@ class DebeziumEncoder:
         cached = self._column_plans.get(id(schema))
         if cached is not None and cached[0] is schema:
             return cached[1], cached[2]
-        stored = [(c.name, c, WRITERS[c.data_type.logical]) for c in schema.columns if not c.generated]
-        keys = [(c.name, c, WRITERS[c.data_type.logical]) for c in map(schema.column, schema.handle_key)]
+        stored = [self._step(schema, c) for c in schema.columns if not c.generated]
+        keys = [self._step(schema, c) for c in map(schema.column, schema.handle_key)]
         if len(self._column_plans) >= _SCHEMA_CACHE_LIMIT:
             self._column_plans.clear()
         self._column_plans[id(schema)] = (schema, stored, keys)
         return stored, keys
+
+    @staticmethod
+    def _step(schema: TableSchema, column: Column) -> _Step:
+        logical = column.data_type.logical
+        notice = notice_for(PROTOCOL, schema.qualified_name, column.name)
+        return _Step(name=column.name, column=column, write=WRITERS[logical], check=CHANGES[logical], notice=notice)
 
     def _image(self, event: RowChange, steps: list[_Step], image: RowImage | None) -> dict[str, Any]:
         if image is None:
             raise EncodeError(PROTOCOL, f"{event.op.value} without its row image", table=_name(event))
         out: dict[str, Any] = {}
         zone = self.zone
-        for name, column, writer in steps:
+        for step in steps:
+            name = step.name
             if name not in image:
                 continue  # column-selectors may blank columns out; TiCDC then skips them
             value = image[name]
             try:
-                out[name] = null_value(column, zone) if value is None else writer(value, column, zone)
+                if value is None:
+                    wire = out[name] = null_value(step.column, zone)
+                    change = null_change(step.column, wire)
+                else:
+                    wire = out[name] = step.write(value, step.column, zone)
+                    change = None if step.check is None else step.check(value, wire, step.column)
+                if change is not None:
+                    step.notice(*change)
             except (TypeError, ValueError, TextFormError, OverflowError) as exc:
-                if isinstance(exc, EncodeError):
-                    raise
+                if isinstance(exc, CdcError):
+                    raise  # an EncodeError, or a changed value refused by a strict run, says where it is already
                 raise EncodeError(PROTOCOL, str(exc), table=_name(event), field=name) from exc
         return out
 

@@ -27,6 +27,7 @@ from cdc_core.textual import (
     WIDE_DECIMAL,
     TextFormError,
     float32_value,
+    fraction_digits,
     parse_json,
     parse_set_text,
     parse_vector,
@@ -42,7 +43,7 @@ from cdc_core.types import (
     integer_range,
     parse_type_text,
 )
-from cdc_core.values import Geometry, Value
+from cdc_core.values import Geometry, Value, with_fsp
 from cdc_debezium.names import SOURCE_LENGTH, SOURCE_NAME, SOURCE_SCALE, SOURCE_TYPE, Logical
 
 Converter = Callable[[Any], Value]
@@ -298,7 +299,7 @@ def _vector(v: Any) -> list[float]:
     return parse_vector(_string(v))
 
 
-def _zoned(zone: dt.tzinfo) -> Converter:
+def _zoned(zone: dt.tzinfo, *, keep_digits: bool) -> Converter:
     def convert(v: Any) -> dt.datetime:
         text = _string(v)
         try:
@@ -307,7 +308,10 @@ def _zoned(zone: dt.tzinfo) -> Converter:
             raise WireError(f"not an ISO timestamp with zone: {text!r}") from exc
         if moment.tzinfo is None:
             raise WireError(f"ZonedTimestamp without a zone: {v!r}")
-        return moment.astimezone(zone)  # in the decoder's zone whatever offset the producer wrote
+        # in the decoder's zone whatever offset the producer wrote; TiCDC prints exactly fsp digits, which the value
+        # keeps for a column whose fsp the message does not say
+        local = moment.astimezone(zone)
+        return with_fsp(local, fraction_digits(text)) if keep_digits else local
 
     return convert
 
@@ -636,8 +640,8 @@ def type_from_tidb(tidb_type: str, kind: str, name: str | None, parameters: Mapp
         return attrs.evolve(base, elements=wire.elements)
     if t is MySQLType.BIT:
         return attrs.evolve(base, length=1 if kind == "boolean" else wire.length, unsigned=True)
-    if t is MySQLType.DATETIME and name == Logical.MICRO_TIMESTAMP:
-        return attrs.evolve(base, decimal=6)
+    if t is MySQLType.DATETIME and name in (Logical.TIMESTAMP, Logical.MICRO_TIMESTAMP):
+        return attrs.evolve(base, decimal=wire.decimal)  # the most digits the wire's unit holds: 3 or 6
     if t is MySQLType.FLOAT and kind == "double":
         return attrs.evolve(base, length=12, decimal=0)
     if t is MySQLType.DECIMAL and wire.mysql_type is MySQLType.DECIMAL:
@@ -872,7 +876,7 @@ _NAMED: Final[Mapping[str, Converter]] = {
 
 def _named_converter(name: str, data_type: DataType, modes: Modes) -> Converter | None:
     if name == Logical.ZONED_TIMESTAMP:
-        return _zoned(modes.zone)
+        return _zoned(modes.zone, keep_digits=data_type.known_fsp is None)
     if name == Logical.CONNECT_DECIMAL:
         if data_type.logical is LogicalType.INT:
             return _integer(data_type, _integral(_connect_decimal(0)))
@@ -920,7 +924,7 @@ class _Schemaless(LogicalTypeVisitor[Converter]):
         return _dt_us if self.adaptive and data_type.fsp > 3 else _dt_ms
 
     def visit_timestamp(self, data_type: DataType) -> Converter:
-        return _zoned(self.modes.zone)
+        return _zoned(self.modes.zone, keep_digits=data_type.known_fsp is None)
 
     def visit_time(self, data_type: DataType) -> Converter:
         if self.modes.time_precision is TimePrecisionMode.ADAPTIVE_TIME_MICROSECONDS:

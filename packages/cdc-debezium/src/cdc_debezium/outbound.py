@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any, Final, Literal
 
 from cdc_core.errors import EncodeError
+from cdc_core.fitting import Change, change_to_fit
 from cdc_core.gojson import Float32, Float64, float64
 from cdc_core.schema import Column
 from cdc_core.textual import (
@@ -24,7 +25,7 @@ from cdc_core.textual import (
     set_names,
 )
 from cdc_core.types import MYSQL_TO_LOGICAL, DataType, LogicalType, LogicalTypeVisitor, MySQLType, by_logical_type
-from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal
+from cdc_core.values import EnumIndex, Geometry, SetBits, Value, ZeroTemporal, own_fsp
 from cdc_debezium.names import PROTOCOL, Logical
 
 _US: Final = dt.timedelta(microseconds=1)
@@ -289,8 +290,11 @@ def _datetime_units(value: dt.datetime, unit: dt.timedelta) -> int:
     return (value.replace(tzinfo=None) - EPOCH_NAIVE) // unit
 
 
-def zoned_text(value: dt.datetime, fsp: int, zone: dt.tzinfo) -> str:
-    """``YYYY-MM-DDTHH:MM:SS[.fff]Z`` in UTC with exactly fsp digits of the microsecond field."""
+def zoned_text(value: dt.datetime, fsp: int | None, zone: dt.tzinfo) -> str:
+    """``YYYY-MM-DDTHH:MM:SS[.fff]Z`` in UTC with exactly fsp digits of the microsecond field (the value's own
+    digits when the fsp is unknown)."""
+    if fsp is None:
+        fsp = own_fsp(value)  # before the conversion, which forgets the digits the value was read with
     moment = value.replace(tzinfo=zone) if value.tzinfo is None else value
     utc = moment.astimezone(_UTC)
     text = f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}"
@@ -366,7 +370,7 @@ def _w_timestamp(value: Value, column: Column, zone: dt.tzinfo) -> Any:
         return "1970-01-01T00:00:00Z"
     if not isinstance(value, dt.datetime):
         raise TypeError(f"expected datetime, got {type(value).__name__}")
-    return zoned_text(value, column.data_type.fsp, zone)
+    return zoned_text(value, column.data_type.known_fsp, zone)
 
 
 def _w_time(value: Value, _column: Column, _zone: dt.tzinfo) -> Any:
@@ -490,3 +494,88 @@ def null_value(column: Column, zone: dt.tzinfo) -> Any:
         return wire_value(parse_text(text, column.data_type, zone), column, zone)
     except (TextFormError, ValueError, TypeError) as exc:
         raise EncodeError(PROTOCOL, f"default {text!r}: {exc}", field=column.name) from exc
+
+
+# ------------------------------------------------------------------------------------- values changed to fit
+#
+# What TiCDC's Debezium form cannot hold, checked after a value is written: (reason, example) when the wire
+# value is not the typed value (a DECIMAL as a double, a fraction below the unit, a zero date, a member index
+# without names...), None when it is. The reason is the same for every value of a column changed alike.
+
+_Check = Callable[[Value, Any, Column], Change]
+
+
+def _decimal_change(value: Value, wire: Any, _column: Column) -> Change:
+    written = Decimal(repr(float(wire)))
+    if written == Decimal(value):
+        return None
+    return "DECIMAL written as a double (Debezium's decimal.handling.mode=double)", f"{value} written as {wire!r}"
+
+
+def _two_digit_year(value: dt.date) -> Change:
+    if _shift_two_digit_year(value.year) == value.year:
+        return None
+    return "years 0-99 shifted as Debezium reads two-digit years", f"{value.isoformat()} written as year +1900/+2000"
+
+
+def _zero(value: Value, wire: Any) -> Change:
+    return "zero date written as " + ("null" if wire is None else repr(wire)), f"{value} written as {wire!r}"
+
+
+def _date_change(value: Value, wire: Any, _column: Column) -> Change:
+    return _zero(value, wire) if isinstance(value, ZeroTemporal) else _two_digit_year(value)
+
+
+def _datetime_change(value: Value, wire: Any, column: Column) -> Change:
+    if isinstance(value, ZeroTemporal):
+        return _zero(value, wire)
+    if column.data_type.fsp <= 3 and value.microsecond % 1000:
+        return "microseconds cut to milliseconds (io.debezium.time.Timestamp)", f"{value.isoformat()} written as {wire}"
+    return _two_digit_year(value)
+
+
+def _timestamp_change(value: Value, wire: Any, column: Column) -> Change:
+    return _zero(value, wire) if isinstance(value, ZeroTemporal) else change_to_fit(value, column.data_type)
+
+
+def _member_change(value: Value, wire: Any, _column: Column) -> Change:
+    if isinstance(value, EnumIndex | SetBits) and wire == "":
+        return 'ENUM/SET members without their names written as ""', f'{value!r} written as ""'
+    return None
+
+
+def _bit_change(value: Value, wire: Any, column: Column) -> Change:
+    width = column.data_type.bit_width
+    if value >> width:
+        return f"BIT value wider than its width {width}", f"{value} written as {wire!r}"
+    return None
+
+
+CHANGES: Final[Mapping[LogicalType, _Check | None]] = by_logical_type(
+    int=None,
+    float=None,
+    double=None,
+    decimal=_decimal_change,
+    date=_date_change,
+    datetime=_datetime_change,
+    timestamp=_timestamp_change,
+    time=None,
+    year=None,
+    string=None,
+    bytes=None,
+    enum=_member_change,
+    set=_member_change,
+    bit=_bit_change,
+    json=None,
+    vector=None,
+    geometry=None,
+    array=None,
+)
+"""How each type's values may change on the way to TiCDC's Debezium form (None: they cannot)."""
+
+
+def null_change(column: Column, wire: Any) -> Change:
+    """A NULL written as the column's default (TiCDC's Kafka Connect null replacement)."""
+    if wire is None:
+        return None
+    return "NULL written as the column default (Kafka Connect's replace.null.with.default)", f"NULL written as {wire!r}"

@@ -28,6 +28,7 @@ from typing import Any, Final
 import orjson
 
 from cdc_core.errors import ConfigError, DecodeError, EncodeError
+from cdc_core.fitting import FITTED, change_to_fit, notice_for
 from cdc_core.schema import TableSchema
 from cdc_core.textual import (
     UTC,
@@ -39,6 +40,8 @@ from cdc_core.textual import (
     format_datetime,
     format_text,
     format_timestamp,
+    fraction_digits,
+    keeping_digits,
     parse_date,
     parse_datetime,
     parse_decimal,
@@ -52,7 +55,7 @@ from cdc_core.textual import (
     zone_name,
 )
 from cdc_core.types import DataType, LogicalType, LogicalTypeVisitor, MySQLType, by_logical_type
-from cdc_core.values import RowImage, Value, ZeroTemporal
+from cdc_core.values import RowImage, Value, ZeroTemporal, with_fsp
 from cdc_simple.fields import fail
 from cdc_simple.names import AVRO_TIMESTAMP, AVRO_UNSIGNED_BIGINT, PROTOCOL
 
@@ -127,7 +130,10 @@ def _typed_timestamp(raw: Any, t: DataType, path: str) -> Value:
         where = zone(location)
     except ConfigError as exc:
         raise fail(f"unknown TIMESTAMP location {location!r}", path) from exc
-    return parse_text(text, t, where)
+    value = parse_text(text, t, where)
+    if t.known_fsp is None and isinstance(value, dt.datetime):  # Simple's Avro schema has no fsp: keep the digits
+        return with_fsp(value, fraction_digits(text))
+    return value
 
 
 def _typed_bytes(raw: Any, t: DataType, path: str) -> Value:
@@ -406,10 +412,10 @@ class _ColumnReader(LogicalTypeVisitor[Reader]):
         return _textual(_general(self.name, data_type), data_type, lambda text, _t: parse_date(text))
 
     def visit_datetime(self, data_type: DataType) -> Reader:
-        return _textual(_general(self.name, data_type), data_type, lambda text, _t: parse_datetime(text))
+        return _textual(_general(self.name, data_type), data_type, _keeping(data_type, parse_datetime))
 
     def visit_time(self, data_type: DataType) -> Reader:
-        return _textual(_general(self.name, data_type), data_type, lambda text, _t: parse_time(text))
+        return _textual(_general(self.name, data_type), data_type, _keeping(data_type, parse_time))
 
     def visit_enum(self, data_type: DataType) -> Reader:
         return _indexed(_general(self.name, data_type), data_type, _enum_text, enum_name)
@@ -438,6 +444,13 @@ class _ColumnReader(LogicalTypeVisitor[Reader]):
 
     def visit_array(self, data_type: DataType) -> Reader:
         return _general(self.name, data_type)  # as GEOMETRY
+
+
+def _keeping(data_type: DataType, parse: Callable[[str], Value]) -> Callable[[str, DataType], Value]:
+    """A temporal text parser; where the fsp is unknown (Simple's Avro schema leaves it out), values keep the
+    digits their text had."""
+    keep = parse if data_type.known_fsp is not None else keeping_digits(parse)
+    return lambda text, _t: keep(text)
 
 
 def _reader(name: str, t: DataType) -> Reader:
@@ -529,7 +542,7 @@ def _json_int(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any
 
 
 def _json_timestamp(value: Value, t: DataType, where: dt.tzinfo, location: str) -> Any:
-    return {"location": location, "value": format_timestamp(value, t.fsp, where)}
+    return {"location": location, "value": format_timestamp(value, t.known_fsp, where)}
 
 
 ValueWriter = Callable[[Value, DataType, dt.tzinfo, str], Any]
@@ -580,7 +593,7 @@ _AVRO_VALUE: Final[Mapping[LogicalType, ValueWriter]] = by_logical_type(
     bytes=lambda value, t, where, location: ("bytes", _bytes_of(value)),
     timestamp=lambda value, t, where, location: (
         AVRO_TIMESTAMP,
-        {"location": location, "value": format_timestamp(value, t.fsp, where)},
+        {"location": location, "value": format_timestamp(value, t.known_fsp, where)},
     ),
     decimal=_avro_string,
     date=_avro_string,
@@ -638,4 +651,8 @@ class ImageWriter:
                 out[name] = None if value is None else self.write_value(value, t, self.zone, self.location)
             except (TextFormError, TypeError, ValueError, AttributeError, OverflowError) as exc:
                 raise EncodeError(PROTOCOL, str(exc), table=schema.qualified_name, field=name) from exc
+            if t.logical in FITTED:
+                change = change_to_fit(value, t)
+                if change is not None:
+                    notice_for(PROTOCOL, schema.qualified_name, name)(*change)
         return out

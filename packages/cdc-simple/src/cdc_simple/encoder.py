@@ -3,12 +3,15 @@ and large-message handling."""
 
 from __future__ import annotations
 
+import json
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import attrs
 
+from cdc_core import canonical
 from cdc_core.claimcheck import ClaimCheckStorage
 from cdc_core.codec import Options
 from cdc_core.compression import compress, parse_compression
@@ -67,6 +70,7 @@ class SimpleEncoder:
         self.clock = clock
         self._tables: dict[tuple[str, str], _TableState] = {}
         self._announced: set[tuple[str, str, int]] = set()
+        self._versions: dict[int, tuple[TableSchema, TableSchema]] = {}
 
     @property
     def bootstrap_enabled(self) -> bool:
@@ -81,7 +85,7 @@ class SimpleEncoder:
             doc = {"version": PROTOCOL_VERSION, "type": WATERMARK, "commitTs": event.ts, "buildTs": self._now_ms()}
             return self._everywhere(self._serialize(doc, "watermark"), range(self.partitions))
         if isinstance(event, Bootstrap):
-            return self._bootstrap(event.table_schema, build_ts=_meta_build_ts(event))
+            return self._passed_bootstrap(event)
         if isinstance(event, DDLEvent):
             return self._ddl(event)
         if isinstance(event, LogicalMessage):
@@ -89,6 +93,22 @@ class SimpleEncoder:
         raise EncodeError(PROTOCOL, f"not an event: {type(event).__name__}")
 
     # ---------------------------------------------------------------------------------------- messages
+
+    def _versioned(self, schema: TableSchema) -> TableSchema:
+        """``schema`` with a version: a DML names its schema by version, so a schema from a protocol that carries
+        none (Canal-JSON, Debezium, Avro) gets one derived from its content, the same for the same schema and
+        another for a changed one (a consumer caches the first schema of a version)."""
+        if schema.version:
+            return schema
+        cached = self._versions.get(id(schema))
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        text = json.dumps(canonical.schema_to_json(schema), sort_keys=True, separators=(",", ":"))
+        versioned = attrs.evolve(schema, version=zlib.crc32(text.encode()) or 1)
+        if len(self._versions) >= 256:
+            self._versions.clear()
+        self._versions[id(schema)] = (schema, versioned)
+        return versioned
 
     def _now_ms(self) -> int:
         return round(self.clock() * 1000)
@@ -124,14 +144,26 @@ class SimpleEncoder:
         targets = range(self.partitions) if self.bootstrap_all else [0]
         return self._everywhere(self._serialize(doc, "bootstrap", table=schema.qualified_name), targets)
 
+    def _passed_bootstrap(self, event: Bootstrap) -> list[Message]:
+        """A BOOTSTRAP the event stream carries (a decoded Simple stream): written, and counted as the table's
+        last bootstrap, so that its next row does not bring a second one the source never sent."""
+        schema = self._versioned(event.table_schema)
+        messages = self._bootstrap(schema, build_ts=_meta_build_ts(event))
+        if self.bootstrap_enabled:
+            now = self.clock()
+            key = (schema.database, schema.table, schema.version or 0)
+            self._tables[(schema.database, schema.table)] = _TableState(key, last_bootstrap=now, last_row=now)
+        return messages
+
     def _ddl(self, event: DDLEvent) -> list[Message]:
         doc: dict[str, Any] = {"version": PROTOCOL_VERSION, "type": event.ddl_type.value}
         if event.sql:
             doc["sql"] = event.sql
         doc["commitTs"] = event.commit_ts or 0
         doc["buildTs"] = _meta_build_ts(event) or self._now_ms()
-        for key, schema in (("tableSchema", event.table_schema), ("preTableSchema", event.pre_table_schema)):
-            if schema is not None:
+        for key, given in (("tableSchema", event.table_schema), ("preTableSchema", event.pre_table_schema)):
+            if given is not None:
+                schema = self._versioned(given)
                 doc[key] = self._schema_doc(schema)
                 self._announced.add((schema.database, schema.table, schema.version or 0))
         return self._everywhere(
@@ -141,9 +173,13 @@ class SimpleEncoder:
     # -------------------------------------------------------------------------------------------- rows
 
     def _row(self, event: RowChange) -> list[Message]:
-        schema = event.schema
-        if schema is None:
+        if event.schema is None:
             raise EncodeError(PROTOCOL, "a Simple row needs its table schema (RowChange.schema)", table=event.table)
+        if event.op is not Op.INSERT and event.before is None:
+            # the old image is part of an UPDATE or DELETE (a source without one: TiCDC Avro's updates); refused
+            # before a bootstrap is counted as sent
+            raise EncodeError(PROTOCOL, f"{event.op.value} without its before image (old)", table=event.table)
+        schema = self._versioned(event.schema)
         _refuse_non_tidb_types(schema)
         out: list[Message] = []
         if self.bootstrap_enabled:

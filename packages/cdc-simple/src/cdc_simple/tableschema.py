@@ -4,6 +4,9 @@ JSON and Avro differ: the database field is ``schema`` in JSON and ``database`` 
 ``length``/``decimal`` and false ``unsigned``/``zerofill``, Avro always has ``length`` and sets ``decimal`` only
 for DECIMAL (the fsp of DATETIME/TIMESTAMP/TIME is not carried) and ``unsigned``/``zerofill`` only for
 numeric types; a BIT default is a JSON number but an Avro string.
+
+A scale or fsp the schema does not know is written as ``-1``, TiDB's "unspecified", and read back as unknown:
+a JSON ``decimal`` left out is 0 (Go omits a zero), so it cannot say "unknown" by its absence.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any, Final
 
 from cdc_core.errors import SchemaError
 from cdc_core.schema import Column, Index, TableSchema
-from cdc_core.types import NOT_IN_TIDB, TYPE_ALIASES, DataType, MySQLType, by_logical_type
+from cdc_core.types import HAS_FSP, MYSQL_TO_LOGICAL, NOT_IN_TIDB, TYPE_ALIASES, DataType, MySQLType, by_logical_type
 from cdc_simple import fields
 from cdc_simple.fields import fail
 
@@ -39,6 +42,7 @@ AVRO_NUMERIC: Final = by_logical_type(
     array=False,
 )
 _ELEMENT_TYPES: Final = frozenset({MySQLType.ENUM, MySQLType.SET})
+UNSPECIFIED: Final = -1  # TiDB's UnspecifiedLength: how a type parameter nobody knows is written
 
 
 def mysql_type(name: str, path: str) -> MySQLType:
@@ -55,20 +59,22 @@ def mysql_type(name: str, path: str) -> MySQLType:
     return found
 
 
-def _data_type(doc: Mapping[str, Any], path: str) -> DataType:
+def _data_type(doc: Mapping[str, Any], path: str, *, avro: bool) -> DataType:
     kind = mysql_type(fields.string(doc, "mysqlType", path), f"{path}.mysqlType")
     length = fields.integer(doc, "length", path, 0)
     decimal = doc.get("decimal")
     if decimal is not None:
         decimal = fields.integer(doc, "decimal", path)
-    if kind is MySQLType.DECIMAL:
-        decimal = decimal or 0  # DECIMAL always has a scale; Go omits a zero one
+    if decimal is not None and decimal < 0:
+        decimal = None  # TiDB's unspecified: unknown
+    elif kind is MySQLType.DECIMAL or (HAS_FSP[MYSQL_TO_LOGICAL[kind]] and not avro):
+        decimal = decimal or 0  # a scale or fsp JSON carries always; Go omits a zero one (Avro: fsp not carried)
     elif not decimal:
         decimal = None
     elements = fields.str_list(doc, "elements", path)
     return DataType(
         mysql_type=kind,
-        length=length or None,
+        length=length if length > 0 else None,
         decimal=decimal,
         unsigned=fields.boolean(doc, "unsigned", path, False),
         zerofill=fields.boolean(doc, "zerofill", path, False),
@@ -96,7 +102,7 @@ def decode(doc: Mapping[str, Any], path: str, *, avro: bool = False) -> TableSch
         columns.append(
             Column(
                 name=fields.string(column, "name", where),
-                data_type=_data_type(fields.obj(column, "dataType", where), f"{where}.dataType"),
+                data_type=_data_type(fields.obj(column, "dataType", where), f"{where}.dataType", avro=avro),
                 nullable=fields.boolean(column, "nullable", where, True),
                 default=_default(column, where),
             )
@@ -133,8 +139,9 @@ def _json_data_type(t: DataType) -> dict[str, Any]:
     out: dict[str, Any] = {"mysqlType": t.mysql_type.value, "charset": t.charset or "", "collate": t.collation or ""}
     if t.length:
         out["length"] = t.length
-    if t.decimal:
-        out["decimal"] = t.decimal
+    decimal = _decimal(t)
+    if decimal:
+        out["decimal"] = decimal
     if t.elements:
         out["elements"] = list(t.elements)
     if t.unsigned:
@@ -182,6 +189,13 @@ def _index(index: Index) -> dict[str, Any]:
     }
 
 
+def _decimal(t: DataType) -> int | None:
+    """The scale of a DECIMAL or the fsp of a temporal type, -1 when unknown (TiDB's unspecified)."""
+    if t.mysql_type is MySQLType.DECIMAL or t.has_fsp:
+        return UNSPECIFIED if t.decimal is None else t.decimal
+    return t.decimal
+
+
 def _avro_data_type(t: DataType) -> dict[str, Any]:
     numeric = AVRO_NUMERIC[t.logical]
     return {
@@ -189,7 +203,7 @@ def _avro_data_type(t: DataType) -> dict[str, Any]:
         "charset": t.charset or "",
         "collate": t.collation or "",
         "length": t.length or 0,
-        "decimal": t.decimal if t.mysql_type is MySQLType.DECIMAL else None,
+        "decimal": _decimal(t) if t.mysql_type is MySQLType.DECIMAL else None,
         "elements": list(t.elements) if t.mysql_type in _ELEMENT_TYPES and t.elements is not None else None,
         "unsigned": t.unsigned if numeric else None,
         "zerofill": t.zerofill if numeric else None,

@@ -25,8 +25,9 @@ def check_time_as(value: str) -> str:
     return value
 
 
-def time_text(interval: Column, fsp: int) -> Column:
-    """``[-]HH:MM:SS[.f]`` of a day-time interval, hours not wrapped at 24, ``fsp`` fraction digits."""
+def time_text(interval: Column, fsp: int | None) -> Column:
+    """``[-]HH:MM:SS[.f]`` of a day-time interval, hours not wrapped at 24, ``fsp`` fraction digits; with the fsp
+    unknown, 6 digits where the value has microseconds and none where it has none (as `format_time` writes it)."""
     from pyspark.sql import functions as F
 
     def part(unit: str) -> Column:
@@ -42,8 +43,10 @@ def time_text(interval: Column, fsp: int) -> Column:
         part("MINUTE").cast("long"),
         whole.cast("long"),
     )
-    if fsp > 0:
-        micros = ((seconds - whole) * 1_000_000).cast("long")
+    micros = ((seconds - whole) * 1_000_000).cast("long")
+    if fsp is None:
+        text = F.when(micros == 0, text).otherwise(F.concat(text, F.lit("."), F.format_string("%06d", micros)))
+    elif fsp > 0:
         text = F.concat(text, F.lit("."), F.substring(F.format_string("%06d", micros), 1, fsp))
     return F.when(interval.isNotNull(), text)
 
@@ -58,9 +61,9 @@ def with_time_text(frame: DataFrame, schema: TableSchema) -> DataFrame:
     before = F.col("_cdc_before")
     for column in times:
         before = before.withField(
-            column.name, time_text(F.col("_cdc_before").getField(column.name), column.data_type.fsp)
+            column.name, time_text(F.col("_cdc_before").getField(column.name), column.data_type.known_fsp)
         )
-    replaced = {c.name: time_text(F.col(c.name), c.data_type.fsp) for c in times}
+    replaced = {c.name: time_text(F.col(c.name), c.data_type.known_fsp) for c in times}
     replaced["_cdc_before"] = F.when(F.col("_cdc_before").isNotNull(), before)
     result: DataFrame = frame.withColumns(replaced)
     return result

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,3 +36,27 @@ def corpus_files(pattern: str) -> list[Path]:
     if not files:
         pytest.fail(f"no corpus files match {pattern!r} under {corpus_dir()}")
     return files
+
+
+def spec_json_blocks(name: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object printed in the protocol document ``shared/specs/<name>``: a block of lines from
+    one that is exactly ``{`` to its closing brace. Fails the test when the document is missing."""
+    path = shared_dir() / "specs" / name
+    if not path.is_file():
+        pytest.fail(f"the protocol document is missing: {path}")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks: list[dict[str, Any]] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() != "{":
+            i += 1
+            continue
+        depth, body = 0, []
+        for line in lines[i:]:
+            body.append(line)
+            depth += line.count("{") - line.count("}")
+            if depth == 0:
+                break
+        blocks.append(json.loads("\n".join(body)))
+        i += len(body)
+    return blocks

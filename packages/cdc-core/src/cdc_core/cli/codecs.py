@@ -12,6 +12,7 @@ import attrs
 
 from cdc_core import canonical
 from cdc_core.cli.arguments import add_codec_options, add_error_policy, add_sink_uri, codec_choice
+from cdc_core.cli.changes import add_strict, reported_changes
 from cdc_core.cli.streams import open_input, run_lines
 from cdc_core.codec import Codec
 from cdc_core.messagelines import format_line, parse_line
@@ -39,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_sink_uri(encode)
     add_codec_options(encode)
     add_error_policy(encode)
+    add_strict(encode)
     encode.add_argument("input", nargs="?", default="-", help="file of canonical events, or - for stdin")
     encode.set_defaults(handler=encode_command)
 
@@ -50,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_codec_options(convert, "--from-option")
     add_codec_options(convert, "--to-option")
     add_error_policy(convert)
+    add_strict(convert)
     convert.add_argument("input", nargs="?", default="-", help="file of message lines, or - for stdin")
     convert.set_defaults(handler=convert_command)
 
@@ -109,6 +112,7 @@ def encode_command(args: argparse.Namespace) -> int:
 
     with ExitStack() as stack:
         stream, source = open_input(args.input, stack)
+        stack.enter_context(reported_changes("encode", strict=args.strict))
         run_lines(stream, source, handle, policy=args.on_error, out=sys.stdout)
     return 0
 
@@ -127,5 +131,6 @@ def convert_command(args: argparse.Namespace) -> int:
 
     with ExitStack() as stack:
         stream, source = open_input(args.input, stack)
+        stack.enter_context(reported_changes("convert", strict=args.strict))
         run_lines(stream, source, handle, policy=args.on_error, out=sys.stdout)
     return 0
