@@ -7,20 +7,15 @@ from typing import Final
 from cdc_avro.decoder import AvroDecoder
 from cdc_avro.encoder import AvroEncoder
 from cdc_avro.names import DEFAULT_NAMESPACE, PROTOCOL
-from cdc_avro.registry import Registry, RegistrySettings
 from cdc_avro.schemagen import SchemaOptions
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
 from cdc_core.codec import Codec, Options, OptionSpec
 from cdc_core.errors import ConfigError
+from cdc_core.schema_registry import TUNING_OPTIONS, URL_OPTION, Registry, RegistrySettings
 from cdc_core.textual import resolve_zone
 
 OPTIONS: Final = (
-    OptionSpec(
-        name="schema-registry",
-        kind=str,
-        default="",
-        help="Schema Registry URL (http or https, user:password@ for basic auth); required unless decoding Glue data",
-    ),
+    URL_OPTION,
     OptionSpec(
         name="enable-tidb-extension",
         kind=bool,
@@ -94,15 +89,7 @@ OPTIONS: Final = (
         help="largest Kafka record (key + value + 36 bytes); a larger row is an error, as in TiCDC",
         for_decoder=False,
     ),
-    OptionSpec(name="schema-registry-max-retries", kind=int, default=3, help="retries of a failed registry call"),
-    OptionSpec(
-        name="schema-registry-retry-backoff-ms",
-        kind=int,
-        default=200,
-        help="first backoff between registry retries (doubles each retry, with jitter, up to 5 s)",
-    ),
-    OptionSpec(name="schema-registry-timeout", kind=float, default=10.0, help="registry request timeout, seconds"),
-    OptionSpec(name="schema-registry-ca", kind=str, default="", help="CA bundle file for an https registry"),
+    *TUNING_OPTIONS,
     OptionSpec(
         name="glue-schema-dir",
         kind=str,
@@ -114,13 +101,7 @@ OPTIONS: Final = (
 
 
 def _settings(options: Options) -> RegistrySettings:
-    return RegistrySettings(
-        url=options["schema-registry"],
-        max_retries=options["schema-registry-max-retries"],
-        retry_wait_ms=options["schema-registry-retry-backoff-ms"],
-        timeout_s=options["schema-registry-timeout"],
-        ca_location=options["schema-registry-ca"],
-    )
+    return RegistrySettings.of(options, PROTOCOL)
 
 
 def _decoder(options: Options) -> AvroDecoder:

@@ -24,13 +24,13 @@ from cdc_avro.names import (
     key_subject,
     value_subject,
 )
-from cdc_avro.registry import Registry
 from cdc_avro.schemagen import RecordPlan, SchemaOptions, key_record, value_record
 from cdc_core.dispatch import partition_for_row
 from cdc_core.errors import EncodeError, LimitExceededError, SchemaError
 from cdc_core.events import DDLEvent, Event, LogicalMessage, Op, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
+from cdc_core.schema_registry import Registry
 from cdc_core.textual import TextFormError
 from cdc_core.tso import physical_ms
 from cdc_core.values import RowImage
