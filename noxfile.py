@@ -22,6 +22,7 @@ PACKAGES = ["cdc-core", "cdc-testing", "cdc-debezium", "cdc-simple", "cdc-avro",
 EXTRAS = {
     "cdc-core": "[snappy,lz4,fsspec,kafka,registry]",
     "cdc-testing": "[kafka,databases]",
+    "cdc-debezium": "[avro]",
 }
 WORKSPACE = ROOT / ".nox" / "workspace"
 

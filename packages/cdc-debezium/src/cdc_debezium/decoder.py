@@ -94,10 +94,14 @@ class DebeziumDecoder:
     def __init__(self, options: Options, *, schemas: Iterable[TableSchema] = ()) -> None:
         from cdc_core.textual import resolve_zone
 
+        # A protocol whose messages always carry their schema (debezium-avro) has no decimal or time-precision
+        # options: those only say how a schemaless stream was written.
         self.modes = Modes(
-            decimal=DecimalMode(options["decimal.handling.mode"]),
+            decimal=DecimalMode(options.get("decimal.handling.mode", DecimalMode.DOUBLE.value)),
             binary=BinaryMode(options["binary.handling.mode"]),
-            time_precision=TimePrecisionMode(options["time.precision.mode"]),
+            time_precision=TimePrecisionMode(
+                options.get("time.precision.mode", TimePrecisionMode.ADAPTIVE_TIME_MICROSECONDS.value)
+            ),
             zone=resolve_zone(options["time-zone"]),
         )
         self.user_schemas: dict[tuple[str, str], TableSchema] = {(s.database, s.table): s for s in schemas}

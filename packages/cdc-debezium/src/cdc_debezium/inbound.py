@@ -154,6 +154,9 @@ def _string(v: Any) -> str:
 
 
 def _b64(v: Any) -> bytes:
+    """A Connect ``bytes`` value: base64 text in JSON, the bytes themselves in Avro."""
+    if type(v) is bytes:
+        return v
     # strict a2b_base64 rejects what b64decode(validate=True) rejects, without its regex pass
     return binascii.a2b_base64(_string(v), strict_mode=True)
 
@@ -332,6 +335,14 @@ def _quantizer(scale: int | None, *, rounding: bool) -> Callable[[Decimal], Deci
     return quantize
 
 
+def _double_decimal(v: float) -> Decimal:
+    """The decimal a double stands for: its shortest round-trip digits, an integral value without a fraction (as
+    TiCDC's JSON prints it), so that a double read from JSON text or from Avro gives the same decimal."""
+    if v.is_integer() and abs(v) < 1e21:
+        return Decimal(int(v))
+    return Decimal(repr(v))
+
+
 def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
     """A DECIMAL from a double (``decimal.handling.mode=double``), a string (``string``) or an exact JSON
     number (JsonConverter ``decimal.format=NUMERIC``, read without float by `jsonreader`).
@@ -347,7 +358,7 @@ def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
         if type(v) is float:
             if not math.isfinite(v):
                 raise WireError(f"not a finite decimal: {v!r}")
-            return rounded(Decimal(repr(v)))
+            return rounded(_double_decimal(v))
         if type(v) is int or type(v) is Decimal:
             return exact(Decimal(v))
         if type(v) is str:
@@ -359,12 +370,13 @@ def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
 
 
 def _connect_decimal(scale: int | None) -> Converter:
-    """Kafka Connect ``Decimal``: base64 unscaled bytes (``decimal.format=BASE64``) or a JSON number (NUMERIC)."""
+    """Kafka Connect ``Decimal``: unscaled bytes (base64 in JSON with ``decimal.format=BASE64``, raw in Avro) or
+    a JSON number (NUMERIC)."""
     from_bytes = _decimal_bytes(scale)
     from_number = _decimal_number(scale)
 
     def convert(v: Any) -> Decimal:
-        result: Decimal = from_bytes(v) if type(v) is str else from_number(v)
+        result: Decimal = from_bytes(v) if type(v) is str or type(v) is bytes else from_number(v)
         return result
 
     return convert
