@@ -500,13 +500,23 @@ def _set(data_type: DataType) -> Converter:
 _MEMO_LIMIT: Final = 256
 
 
-def _raw(v: Any) -> Value:
-    """Untyped (no schema anywhere): JSON scalars as they are, booleans as BIT-style integers."""
-    if type(v) is bool:
-        return int(v)
-    if type(v) is Decimal:
-        return v if v != v.to_integral_value() or "." in str(v) else int(v)
-    return v
+def _text(v: Any) -> Value:
+    """A column no schema types (schemaless, no user TableSchema): its JSON value as text, whatever the message,
+    so that the column has one type however its values are written (``0.75`` and ``"3.140000104904175"`` alike).
+
+    Strings as they are, numbers as their digits (exactly parsed: as written, an exponent as ``E``), booleans
+    ``true``/``false``, objects and arrays as compact JSON.
+    """
+    kind = type(v)
+    if kind is str:
+        return v
+    if kind is bool:
+        return "true" if v else "false"
+    if kind is int or kind is Decimal:
+        return str(v)
+    if kind is float:
+        return repr(v)
+    return orjson.dumps(_document(v)).decode()
 
 
 # --------------------------------------------------------------------------------------- type inference
@@ -974,7 +984,8 @@ def _schemaless_json(v: Any) -> Value:
     return _map_document(v) if type(v) is dict else _json(v)
 
 
-UNTYPED: Final[Converter] = _raw
+UNTYPED: Final[Converter] = _text
+TEXT_TYPE: Final = DataType(mysql_type=MySQLType.LONGTEXT)
 
 CONVERSION_ERRORS: Final = (WireError, TextFormError, ValueError, TypeError, OverflowError, binascii.Error)
 
