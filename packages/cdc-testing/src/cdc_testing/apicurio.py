@@ -30,6 +30,7 @@ from cdc_testing.processes import ServerProcess, log_tail
 
 BUNDLE: Final = "schema-registry"
 CCOMPAT_PATH: Final = "/apis/ccompat/v7"
+REGISTRY_V2_PATH: Final = "/apis/registry/v2"
 START_TIMEOUT_S: Final = 120.0
 STOP_TIMEOUT_S: Final = 20.0
 COMPATIBILITY: Final = "BACKWARD"  # Confluent's default level
@@ -67,6 +68,11 @@ class ApicurioRegistry(ServerProcess):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}{CCOMPAT_PATH}"
+
+    @property
+    def registry_api_url(self) -> str:
+        """Apicurio's own v2 API, which Apicurio's serdes and Kafka Connect converters speak."""
+        return f"http://127.0.0.1:{self.port}{REGISTRY_V2_PATH}"
 
     @property
     def log_file(self) -> Path:

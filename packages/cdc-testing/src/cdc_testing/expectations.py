@@ -7,7 +7,8 @@ from typing import Any
 
 import attrs
 
-from cdc_core.events import Op, RowChange
+from cdc_core import canonical
+from cdc_core.events import Event, Op, RowChange
 from cdc_core.schema import TableSchema
 from cdc_core.types import LogicalType
 
@@ -39,4 +40,44 @@ def through_debezium(event: RowChange, *, old_value: bool = True) -> RowChange:
     )
 
 
-__all__ = ["through_debezium"]
+# What differs between two encodings of one change, whichever producer wrote them: the time each encoded it (for
+# a connector's snapshot, the time each read the row) and the producer's own name (its topic prefix); for a
+# snapshot read also the log position each connector's snapshot started at (a PostgreSQL slot's own LSN).
+_PRODUCER_META = frozenset({"ts_ms", "source_ts_ms", "ts_us", "ts_ns", "cluster"})
+_SNAPSHOT_POSITION = frozenset({"lsn", "txId", "sequence", "file", "pos", "gtid", "xmin"})
+
+
+def same_change(event: Event) -> dict[str, Any]:
+    """``event``'s canonical document less what two encodings of its change (JSON and Avro, two connectors) may
+    differ in: where it was read, when and by which producer it was written."""
+    document = canonical.to_canonical(attrs.evolve(event, source=None))
+    meta = document.get("meta")
+    if isinstance(meta, dict):
+        dropped = _PRODUCER_META | _SNAPSHOT_POSITION if meta.get("snapshot_read") else _PRODUCER_META
+        document["meta"] = {k: v for k, v in meta.items() if k not in dropped}
+    return document
+
+
+_SPATIAL_SUBTYPES = frozenset(
+    {"point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection"}
+)
+
+
+def with_generic_geometry(document: dict[str, Any]) -> dict[str, Any]:
+    """A canonical event whose table schema has GEOMETRY for every spatial subtype but POINT: what Kafka Connect's
+    Avro converter leaves of propagated source types when several columns share Debezium's Geometry record (the
+    Avro schema defines it once, with the first column's parameters; the others only name it)."""
+    schema = document.get("schema")
+    if not isinstance(schema, dict):
+        return document
+    return {**document, "schema": {**schema, "columns": [_generic(c) for c in schema.get("columns", [])]}}
+
+
+def _generic(column: dict[str, Any]) -> dict[str, Any]:
+    kind = column.get("data_type", {}).get("mysql_type")
+    if kind not in _SPATIAL_SUBTYPES or kind == "point":
+        return column
+    return {**column, "data_type": {**column["data_type"], "mysql_type": "geometry"}}
+
+
+__all__ = ["same_change", "through_debezium", "with_generic_geometry"]

@@ -142,11 +142,14 @@ class _ToConnect:
         return full, full.rpartition(".")[0]
 
     def _reference(self, name: str, namespace: str) -> dict[str, Any]:
+        """A later use of a named type. Connect parameters belong to each use of a schema, Avro's properties to
+        the one definition: the converter writes a repeated struct (Debezium's Geometry in several columns) as
+        references to its first use, whose parameters (a propagated column type and name) are not this use's."""
         full = name if "." in name or not namespace else f"{namespace}.{name}"
         found = self.named.get(full) or self.named.get(name)
         if found is None:
             raise SchemaError(f"Avro type {name!r} is referenced before it is defined")
-        return dict(found)
+        return {k: v for k, v in found.items() if k not in ("parameters", "tidb_type")}
 
     def _record(self, avro: Mapping[str, Any], namespace: str, optional: bool) -> dict[str, Any]:
         full, space = self._define(avro, namespace)
