@@ -80,4 +80,17 @@ def _generic(column: dict[str, Any]) -> dict[str, Any]:
     return {**column, "data_type": {**column["data_type"], "mysql_type": "geometry"}}
 
 
-__all__ = ["same_change", "through_debezium", "with_generic_geometry"]
+def assert_same_changes(avro: list[Event], json_form: list[Event], *, propagated_types: bool) -> None:
+    """Two encodings of one stream (Kafka Connect's Avro and JSON converters, the same connector settings) decode
+    to the same events, one for one; with propagated source types (``column.propagate.source.type``) the Avro
+    form's spatial columns after the first are GEOMETRY (:func:`with_generic_geometry`)."""
+    assert len(avro) == len(json_form), (len(avro), len(json_form))
+    for got, want in zip(avro, json_form, strict=True):
+        expected = same_change(want)
+        assert same_change(got) == (with_generic_geometry(expected) if propagated_types else expected), (
+            got.source,
+            want.source,
+        )
+
+
+__all__ = ["assert_same_changes", "same_change", "through_debezium", "with_generic_geometry"]
