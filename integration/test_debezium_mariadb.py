@@ -408,10 +408,14 @@ def test_primary_key_update_is_delete_then_insert(run: WorkloadRun) -> None:
 # ------------------------------------------------------------------------------------------------ cdc apply
 
 
-def test_cdc_apply_builds_the_database_tables(run: WorkloadRun, tmp_path: Path) -> None:
-    variant = VARIANTS[0]
+@pytest.mark.parametrize("variant", [BY_NAME["mdb-precise"], BY_NAME["mdb-avro"]], ids=lambda v: v.name)
+def test_cdc_apply_builds_the_database_tables(run: WorkloadRun, variant: Variant, tmp_path: Path) -> None:
+    """``cdc apply`` of the JSON and the Avro converter's topics (``--protocol debezium-avro`` with the registry)."""
+    assert run.registry is not None
     target = tmp_path / "tables"
-    done = run_cdc_apply("debezium", run.bootstrap, [f"{variant.name}.inventory.{t}" for t in TABLES], target)
+    topics = [f"{variant.name}.inventory.{t}" for t in TABLES]
+    options = variant.with_registry(run.registry).decoder_options
+    done = run_cdc_apply(variant.protocol, run.bootstrap, topics, target, options=options)
     assert done.returncode == 0, done.stderr[-4000:]
     differences = target_differences(
         target,

@@ -404,11 +404,14 @@ def stored_form(info: Mapping[str, Any], value: Any) -> Any:
     return value
 
 
-def test_cdc_apply_builds_the_database_tables(run: WorkloadRun, tmp_path: Path) -> None:
-    variant = VARIANTS[0]
+@pytest.mark.parametrize("variant", [BY_NAME["pg-precise"], BY_NAME["pg-avro"]], ids=lambda v: v.name)
+def test_cdc_apply_builds_the_database_tables(run: WorkloadRun, variant: Variant, tmp_path: Path) -> None:
+    """``cdc apply`` of the JSON and the Avro converter's topics (``--protocol debezium-avro`` with the registry)."""
+    assert run.registry is not None
     topics = [f"{variant.name}.public.{t}" for t in TABLES] + [f"{variant.name}.message"]
     target = tmp_path / "tables"
-    done = run_cdc_apply("debezium", run.bootstrap, topics, target)
+    options = variant.with_registry(run.registry).decoder_options
+    done = run_cdc_apply(variant.protocol, run.bootstrap, topics, target, options=options)
     assert done.returncode == 0, done.stderr[-4000:]
     expected = expected_for(variant, run)
     differences = target_differences(

@@ -500,6 +500,25 @@ def test_schema_reused_across_messages_of_one_decoder() -> None:
         one.decode(Message(value=first[:-2] + b"}}}"))  # a broken frame around a cached schema
 
 
+def test_schemaless_columns_can_be_refused() -> None:
+    """``untyped-columns=reject``: a schemaless row no table-schema types is a DecodeError naming the table; a
+    table the user typed still decodes."""
+    raw = b'{"payload":{"after":{"id":1,"w":0.75},"source":{"db":"d","table":"t"},"op":"c"}}'
+    with pytest.raises(DecodeError, match=r"table d\.t: the message has no schema") as caught:
+        decode(raw, **{"untyped-columns": "reject"})
+    assert caught.value.field == "payload.after"
+    schema = TableSchema(
+        database="d",
+        table="t",
+        columns=[
+            Column(name="id", data_type=DataType(mysql_type=MySQLType.INT)),
+            Column(name="w", data_type=DataType(mysql_type=MySQLType.DOUBLE)),
+        ],
+    )
+    (event,) = decode(raw, schemas=[schema], **{"untyped-columns": "reject"})
+    assert event.after == {"id": 1, "w": 0.75}
+
+
 def test_schemaless_payload_with_a_column_named_schema() -> None:
     raw = b'{"payload":{"before":null,"after":{"id":1,"schema":"s","payload":"p"},'
     raw += b'"source":{"db":"d","table":"t"},"op":"c"}}'

@@ -76,6 +76,14 @@ OPTIONS: Final = (
         help="file of canonical table schema JSON (object or array) typing schemaless streams",
         for_encoder=False,
     ),
+    OptionSpec(
+        name="untyped-columns",
+        kind=str,
+        default="text",
+        choices=("text", "reject"),
+        help="a schemaless row of a table no table-schema types: every column text, or a DecodeError (strict)",
+        for_encoder=False,
+    ),
 )
 
 

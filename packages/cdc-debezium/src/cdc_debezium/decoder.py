@@ -112,6 +112,7 @@ class DebeziumDecoder:
 
             for schema in load_schemas(path):
                 self.user_schemas[(schema.database, schema.table)] = schema
+        self.untyped_text = options.get("untyped-columns", "text") == "text"
         self._cache: dict[bytes, _Readers] = {}
         self._user_readers: dict[tuple[str, str], _Readers] = {}
         self._text_cache: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], _Readers] = {}
@@ -221,6 +222,14 @@ class DebeziumDecoder:
         key_columns = tuple(key) if key is not None else ()
         readers = self._readers(message, schema, database, table, key_columns)
         if readers is _NO_READERS:
+            if not self.untyped_text:
+                raise DecodeError.at(
+                    message,
+                    PROTOCOL,
+                    f"table {database}.{table}: the message has no schema and option table-schema none for it "
+                    "(untyped-columns=reject)",
+                    field=f"{at}.after",
+                )
             payload = _exact_payload(message, payload)
             readers = self._text_readers(database, table, key_columns, payload)
         before_raw = payload.get("before")
