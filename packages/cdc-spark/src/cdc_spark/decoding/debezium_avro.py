@@ -31,7 +31,7 @@ from cdc_core.errors import CdcError
 from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
-from cdc_core.schema_registry import RegistrySettings
+from cdc_core.schema_registry import RegistrySettings, RegistryUnavailableError
 from cdc_core.textual import resolve_zone
 from cdc_debezium.avro.connect_schema import connect_schema, without_logical_types
 from cdc_spark.decoding import adapter as A
@@ -161,8 +161,10 @@ class DebeziumAvroAdapter(DebeziumAdapter):
         for schema_id in sorted(key_ids | value_ids):
             try:
                 fetched[schema_id] = connect_record(schema_id, registry.schema(schema_id))
+            except RegistryUnavailableError:
+                raise  # the registry is down: the batch fails (and is retried), no message is a dead letter for it
             except (CdcError, LookupError, ValueError) as exc:
-                # the codec decodes or reports each message of it, with its reason (a registry down fails there)
+                # the codec decodes or reports each message of it, with its reason
                 _LOG.warning("schema id %d: its messages go to the codec (%s)", schema_id, exc)
         self.keys = {i: fetched[i] for i in sorted(key_ids) if i in fetched}
         self.values = {i: fetched[i] for i in sorted(value_ids) if i in fetched and fetched[i].envelope}
