@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from spark_timing import bench_session, kafka_frames, noop, time_decode_against
+from spark_timing import bench_session, from_avro_baseline, kafka_frames, time_decode_against, value_schemas
 
 from cdc_core.registry import installed_codecs
 
@@ -36,9 +36,6 @@ def spark() -> Iterator[Any]:
 
 
 def test_debezium_avro_decode_against_from_avro(benchmark: Any, spark: Any, schema_registry: Any) -> None:
-    from pyspark.sql import functions as F
-    from pyspark.sql.avro.functions import from_avro
-
     from cdc_core.schema_registry import Registry, RegistrySettings
     from cdc_testing.changefeed import encode, generate
 
@@ -48,14 +45,7 @@ def test_debezium_avro_decode_against_from_avro(benchmark: Any, spark: Any, sche
     one, many = kafka_frames(spark, messages, COPIES, partition=lambda position, _message: position % 3)
     large = many.count()
     registry = Registry(RegistrySettings(url=schema_registry.url, protocol="debezium-avro"))
-    found = one.select(F.substring("value", 1, 5).alias("h")).distinct().collect()
-    values = [(r["h"], registry.schema(int.from_bytes(r["h"][1:], "big"))) for r in found if r["h"]]
-
-    def baseline() -> None:
-        for prefix, schema in values:
-            body = F.substring("value", 6, 1 << 30)
-            records = many.where(F.substring("value", 1, 5) == F.lit(prefix)).select(from_avro(body, schema).alias("r"))
-            noop(records.select("r.*"))
+    baseline = from_avro_baseline(many, value_schemas(one, registry))
 
     jvm_paths = time_decode_against(
         benchmark, baseline, "from_avro", one=one, many=many, protocol="debezium-avro", options=options
