@@ -1473,3 +1473,26 @@ def test_the_debezium_avro_changefeed_decodes_alike(spark: Any, schema_registry:
     messages = _broken_avro(list(encode(generate(seed=7, transactions=24), "debezium-avro", encoder)))
     decoded = assert_same_decode(spark, messages, "debezium-avro", options)
     assert decoded.paths["codec"] >= 3  # the broken records went to the codec, and are its dead letters
+
+
+def test_schemaless_debezium_rows_are_typed_as_text_not_dead_letters(spark: Any) -> None:
+    """A schemaless stream without ``table-schema`` (MariaDB's connector with ``schemas.enable=false``): every row is
+    typed, each column a string, on both plans; ``untyped-columns=reject`` makes the rows dead letters instead."""
+    if "debezium" not in installed_codecs():
+        pytest.skip("needs cdc-debezium")
+    path = CAPTURES / "cdc-debezium" / "tests" / "captures" / "mdb-schemaless.jsonl"
+    messages = _captured(path)
+    decoded = assert_same_decode(spark, messages, "debezium", jvm_share=0.0, dead_offsets=set())
+    types = decoded.table("inventory", "types")
+    assert {field.dataType.simpleString() for field in types.schema.fields if not field.name.startswith("_cdc")} == {
+        "string"
+    }
+    assert types.count() > 0
+    strict = decode(_frame(spark, messages), "debezium", {"untyped-columns": "reject"})
+    try:
+        codec = get_codec("debezium").decoder({})
+        rows = [m for m in messages if any(isinstance(e, RowChange) for e in codec.decode(m))]
+        letters = strict.dead_letters().collect()
+        assert len(letters) == len(rows) and all("untyped-columns=reject" in r["error"] for r in letters)
+    finally:
+        strict.release()
