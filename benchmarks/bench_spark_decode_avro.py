@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from spark_timing import bench_session, best_of, kafka_frames, noop, time_decode_against
+from spark_timing import bench_session, best_of, from_avro_baseline, kafka_frames, noop, time_decode_against
 
 from cdc_core.registry import installed_codecs
 
@@ -72,11 +72,7 @@ def test_avro_decode_against_from_avro(benchmark: Any, spark: Any, schema_regist
 
     values, keys = readers_of("value"), readers_of("key")
 
-    def baseline() -> None:
-        for prefix, schema in values:
-            body = F.substring("value", 6, 1 << 30)
-            records = many.where(F.substring("value", 1, 5) == F.lit(prefix)).select(from_avro(body, schema).alias("r"))
-            noop(records.select("r.*"))
+    baseline = from_avro_baseline(many, values)
 
     def floor() -> None:
         value_columns = [records_of("value", p, s).alias(f"v{n}") for n, (p, s) in enumerate(values)]

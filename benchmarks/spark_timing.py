@@ -70,6 +70,30 @@ def noop(frame: Any) -> None:
     frame.write.format("noop").mode("overwrite").save()
 
 
+def value_schemas(one: Any, registry: Any) -> list[tuple[bytearray, str]]:
+    """Each schema id's Confluent header and writer schema among the value records of ``one``."""
+    from pyspark.sql import functions as F
+
+    found = one.select(F.substring("value", 1, 5).alias("h")).distinct().collect()
+    ids = sorted(int.from_bytes(r["h"][1:], "big") for r in found if r["h"])
+    return [(bytearray(b"\x00" + i.to_bytes(4, "big")), registry.schema(i)) for i in ids]
+
+
+def from_avro_baseline(many: Any, values: list[tuple[bytearray, str]]) -> Callable[[], None]:
+    """A bare ``from_avro`` of ``many``'s value records, one per schema id (header cut off), each written to
+    ``noop``: no keys, no typing, no dead letters."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.avro.functions import from_avro
+
+    def baseline() -> None:
+        for prefix, schema in values:
+            body = F.substring("value", 6, 1 << 30)
+            records = many.where(F.substring("value", 1, 5) == F.lit(prefix)).select(from_avro(body, schema).alias("r"))
+            noop(records.select("r.*"))
+
+    return baseline
+
+
 def best_of(runs: int, action: Callable[[], None]) -> float:
     """The shortest of ``runs`` timed calls, in seconds."""
     times = []

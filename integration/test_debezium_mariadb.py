@@ -6,7 +6,9 @@ temporal types at several fractional precisions, zero dates, strings, binaries, 
 type), then streams inserts, updates, a primary-key update, a delete, ADD COLUMN and MODIFY COLUMN mid-stream,
 and a TRUNCATE. After each step the test SELECTs the tables; the decoded events of every variant, replayed,
 must go through those states value for value (see ``expected_value`` for what each variant is documented to
-lose). ``cdc apply`` then builds tables equal to the final SELECT.
+lose); the Avro variants (Apicurio's converter, Confluent framing, the session's Apicurio registry) must also
+decode to the same events as the JSON variant with their connector settings. ``cdc apply`` then builds tables
+equal to the final SELECT.
 
 ``CDC_WRITE_CAPTURES=DIR`` also writes every variant's messages as message lines into DIR (how the captures in
 packages/cdc-debezium/tests/captures/ were made).
@@ -25,9 +27,12 @@ import pytest
 
 from cdc_core.events import DDLEvent, Event, RowChange
 from cdc_core.registry import get_codec
+from cdc_testing.apicurio import ApicurioRegistry
 from cdc_testing.connect import ConnectWorker
 from cdc_testing.databases import MariaDB
+from cdc_testing.expectations import assert_same_changes
 from cdc_testing.producers import (
+    AVRO_PROTOCOL,
     SPATIAL_TYPES,
     Expected,
     TableState,
@@ -51,22 +56,18 @@ ADDED_COLUMNS = {"t_added"}
 
 # ------------------------------------------------------------------------------------------------ variants
 
+PRECISE = {"decimal.handling.mode": "precise", "binary.handling.mode": "bytes"}
+NUMERIC = {
+    "decimal.handling.mode": "precise",
+    "time.precision.mode": "connect",
+    "binary.handling.mode": "hex",
+    "column.propagate.source.type": ".*",
+}
+HEX = {"binary.handling.mode": "hex"}  # hex text is often valid base64 too: the decoder must be told
+
 VARIANTS = (
-    Variant(
-        "mdb-precise",
-        {**converters(), "decimal.handling.mode": "precise", "binary.handling.mode": "bytes"},
-    ),
-    Variant(
-        "mdb-numeric",
-        {
-            **converters(decimal_format="NUMERIC"),
-            "decimal.handling.mode": "precise",
-            "time.precision.mode": "connect",
-            "binary.handling.mode": "hex",
-            "column.propagate.source.type": ".*",
-        },
-        {"binary.handling.mode": "hex"},  # hex text is often valid base64 too: the decoder must be told
-    ),
+    Variant("mdb-precise", {**converters(), **PRECISE}),
+    Variant("mdb-numeric", {**converters(decimal_format="NUMERIC"), **NUMERIC}, HEX),
     Variant(
         "mdb-string",
         {
@@ -87,7 +88,12 @@ VARIANTS = (
         {**converters(schemas=False, decimal_format="NUMERIC"), "decimal.handling.mode": "precise"},
         {"decimal.handling.mode": "precise", "binary.handling.mode": "bytes"},
     ),
+    # Apicurio's Avro converter with the settings of a JSON variant: Connect Decimal as Avro decimal bytes, the
+    # io.debezium.time types; then Connect's Date/Time/Timestamp (Avro's date, time-millis, timestamp-millis)
+    Variant("mdb-avro", PRECISE, protocol=AVRO_PROTOCOL, mirrors="mdb-precise"),
+    Variant("mdb-avro-connect", NUMERIC, HEX, protocol=AVRO_PROTOCOL, mirrors="mdb-numeric"),
 )
+BY_NAME = {v.name: v for v in VARIANTS}
 
 # ------------------------------------------------------------------------------------------------ workload
 
@@ -205,9 +211,14 @@ def _columns(cursor: Any) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def run(mariadb: MariaDB, connect_worker: ConnectWorker, kafka_bootstrap: str) -> Iterator[WorkloadRun]:
-    result = WorkloadRun(TABLES, kafka_bootstrap)
-    connectors = {v.name: mariadb_connector(mariadb, connect_worker, v, 5400 + i) for i, v in enumerate(VARIANTS)}
+def run(
+    mariadb: MariaDB, connect_worker: ConnectWorker, kafka_bootstrap: str, apicurio_registry: ApicurioRegistry
+) -> Iterator[WorkloadRun]:
+    result = WorkloadRun(TABLES, kafka_bootstrap, apicurio_registry)
+    connectors = {
+        v.name: mariadb_connector(mariadb, connect_worker, v.with_registry(apicurio_registry), 5400 + i)
+        for i, v in enumerate(VARIANTS)
+    }
     with mariadb.connect() as connection, connection.cursor() as cursor:
         for statement in CREATE + SNAPSHOT_ROWS:
             cursor.execute(statement)
@@ -258,10 +269,11 @@ def _type_document(info: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def decoder_for(variant: Variant, run: WorkloadRun, folder: Path) -> Any:
-    options = dict(variant.decoder_options)
+    assert run.registry is not None
+    options = dict(variant.with_registry(run.registry).decoder_options)
     if not variant.schemas:
         options["table-schema"] = _table_schema_file(run, folder)
-    return get_codec("debezium").decoder(options)
+    return get_codec(variant.protocol).decoder(options)
 
 
 def decode_all(variant: Variant, run: WorkloadRun) -> tuple[list[Event], list[str]]:
@@ -364,6 +376,19 @@ def test_decoded_rows_equal_the_database(run: WorkloadRun, variant: Variant) -> 
     assert not missed, "\n".join(f"{table}: {why}" for table, why in missed.items())
 
 
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.mirrors], ids=lambda v: v.name)
+def test_avro_events_equal_the_json_variants(run: WorkloadRun, variant: Variant) -> None:
+    """The Avro converter's messages decode to the same events as the JsonConverter's with the same settings:
+    every row, key, DDL, truncate and tombstone, value for value (canonical JSON, less who wrote them when)."""
+    assert variant.mirrors is not None
+    avro, _ = decode_all(variant, run)
+    json_form, _ = decode_all(BY_NAME[variant.mirrors], run)
+    assert [m.value is None for m in run.messages[variant.name]] == [
+        m.value is None for m in run.messages[variant.mirrors]
+    ]
+    assert_same_changes(avro, json_form, propagated_types=bool(variant.settings.get("column.propagate.source.type")))
+
+
 def test_schema_changes_are_ddl_events(run: WorkloadRun) -> None:
     events, _ = decode_all(VARIANTS[0], run)  # undecodable messages fail test_every_message_decodes
     sql = [e.sql or "" for e in events if isinstance(e, DDLEvent)]
@@ -383,10 +408,14 @@ def test_primary_key_update_is_delete_then_insert(run: WorkloadRun) -> None:
 # ------------------------------------------------------------------------------------------------ cdc apply
 
 
-def test_cdc_apply_builds_the_database_tables(run: WorkloadRun, tmp_path: Path) -> None:
-    variant = VARIANTS[0]
+@pytest.mark.parametrize("variant", [BY_NAME["mdb-precise"], BY_NAME["mdb-avro"]], ids=lambda v: v.name)
+def test_cdc_apply_builds_the_database_tables(run: WorkloadRun, variant: Variant, tmp_path: Path) -> None:
+    """``cdc apply`` of the JSON and the Avro converter's topics (``--protocol debezium-avro`` with the registry)."""
+    assert run.registry is not None
     target = tmp_path / "tables"
-    done = run_cdc_apply("debezium", run.bootstrap, [f"{variant.name}.inventory.{t}" for t in TABLES], target)
+    topics = [f"{variant.name}.inventory.{t}" for t in TABLES]
+    options = variant.with_registry(run.registry).decoder_options
+    done = run_cdc_apply(variant.protocol, run.bootstrap, topics, target, options=options)
     assert done.returncode == 0, done.stderr[-4000:]
     differences = target_differences(
         target,

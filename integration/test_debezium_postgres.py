@@ -8,10 +8,12 @@ primary-key update, deletes (``types`` has REPLICA IDENTITY FULL, ``plain`` the 
 have ``before: null`` and whose deletes carry only the key), ADD COLUMN and ALTER COLUMN TYPE, a TRUNCATE
 and a logical-decoding message (``pg_logical_emit_message``). After each step the test SELECTs the tables; the
 decoded events of every variant, replayed, must go through those states value for value (see
-``expected_value`` for what each variant is documented to lose). ``cdc apply`` then builds tables equal to the
-final SELECT.
+``expected_value`` for what each variant is documented to lose); the Avro variants (Apicurio's converter,
+Confluent framing, the session's Apicurio registry) must also decode to the same events as the JSON variant with
+their connector settings. ``cdc apply`` then builds tables equal to the final SELECT.
 
-``CDC_WRITE_CAPTURES=DIR`` also writes every variant's messages as message lines into DIR.
+``CDC_WRITE_CAPTURES=DIR`` also writes every variant's messages as message lines into DIR (and the Avro
+variants' writer schemas, see ``cdc_testing.variant_runs``).
 """
 
 from __future__ import annotations
@@ -29,9 +31,12 @@ import pytest
 from cdc_core.events import DDLEvent, Event, Op, RowChange
 from cdc_core.registry import get_codec
 from cdc_core.values import Geometry
+from cdc_testing.apicurio import ApicurioRegistry
 from cdc_testing.connect import ConnectWorker
 from cdc_testing.databases import PostgreSQL
+from cdc_testing.expectations import assert_same_changes
 from cdc_testing.producers import (
+    AVRO_PROTOCOL,
     Expected,
     TableState,
     Variant,
@@ -51,23 +56,19 @@ UTC = dt.UTC
 TABLES = ("types", "plain", "orders")
 MONTH_US = 2_629_800_000_000  # Debezium's MicroDuration month: 365.25 / 12 days
 
+PRECISE = {"decimal.handling.mode": "precise", "binary.handling.mode": "bytes"}
+NUMERIC = {
+    "decimal.handling.mode": "precise",
+    "time.precision.mode": "connect",
+    "binary.handling.mode": "hex",
+    "hstore.handling.mode": "map",
+    "column.propagate.source.type": ".*",
+}
+HEX = {"binary.handling.mode": "hex"}  # bytea and logical message content are hex text
+
 VARIANTS = (
-    Variant(
-        "pg-precise",
-        {**converters(), "decimal.handling.mode": "precise", "binary.handling.mode": "bytes"},
-    ),
-    Variant(
-        "pg-numeric",
-        {
-            **converters(decimal_format="NUMERIC"),
-            "decimal.handling.mode": "precise",
-            "time.precision.mode": "connect",
-            "binary.handling.mode": "hex",
-            "hstore.handling.mode": "map",
-            "column.propagate.source.type": ".*",
-        },
-        {"binary.handling.mode": "hex"},  # bytea and logical message content are hex text
-    ),
+    Variant("pg-precise", {**converters(), **PRECISE}),
+    Variant("pg-numeric", {**converters(decimal_format="NUMERIC"), **NUMERIC}, HEX),
     Variant(
         "pg-string",
         {
@@ -85,7 +86,12 @@ VARIANTS = (
         {**converters(schemas=False), "decimal.handling.mode": "string", "binary.handling.mode": "base64"},
         {"decimal.handling.mode": "string", "binary.handling.mode": "base64"},
     ),
+    # Apicurio's Avro converter with the settings of a JSON variant: VariableScaleDecimal and Decimal as bytes,
+    # arrays, Point; then Connect's Date/Time/Timestamp (Avro logical types) and hstore as an Avro map
+    Variant("pg-avro", PRECISE, protocol=AVRO_PROTOCOL, mirrors="pg-precise"),
+    Variant("pg-avro-connect", NUMERIC, HEX, protocol=AVRO_PROTOCOL, mirrors="pg-numeric"),
 )
+BY_NAME = {v.name: v for v in VARIANTS}
 
 CREATE = [
     "CREATE EXTENSION IF NOT EXISTS hstore",
@@ -205,11 +211,13 @@ def _select(connection: Any, table: str, columns: Mapping[tuple[str, str], Mappi
 
 
 @pytest.fixture(scope="module")
-def run(postgres: PostgreSQL, connect_worker: ConnectWorker, kafka_bootstrap: str) -> Iterator[WorkloadRun]:
+def run(
+    postgres: PostgreSQL, connect_worker: ConnectWorker, kafka_bootstrap: str, apicurio_registry: ApicurioRegistry
+) -> Iterator[WorkloadRun]:
     from psycopg.types import TypeInfo
     from psycopg.types.hstore import register_hstore
 
-    result = WorkloadRun(TABLES, kafka_bootstrap)
+    result = WorkloadRun(TABLES, kafka_bootstrap, apicurio_registry)
     with postgres.connect() as connection:
 
         def record() -> None:
@@ -224,7 +232,7 @@ def run(postgres: PostgreSQL, connect_worker: ConnectWorker, kafka_bootstrap: st
         stream_variants(
             result,
             connect_worker,
-            {v.name: postgres_connector(postgres, v) for v in VARIANTS},
+            {v.name: postgres_connector(postgres, v.with_registry(apicurio_registry)) for v in VARIANTS},
             STEPS,
             execute=connection.execute,
             record=record,
@@ -234,7 +242,9 @@ def run(postgres: PostgreSQL, connect_worker: ConnectWorker, kafka_bootstrap: st
 
 
 def decode_all(variant: Variant, run: WorkloadRun) -> tuple[list[Event], list[str]]:
-    return decode_messages(get_codec("debezium").decoder(dict(variant.decoder_options)), run.messages[variant.name])
+    assert run.registry is not None
+    decoder = get_codec(variant.protocol).decoder(dict(variant.with_registry(run.registry).decoder_options))
+    return decode_messages(decoder, run.messages[variant.name])
 
 
 def _as_timedelta(value: dt.time) -> dt.timedelta:
@@ -354,6 +364,17 @@ def test_decoded_rows_equal_the_database(run: WorkloadRun, variant: Variant) -> 
     assert not missed, "\n".join(f"{table}: {why}" for table, why in missed.items())
 
 
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.mirrors], ids=lambda v: v.name)
+def test_avro_events_equal_the_json_variants(run: WorkloadRun, variant: Variant) -> None:
+    """The Avro converter's messages decode to the same events as the JsonConverter's with the same settings:
+    every row, key, truncate and logical-decoding message, value for value (canonical JSON, less who wrote them
+    when)."""
+    assert variant.mirrors is not None
+    avro, _ = decode_all(variant, run)
+    json_form, _ = decode_all(BY_NAME[variant.mirrors], run)
+    assert_same_changes(avro, json_form, propagated_types=bool(variant.settings.get("column.propagate.source.type")))
+
+
 def test_default_replica_identity_delete_is_keyed(run: WorkloadRun) -> None:
     """``plain`` keeps PostgreSQL's default replica identity: the delete's row is the key alone."""
     events, _ = decode_all(VARIANTS[0], run)  # undecodable messages fail test_every_message_decodes
@@ -383,11 +404,14 @@ def stored_form(info: Mapping[str, Any], value: Any) -> Any:
     return value
 
 
-def test_cdc_apply_builds_the_database_tables(run: WorkloadRun, tmp_path: Path) -> None:
-    variant = VARIANTS[0]
+@pytest.mark.parametrize("variant", [BY_NAME["pg-precise"], BY_NAME["pg-avro"]], ids=lambda v: v.name)
+def test_cdc_apply_builds_the_database_tables(run: WorkloadRun, variant: Variant, tmp_path: Path) -> None:
+    """``cdc apply`` of the JSON and the Avro converter's topics (``--protocol debezium-avro`` with the registry)."""
+    assert run.registry is not None
     topics = [f"{variant.name}.public.{t}" for t in TABLES] + [f"{variant.name}.message"]
     target = tmp_path / "tables"
-    done = run_cdc_apply("debezium", run.bootstrap, topics, target)
+    options = variant.with_registry(run.registry).decoder_options
+    done = run_cdc_apply(variant.protocol, run.bootstrap, topics, target, options=options)
     assert done.returncode == 0, done.stderr[-4000:]
     expected = expected_for(variant, run)
     differences = target_differences(

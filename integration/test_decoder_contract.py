@@ -17,8 +17,8 @@ CODECS = sorted(installed_codecs())
 
 
 def _options(protocol: str, request: pytest.FixtureRequest) -> dict[str, object]:
-    """What a decoder needs to run at all: Avro's registry (a real one, Apicurio, from cdc-testing)."""
-    if protocol == "avro":
+    """What a decoder needs to run at all: the Avro protocols' registry (a real one, Apicurio, from cdc-testing)."""
+    if protocol in ("avro", "debezium-avro"):
         return {"schema-registry": request.getfixturevalue("schema_registry").url}
     return {}
 

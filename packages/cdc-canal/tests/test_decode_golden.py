@@ -371,15 +371,35 @@ def test_database_and_table_filters() -> None:
     assert len(decode(SPEC_DDL, **{"table.include": "tp_.*"})) == 1
 
 
-def test_sql_type_adds_binaryness_when_mysql_type_does_not() -> None:
+def test_the_declared_mysql_type_decides_text_against_binary() -> None:
+    """Canal reports TEXT columns read from the binlog's BLOB storage with a binary sqlType (-4 LONGVARBINARY, -3
+    VARBINARY, 2004 BLOB) yet writes text: the declared mysqlType decides, non-Latin text included; a column whose
+    mysqlType is binary stays bytes (ISO-8859-1 code points), and sqlType alone still types an undeclared one."""
     message = {
         **SPEC_INSERT,
-        "sqlType": {"id": 4, "b": 2004, "only_code": 91},
-        "mysqlType": {"id": "int", "b": "varchar(8)"},
-        "data": [{"id": "1", "b": "\u00ff\u0000", "only_code": "2020-02-29"}],
+        "sqlType": {"id": 4, "t": -4, "tt": -3, "v": 2004, "b": -4, "only_code": 91},
+        "mysqlType": {"id": "int", "t": "text", "tt": "tinytext", "v": "varchar(8)", "b": "varbinary(4)"},
+        "data": [
+            {"id": "1", "t": "日本語 ☃ héllo", "tt": "Ωμέγα", "v": "ü", "b": "\u00ff\u0000", "only_code": "2020-02-29"}
+        ],
     }
     (event,) = decode(message)
-    assert event.after == {"id": 1, "b": b"\xff\x00", "only_code": dt.date(2020, 2, 29)}
+    assert event.after == {
+        "id": 1,
+        "t": "日本語 ☃ héllo",
+        "tt": "Ωμέγα",
+        "v": "ü",
+        "b": b"\xff\x00",
+        "only_code": dt.date(2020, 2, 29),
+    }
+    assert event.schema is not None
+    types = {c.name: c.data_type.mysql_type for c in event.schema.columns}
+    assert (types["t"], types["tt"], types["v"], types["b"]) == (
+        MySQLType.TEXT,
+        MySQLType.TINYTEXT,
+        MySQLType.VARCHAR,
+        MySQLType.VARBINARY,
+    )
 
 
 def test_terminator_separated_batch_decodes_in_order() -> None:
@@ -475,4 +495,4 @@ def test_charset_clauses_are_cut_only_after_the_parameters() -> None:
 
     assert resolve_type("enum('a collate b','c')", None).elements == ("a collate b", "c")
     assert resolve_type("varchar(8) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", [1]).length == 8
-    assert resolve_type("text collate utf8_bin", 2004).mysql_type is MySQLType.BLOB
+    assert resolve_type("text collate utf8_bin", 2004).mysql_type is MySQLType.TEXT  # the declared type decides

@@ -78,11 +78,15 @@ ROWS = [
 @pytest.mark.parametrize(("key", "value", "op", "before", "after", "with_schema"), ROWS)
 def test_ticdc_rows(repo: str, key: str, value: str, op: Op, before: Any, after: Any, with_schema: bool) -> None:
     event = decode_pair(repo, key, value)
+    if not with_schema:  # every column text: the one type a schemaless column has without a user schema
+        before, after = ({k: str(v) for k, v in image.items()} if image else image for image in (before, after))
     assert event == RowChange(op=op, database="test", table="table1", before=before, after=after, commit_ts=1)
     assert event.meta == TICDC_META
     assert (event.source.topic, event.source.partition, event.source.offset) == ("t", 2, 9)
     if not with_schema:
-        assert event.schema is None  # schemaless without a user TableSchema: JSON typing only
+        # schemaless without a user TableSchema: every column text, the key from the key document
+        assert event.schema is not None and event.schema.primary_key == ("tiny",)
+        assert [c.data_type.mysql_type for c in event.schema.columns] == [MySQLType.LONGTEXT]
         return
     (column,) = event.schema.columns
     # int16 with no tidb_type: the smallest MySQL type Kafka Connect's int16 holds

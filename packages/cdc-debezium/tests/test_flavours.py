@@ -437,7 +437,28 @@ def test_json_numbers_beyond_float_precision_stay_exact() -> None:
 def test_json_integer_beyond_64_bits_untyped_stays_exact() -> None:
     raw = b'{"payload":{"after":{"id":1,"n":123456789012345678901234567890},"source":{"db":"d","table":"t"},"op":"c"}}'
     (event,) = decode(raw)
-    assert event.after["n"] == 123456789012345678901234567890 and type(event.after["n"]) is int
+    assert event.after["n"] == "123456789012345678901234567890"  # text, every digit
+
+
+def test_schemaless_columns_have_one_type_whatever_their_values() -> None:
+    """Without schema and user TableSchema each column is text, however a message writes it: a number in one
+    message and a string in the next (and an update's before and after) agree, digits as written."""
+    first = b'{"payload":{"before":null,"after":{"id":1,"w":0.75},"source":{"db":"d","table":"t"},"op":"c"}}'
+    second = b'{"payload":{"before":{"id":1,"w":0.75},"after":{"id":1,"w":"3.140000104904175"},'
+    second += b'"source":{"db":"d","table":"t"},"op":"u"}}'
+    third = b'{"after":{"id":2,"w":1.10,"ok":true,"p":{"x":1.5}},"source":{"db":"d","table":"t"},"op":"c"}'
+    decoder_ = decoder()
+    events = [e for raw in (first, second, third) for e in decoder_.decode(Message(value=raw))]
+    assert [e.after for e in events] == [
+        {"id": "1", "w": "0.75"},
+        {"id": "1", "w": "3.140000104904175"},
+        {"id": "2", "w": "1.10", "ok": "true", "p": '{"x":1.5}'},
+    ]
+    assert events[1].before == {"id": "1", "w": "0.75"}
+    for event in events:
+        assert event.schema is not None
+        assert {c.data_type.mysql_type for c in event.schema.columns} == {MySQLType.LONGTEXT}
+    assert events[2].schema is not None and events[2].schema.column_names == ("id", "w", "ok", "p")
 
 
 @pytest.mark.parametrize("schema_first", [True, False])
@@ -479,11 +500,30 @@ def test_schema_reused_across_messages_of_one_decoder() -> None:
         one.decode(Message(value=first[:-2] + b"}}}"))  # a broken frame around a cached schema
 
 
+def test_schemaless_columns_can_be_refused() -> None:
+    """``untyped-columns=reject``: a schemaless row no table-schema types is a DecodeError naming the table; a
+    table the user typed still decodes."""
+    raw = b'{"payload":{"after":{"id":1,"w":0.75},"source":{"db":"d","table":"t"},"op":"c"}}'
+    with pytest.raises(DecodeError, match=r"table d\.t: the message has no schema") as caught:
+        decode(raw, **{"untyped-columns": "reject"})
+    assert caught.value.field == "payload.after"
+    schema = TableSchema(
+        database="d",
+        table="t",
+        columns=[
+            Column(name="id", data_type=DataType(mysql_type=MySQLType.INT)),
+            Column(name="w", data_type=DataType(mysql_type=MySQLType.DOUBLE)),
+        ],
+    )
+    (event,) = decode(raw, schemas=[schema], **{"untyped-columns": "reject"})
+    assert event.after == {"id": 1, "w": 0.75}
+
+
 def test_schemaless_payload_with_a_column_named_schema() -> None:
     raw = b'{"payload":{"before":null,"after":{"id":1,"schema":"s","payload":"p"},'
     raw += b'"source":{"db":"d","table":"t"},"op":"c"}}'
     (event,) = decode(raw)
-    assert event.after == {"id": 1, "schema": "s", "payload": "p"}
+    assert event.after == {"id": "1", "schema": "s", "payload": "p"}
 
 
 def test_long_number_after_a_column_named_schema_stays_exact() -> None:

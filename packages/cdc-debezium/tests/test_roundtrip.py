@@ -7,19 +7,14 @@ Typing comes from ``tidb_type`` (schema on with the TiDB extension) or from the 
 
 from __future__ import annotations
 
-from decimal import Decimal
-from typing import Any
-
-import attrs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cdc_core.codec import Options
 from cdc_core.events import RowChange
 from cdc_core.message import Message
-from cdc_core.schema import TableSchema
-from cdc_core.types import LogicalType
 from cdc_debezium import OPTIONS, DebeziumDecoder, DebeziumEncoder
+from cdc_testing.expectations import through_debezium
 from cdc_testing.strategies import kitchen_sink_schema, row_changes, table_schemas
 
 KITCHEN_SINK = kitchen_sink_schema()
@@ -31,28 +26,7 @@ def _options(for_encoder: bool, raw: dict[str, object]) -> Options:
     return Options(specs, raw, protocol="debezium")
 
 
-def _through_double(image: dict[str, Any] | None, schema: TableSchema) -> dict[str, Any] | None:
-    if image is None:
-        return None
-    out = dict(image)
-    for column in schema.columns:
-        value = out.get(column.name)
-        if column.data_type.logical is LogicalType.DECIMAL and value is not None:
-            out[column.name] = Decimal(repr(float(value)))
-    return out
-
-
-def expected(event: RowChange, *, old_value: bool = True) -> RowChange:
-    schema = event.schema
-    assert schema is not None
-    before = event.before if old_value or event.op.value == "delete" else None
-    return attrs.evolve(
-        event,
-        before=_through_double(before, schema),
-        after=_through_double(event.after, schema),
-        table_id=None,
-        schema_version=None,
-    )
+expected = through_debezium
 
 
 def round_trip(event: RowChange, encode: dict[str, object], *, user_schema: bool) -> RowChange:

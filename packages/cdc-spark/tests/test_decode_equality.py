@@ -1432,3 +1432,67 @@ def test_changes_without_a_ts_take_the_clock_of_their_own_topic(spark: Any) -> N
         decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5)
     early = {r["_cdc_offset"]: r["_cdc_sequence"]["commit_ts"] for r in decoded.table("shop", "early").collect()}
     assert early == {1: 101, 3: 103, 5: 103, 7: 103}, early
+
+
+# ------------------------------------------------------------------------------------------- Debezium Avro
+
+DEBEZIUM_AVRO_CAPTURES = ("mdb-avro", "mdb-avro-connect", "pg-avro", "pg-avro-connect")
+
+
+def _captured_avro(name: str, registry: Any) -> list[Message]:
+    """What a real connector wrote through Kafka Connect's Avro converter (cdc-debezium's captured corpus), its
+    writer schemas registered in ``registry`` and the messages' schema ids renumbered to the ones it gave."""
+    from cdc_testing.apicurio import with_schema_ids
+
+    folder = CAPTURES / "cdc-debezium" / "tests" / "captures" / "avro"
+    schemas = {int(k): v for k, v in json.loads((folder / f"{name}.schemas.json").read_text()).items()}
+    return with_schema_ids(_captured(folder / f"{name}.jsonl"), registry.register_captured(schemas))
+
+
+@pytest.mark.parametrize("name", DEBEZIUM_AVRO_CAPTURES)
+def test_what_real_debezium_wrote_through_the_avro_converter_decodes_alike(
+    spark: Any, schema_registry: Any, name: str
+) -> None:
+    """``from_avro`` per schema id, each image read by the Debezium JSON rules: the codec's events, the connector's
+    schema-change topic, logical messages and variable-scale decimals left to the codec."""
+    if "debezium-avro" not in installed_codecs():
+        pytest.skip("needs cdc-debezium[avro]")
+    messages = _captured_avro(name, schema_registry)
+    options = {"schema-registry": schema_registry.url, **({"binary.handling.mode": "hex"} if "connect" in name else {})}
+    # the types tables have spatial columns (and PostgreSQL's a variable-scale numeric): their rows are the codec's
+    assert_same_decode(spark, messages, "debezium-avro", options, jvm_share=0.1 if name.startswith("pg") else 0.3)
+
+
+def test_the_debezium_avro_changefeed_decodes_alike(spark: Any, schema_registry: Any) -> None:
+    """The changefeed generator through the debezium-avro encoder (the TiDB extension: commit ts and types), with
+    records the codec rejects: cut short, a byte too many, a schema id the registry never gave."""
+    if "debezium-avro" not in installed_codecs():
+        pytest.skip("needs cdc-debezium[avro]")
+    options = {"schema-registry": schema_registry.url}
+    encoder = {**options, "enable-tidb-extension": True}
+    messages = _broken_avro(list(encode(generate(seed=7, transactions=24), "debezium-avro", encoder)))
+    decoded = assert_same_decode(spark, messages, "debezium-avro", options)
+    assert decoded.paths["codec"] >= 3  # the broken records went to the codec, and are its dead letters
+
+
+def test_schemaless_debezium_rows_are_typed_as_text_not_dead_letters(spark: Any) -> None:
+    """A schemaless stream without ``table-schema`` (MariaDB's connector with ``schemas.enable=false``): every row is
+    typed, each column a string, on both plans; ``untyped-columns=reject`` makes the rows dead letters instead."""
+    if "debezium" not in installed_codecs():
+        pytest.skip("needs cdc-debezium")
+    path = CAPTURES / "cdc-debezium" / "tests" / "captures" / "mdb-schemaless.jsonl"
+    messages = _captured(path)
+    decoded = assert_same_decode(spark, messages, "debezium", jvm_share=0.0, dead_offsets=set())
+    types = decoded.table("inventory", "types")
+    assert {field.dataType.simpleString() for field in types.schema.fields if not field.name.startswith("_cdc")} == {
+        "string"
+    }
+    assert types.count() > 0
+    strict = decode(_frame(spark, messages), "debezium", {"untyped-columns": "reject"})
+    try:
+        codec = get_codec("debezium").decoder({})
+        rows = [m for m in messages if any(isinstance(e, RowChange) for e in codec.decode(m))]
+        letters = strict.dead_letters().collect()
+        assert len(letters) == len(rows) and all("untyped-columns=reject" in r["error"] for r in letters)
+    finally:
+        strict.release()

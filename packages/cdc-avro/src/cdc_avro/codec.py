@@ -7,7 +7,6 @@ from typing import Final
 from cdc_avro.decoder import AvroDecoder
 from cdc_avro.encoder import AvroEncoder
 from cdc_avro.names import DEFAULT_NAMESPACE, PROTOCOL
-from cdc_avro.registry import Registry, RegistrySettings
 from cdc_avro.schemagen import SchemaOptions
 from cdc_avro.tidbtypes import BigintUnsignedMode, DecimalMode
 from cdc_core.codec import Codec, Options
@@ -17,18 +16,15 @@ from cdc_core.option_table import (
     decoding,
     encoding,
     max_message_bytes,
-    option,
     partition_num,
     tidb_extension,
     time_zone,
 )
+from cdc_core.schema_registry import TUNING_OPTIONS, URL_OPTION, Registry, RegistrySettings
 from cdc_core.textual import resolve_zone
 
 OPTIONS: Final = (
-    option(
-        "schema-registry", str, "",
-        "Schema Registry URL (http or https, user:password@ for basic auth); required unless decoding Glue data",
-    ),
+    URL_OPTION,
     tidb_extension("append _tidb_op, _tidb_commit_ts and _tidb_commit_physical_time to value records"),
     encoding(
         "avro-decimal-handling-mode", str, DecimalMode.PRECISE.value,
@@ -63,13 +59,7 @@ OPTIONS: Final = (
     max_message_bytes(
         "largest Kafka record (key + value + 36 bytes); a larger row is an error, as in TiCDC", side="encode"
     ),
-    option("schema-registry-max-retries", int, 3, "retries of a failed registry call"),
-    option(
-        "schema-registry-retry-backoff-ms", int, 200,
-        "first backoff between registry retries (doubles each retry, with jitter, up to 5 s)",
-    ),
-    option("schema-registry-timeout", float, 10.0, "registry request timeout, seconds"),
-    option("schema-registry-ca", str, "", "CA bundle file for an https registry"),
+    *TUNING_OPTIONS,
     decoding(
         "glue-schema-dir", str, "", "directory of <schema-version-uuid>.avsc files for AWS Glue-framed data"
     ),
@@ -77,13 +67,7 @@ OPTIONS: Final = (
 
 
 def _settings(options: Options) -> RegistrySettings:
-    return RegistrySettings(
-        url=options["schema-registry"],
-        max_retries=options["schema-registry-max-retries"],
-        retry_wait_ms=options["schema-registry-retry-backoff-ms"],
-        timeout_s=options["schema-registry-timeout"],
-        ca_location=options["schema-registry-ca"],
-    )
+    return RegistrySettings.of(options, PROTOCOL)
 
 
 def _decoder(options: Options) -> AvroDecoder:

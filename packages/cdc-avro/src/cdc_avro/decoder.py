@@ -15,14 +15,13 @@ import fastavro
 from cdc_avro import wire
 from cdc_avro.checksum import row_checksum
 from cdc_avro.ddl import ddl_type_of
-from cdc_avro.errors import RegistryUnavailableError
 from cdc_avro.names import PROTOCOL, TIDB_COMMIT_TS, TIDB_OP, TIDB_ROW_CHECKSUM
 from cdc_avro.readers import RecordReader, WriterSchemaError, record_reader
-from cdc_avro.registry import Registry, SchemaNotFoundError
 from cdc_core.errors import ChecksumError, DecodeError
 from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Index, TableSchema
+from cdc_core.schema_registry import FramingError, Registry, RegistryUnavailableError, SchemaNotFoundError
 from cdc_core.textual import TextFormError
 from cdc_core.values import RowImage
 
@@ -116,7 +115,7 @@ class AvroDecoder:
     def _read(self, message: Message, data: bytes, part: str) -> tuple[RecordReader, RowImage, dict[str, Any]]:
         try:
             framed = wire.unframe(data)
-        except wire.FramingError as exc:
+        except FramingError as exc:
             raise DecodeError.at(message, PROTOCOL, str(exc), field=f"{part}.header") from exc
         reader = self._reader(message, framed, part)
         stream = io.BytesIO(framed.datum)
@@ -234,6 +233,6 @@ class AvroDecoder:
     def _watermark(self, message: Message, value: bytes) -> Watermark:
         try:
             ts = wire.read_tso(value)
-        except wire.FramingError as exc:
+        except FramingError as exc:
             raise DecodeError.at(message, PROTOCOL, str(exc), field="value") from exc
         return Watermark(ts=ts, source=Source.of(message))

@@ -24,7 +24,6 @@ from cdc_avro.names import (
     key_subject,
     value_subject,
 )
-from cdc_avro.registry import Registry
 from cdc_avro.schemagen import RecordPlan, SchemaOptions, key_record, value_record
 from cdc_avro.tidbtypes import DecimalMode
 from cdc_core.dispatch import partition_for_row
@@ -33,6 +32,7 @@ from cdc_core.events import DDLEvent, Event, LogicalMessage, Op, RowChange, Wate
 from cdc_core.fitting import FITTED, ChangeNotice, UnknownParameterMode, UnknownParameters, change_to_fit, notice_for
 from cdc_core.message import Message
 from cdc_core.schema import TableSchema
+from cdc_core.schema_registry import Registry
 from cdc_core.textual import TextFormError
 from cdc_core.tso import physical_ms
 from cdc_core.types import DataType, LogicalType

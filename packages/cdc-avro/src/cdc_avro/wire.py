@@ -9,20 +9,16 @@ from typing import Final
 
 import attrs
 
-CONFLUENT_MAGIC: Final = 0x00
+from cdc_core.schema_registry import CONFLUENT_MAGIC, FramingError, confluent_frame
+from cdc_core.schema_registry import confluent_unframe as _confluent_unframe
+
 GLUE_VERSION: Final = 0x03
 GLUE_NO_COMPRESSION: Final = 0x00
 DDL_MAGIC: Final = 0x01  # followed by the DDL as JSON
 WATERMARK_MAGIC: Final = 0x02  # followed by the 8-byte big-endian resolved TSO
 DELETE_MAGIC: Final = 0x03  # new TiCDC, testing switch: a delete's value is 0x03 + 8-byte commit TSO
-CONFLUENT_HEADER_SIZE: Final = 5
 GLUE_HEADER_SIZE: Final = 18
-_ID: Final = struct.Struct(">BI")
 _TSO: Final = struct.Struct(">BQ")
-
-
-class FramingError(ValueError):
-    """The bytes do not start with a header this codec knows; codecs turn it into a positioned DecodeError."""
 
 
 @attrs.frozen
@@ -34,8 +30,7 @@ class Framed:
     datum: memoryview
 
 
-def confluent(schema_id: int, datum: bytes) -> bytes:
-    return _ID.pack(CONFLUENT_MAGIC, schema_id) + datum
+confluent: Final = confluent_frame
 
 
 def glue(version: uuid.UUID, datum: bytes) -> bytes:
@@ -56,10 +51,8 @@ def unframe(data: bytes) -> Framed:
         raise FramingError("empty payload has no schema header")
     magic = data[0]
     if magic == CONFLUENT_MAGIC:
-        if len(data) < CONFLUENT_HEADER_SIZE:
-            raise FramingError(f"Confluent header needs {CONFLUENT_HEADER_SIZE} bytes, got {len(data)}")
-        schema_id = _ID.unpack_from(data)[1]
-        return Framed(schema_id, None, memoryview(data)[CONFLUENT_HEADER_SIZE:])
+        schema_id, datum = _confluent_unframe(data)
+        return Framed(schema_id, None, datum)
     if magic == GLUE_VERSION:
         if len(data) < GLUE_HEADER_SIZE:
             raise FramingError(f"Glue header needs {GLUE_HEADER_SIZE} bytes, got {len(data)}")

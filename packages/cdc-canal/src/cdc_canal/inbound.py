@@ -14,7 +14,7 @@ from typing import Final
 
 import orjson
 
-from cdc_canal.names import SQL_CODE_FALLBACK, SqlType
+from cdc_canal.names import SQL_CODE_FALLBACK
 from cdc_core.errors import SchemaError
 from cdc_core.textual import (
     TextFormError,
@@ -43,17 +43,17 @@ class TypeResolutionError(ValueError):
     """A column's type cannot be determined; the decoder turns it into a positioned DecodeError."""
 
 
-_BINARY_CODES: Final = frozenset({SqlType.BLOB, -2, -3, -4})  # BLOB, BINARY, VARBINARY, LONGVARBINARY
-
-
 # A column the message gives no type for at all (official Canal INIT snapshots can carry a column that
 # ``mysqlType`` and ``sqlType`` lack): its wire string is all that is known, so it is kept as text.
 UNTYPED_COLUMN: Final = DataType(mysql_type=MySQLType.LONGTEXT)
 
 
 def resolve_type(mysql_type: object, sql_code: object) -> DataType:
-    """The column type: ``mysqlType`` text first, ``sqlType`` where it adds binary-ness or is all there is.
+    """The column type: ``mysqlType`` text first, ``sqlType`` only where it is all there is.
 
+    The declared type decides text against binary: Canal reports TEXT columns with a binary ``sqlType``
+    (LONGVARBINARY -4, VARBINARY -3) when it reads them from the binlog's BLOB storage, yet writes their values
+    as text; a binary column's ``mysqlType`` says so itself (``varbinary(16)``, ``blob``, ``binary`` for TiCDC).
     A column with neither is text (`UNTYPED_COLUMN`); a ``mysqlType`` this library does not know falls back
     to a known ``sqlType`` code, and is an error only without one.
     """
@@ -65,8 +65,6 @@ def resolve_type(mysql_type: object, sql_code: object) -> DataType:
             if known_code:
                 return DataType(mysql_type=SQL_CODE_FALLBACK[sql_code])  # type: ignore[index]
             raise TypeResolutionError(str(exc)) from exc
-        if data_type.logical is LogicalType.STRING and isinstance(sql_code, int) and sql_code in _BINARY_CODES:
-            return data_type.as_binary()
         return data_type
     if mysql_type is not None:
         raise TypeResolutionError(f"mysqlType must be a string, got {type(mysql_type).__name__}")

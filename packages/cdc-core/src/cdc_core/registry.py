@@ -14,6 +14,7 @@ ENTRY_POINT_GROUP: Final = "cdc_core.codecs"
 # Which distribution provides which protocol, for the "install this" hint.
 PROVIDERS: Final = {
     "debezium": "cdc-debezium",
+    "debezium-avro": "'cdc-debezium[avro]'",
     "simple": "cdc-simple",
     "avro": "cdc-avro",
     "canal-json": "cdc-canal",

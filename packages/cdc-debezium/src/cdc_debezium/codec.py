@@ -38,6 +38,11 @@ OPTIONS: Final = (
     decoding(
         "table-schema", str, "", "file of canonical table schema JSON (object or array) typing schemaless streams"
     ),
+    decoding(
+        "untyped-columns", str, "text",
+        "a schemaless row of a table no table-schema types: every column text, or a DecodeError (strict)",
+        choices=("text", "reject"),
+    ),
 )  # fmt: skip
 
 CODEC: Final = Codec(

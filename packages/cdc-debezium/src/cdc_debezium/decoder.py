@@ -23,6 +23,7 @@ from cdc_core.values import RowImage
 from cdc_debezium import ddl
 from cdc_debezium.inbound import (
     CONVERSION_ERRORS,
+    TEXT_TYPE,
     UNTYPED,
     BinaryMode,
     ColumnReader,
@@ -94,10 +95,14 @@ class DebeziumDecoder:
     def __init__(self, options: Options, *, schemas: Iterable[TableSchema] = ()) -> None:
         from cdc_core.textual import resolve_zone
 
+        # A protocol whose messages always carry their schema (debezium-avro) has no decimal or time-precision
+        # options: those only say how a schemaless stream was written.
         self.modes = Modes(
-            decimal=DecimalMode(options["decimal.handling.mode"]),
+            decimal=DecimalMode(options.get("decimal.handling.mode", DecimalMode.DOUBLE.value)),
             binary=BinaryMode(options["binary.handling.mode"]),
-            time_precision=TimePrecisionMode(options["time.precision.mode"]),
+            time_precision=TimePrecisionMode(
+                options.get("time.precision.mode", TimePrecisionMode.ADAPTIVE_TIME_MICROSECONDS.value)
+            ),
             zone=resolve_zone(options["time-zone"]),
         )
         self.user_schemas: dict[tuple[str, str], TableSchema] = {(s.database, s.table): s for s in schemas}
@@ -107,8 +112,10 @@ class DebeziumDecoder:
 
             for schema in load_schemas(path):
                 self.user_schemas[(schema.database, schema.table)] = schema
+        self.untyped_text = options.get("untyped-columns", "text") == "text"
         self._cache: dict[bytes, _Readers] = {}
         self._user_readers: dict[tuple[str, str], _Readers] = {}
+        self._text_cache: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], _Readers] = {}
         # Parsed schema documents by their exact bytes: every message of a table repeats the same schema
         # (5 kB of the 7 kB of a 20-column row), so it is parsed once and its readers found by identity.
         self._schema_docs: dict[bytes, Any] = {}
@@ -214,6 +221,17 @@ class DebeziumDecoder:
         key = self._key_payload(message) if message.key else None
         key_columns = tuple(key) if key is not None else ()
         readers = self._readers(message, schema, database, table, key_columns)
+        if readers is _NO_READERS:
+            if not self.untyped_text:
+                raise DecodeError.at(
+                    message,
+                    PROTOCOL,
+                    f"table {database}.{table}: the message has no schema and option table-schema none for it "
+                    "(untyped-columns=reject)",
+                    field=f"{at}.after",
+                )
+            payload = _exact_payload(message, payload)
+            readers = self._text_readers(database, table, key_columns, payload)
         before_raw = payload.get("before")
         after_raw = payload.get("after")
         before = self._image(message, readers, before_raw, f"{at}.before") if before_raw is not None else None
@@ -311,6 +329,28 @@ class DebeziumDecoder:
             self._doc_readers.clear()
         self._doc_readers[(id(schema), database, table, key_columns)] = (schema, cached)  # keeps `schema` alive
         return cached
+
+    def _text_readers(
+        self, database: str, table: str, key_columns: tuple[str, ...], payload: dict[str, Any]
+    ) -> _Readers:
+        """Every column as text (`inbound.UNTYPED`): a schemaless row whose table has no user schema. One type per
+        column however its values are written; the table schema lists the columns this row has."""
+        names: dict[str, None] = {}
+        for image in (payload.get("after"), payload.get("before")):
+            if isinstance(image, dict):
+                names.update(dict.fromkeys(image))
+        cache_key = (database, table, tuple(names), key_columns)
+        cached = self._text_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        keys = [k for k in key_columns if k in names]
+        columns = [Column(name=n, data_type=TEXT_TYPE, nullable=n not in keys) for n in names]
+        indexes = [Index(name="PRIMARY", columns=keys, unique=True, primary=True)] if keys else []
+        schema = TableSchema(database=database, table=table, columns=columns, indexes=indexes)
+        if len(self._text_cache) >= _CACHE_LIMIT:
+            self._text_cache.clear()
+        readers = self._text_cache[cache_key] = _Readers(dict.fromkeys(names, UNTYPED), schema)
+        return readers
 
     def _compile(
         self,
@@ -490,6 +530,19 @@ def _split_envelope(data: bytes) -> tuple[bytes, bytes] | None:
         if middle > 0:
             return data[middle + 11 : -1], data[len(_SCHEMA_FIRST) : middle]
     return None
+
+
+def _exact_payload(message: Message, payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload again with every number exactly as written (text columns keep its digits), when it has any
+    fraction or exponent; schemaless payloads are their message's whole document."""
+    data = message.value or b""
+    try:
+        document = loads(data, exact=True)
+    except JSONParseError:
+        return payload  # parsed once already: cannot fail now
+    if isinstance(document, dict) and "op" not in document and isinstance(document.get("payload"), dict):
+        document = document["payload"]
+    return document if isinstance(document, dict) else payload
 
 
 def _unique(columns: list[Column]) -> list[Column]:

@@ -155,6 +155,9 @@ def _string(v: Any) -> str:
 
 
 def _b64(v: Any) -> bytes:
+    """A Connect ``bytes`` value: base64 text in JSON, the bytes themselves in Avro."""
+    if type(v) is bytes:
+        return v
     # strict a2b_base64 rejects what b64decode(validate=True) rejects, without its regex pass
     return binascii.a2b_base64(_string(v), strict_mode=True)
 
@@ -336,6 +339,14 @@ def _quantizer(scale: int | None, *, rounding: bool) -> Callable[[Decimal], Deci
     return quantize
 
 
+def _double_decimal(v: float) -> Decimal:
+    """The decimal a double stands for: its shortest round-trip digits, an integral value without a fraction (as
+    TiCDC's JSON prints it), so that a double read from JSON text or from Avro gives the same decimal."""
+    if v.is_integer() and abs(v) < 1e21:
+        return Decimal(int(v))
+    return Decimal(repr(v))
+
+
 def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
     """A DECIMAL from a double (``decimal.handling.mode=double``), a string (``string``) or an exact JSON
     number (JsonConverter ``decimal.format=NUMERIC``, read without float by `jsonreader`).
@@ -351,7 +362,7 @@ def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
         if type(v) is float:
             if not math.isfinite(v):
                 raise WireError(f"not a finite decimal: {v!r}")
-            return rounded(Decimal(repr(v)))
+            return rounded(_double_decimal(v))
         if type(v) is int or type(v) is Decimal:
             return exact(Decimal(v))
         if type(v) is str:
@@ -363,12 +374,13 @@ def _decimal_number(scale: int | None, *, double: bool = False) -> Converter:
 
 
 def _connect_decimal(scale: int | None) -> Converter:
-    """Kafka Connect ``Decimal``: base64 unscaled bytes (``decimal.format=BASE64``) or a JSON number (NUMERIC)."""
+    """Kafka Connect ``Decimal``: unscaled bytes (base64 in JSON with ``decimal.format=BASE64``, raw in Avro) or
+    a JSON number (NUMERIC)."""
     from_bytes = _decimal_bytes(scale)
     from_number = _decimal_number(scale)
 
     def convert(v: Any) -> Decimal:
-        result: Decimal = from_bytes(v) if type(v) is str else from_number(v)
+        result: Decimal = from_bytes(v) if type(v) is str or type(v) is bytes else from_number(v)
         return result
 
     return convert
@@ -492,13 +504,23 @@ def _set(data_type: DataType) -> Converter:
 _MEMO_LIMIT: Final = 256
 
 
-def _raw(v: Any) -> Value:
-    """Untyped (no schema anywhere): JSON scalars as they are, booleans as BIT-style integers."""
-    if type(v) is bool:
-        return int(v)
-    if type(v) is Decimal:
-        return v if v != v.to_integral_value() or "." in str(v) else int(v)
-    return v
+def _text(v: Any) -> Value:
+    """A column no schema types (schemaless, no user TableSchema): its JSON value as text, whatever the message,
+    so that the column has one type however its values are written (``0.75`` and ``"3.140000104904175"`` alike).
+
+    Strings as they are, numbers as their digits (exactly parsed: as written, an exponent as ``E``), booleans
+    ``true``/``false``, objects and arrays as compact JSON.
+    """
+    kind = type(v)
+    if kind is str:
+        return v
+    if kind is bool:
+        return "true" if v else "false"
+    if kind is int or kind is Decimal:
+        return str(v)
+    if kind is float:
+        return repr(v)
+    return orjson.dumps(_document(v)).decode()
 
 
 # --------------------------------------------------------------------------------------- type inference
@@ -966,7 +988,8 @@ def _schemaless_json(v: Any) -> Value:
     return _map_document(v) if type(v) is dict else _json(v)
 
 
-UNTYPED: Final[Converter] = _raw
+UNTYPED: Final[Converter] = _text
+TEXT_TYPE: Final = DataType(mysql_type=MySQLType.LONGTEXT)
 
 CONVERSION_ERRORS: Final = (WireError, TextFormError, ValueError, TypeError, OverflowError, binascii.Error)
 

@@ -9,6 +9,7 @@ from typing import Final
 from cdc_core.naming import sanitize_name
 
 PROTOCOL: Final = "debezium"
+AVRO_PROTOCOL: Final = "debezium-avro"  # the same events as Kafka Connect's Avro converter writes them
 DEBEZIUM_VERSION: Final = "2.4.0.Final"
 TICDC_CONNECTOR: Final = "TiCDC"
 

@@ -19,17 +19,21 @@ import subprocess
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit
 
+import attrs
+
 from cdc_core.jvm import bundle, java_executable, unpacked
+from cdc_core.message import Message
 from cdc_testing.kafka import free_port
 from cdc_testing.processes import ServerProcess, log_tail
 
 BUNDLE: Final = "schema-registry"
 CCOMPAT_PATH: Final = "/apis/ccompat/v7"
+REGISTRY_V2_PATH: Final = "/apis/registry/v2"
 START_TIMEOUT_S: Final = 120.0
 STOP_TIMEOUT_S: Final = 20.0
 COMPATIBILITY: Final = "BACKWARD"  # Confluent's default level
@@ -67,6 +71,11 @@ class ApicurioRegistry(ServerProcess):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}{CCOMPAT_PATH}"
+
+    @property
+    def registry_api_url(self) -> str:
+        """Apicurio's own v2 API, which Apicurio's serdes and Kafka Connect converters speak."""
+        return f"http://127.0.0.1:{self.port}{REGISTRY_V2_PATH}"
 
     @property
     def log_file(self) -> Path:
@@ -129,6 +138,16 @@ class ApicurioRegistry(ServerProcess):
             raw = answer.read()
         return json.loads(raw) if raw else None
 
+    def register_captured(self, schemas: Mapping[int, str]) -> dict[int, int]:
+        """Register writer schemas captured from another registry (each under a subject of its own); returns the id
+        this registry gave each old id. Replaying captured Confluent-framed messages against this registry then
+        needs only their ids rewritten (:func:`with_schema_ids`)."""
+        given: dict[int, int] = {}
+        for old, text in sorted(schemas.items()):
+            answer = self.call("POST", f"/subjects/captured-{old}/versions", {"schema": text, "schemaType": "AVRO"})
+            given[old] = int(answer["id"])
+        return given
+
     def reset(self) -> None:
         """Delete every subject (soft, then permanently) and restore the global compatibility level.
 
@@ -173,6 +192,18 @@ class ApicurioRegistry(ServerProcess):
             path = unquote(parts.path)
             found.append((method, path.removeprefix(CCOMPAT_PATH)))
         return found
+
+
+def with_schema_ids(messages: Iterable[Message], ids: Mapping[int, int]) -> list[Message]:
+    """``messages`` with the schema id of every Confluent-framed key and value replaced by ``ids[old]``."""
+
+    def renumbered(data: bytes | None) -> bytes | None:
+        if not data or len(data) < 5 or data[0] != 0:
+            return data
+        old = int.from_bytes(data[1:5], "big")
+        return data[:1] + ids.get(old, old).to_bytes(4, "big") + data[5:]
+
+    return [attrs.evolve(m, key=renumbered(m.key), value=renumbered(m.value)) for m in messages]
 
 
 @contextlib.contextmanager

@@ -29,6 +29,7 @@ from cdc_core.errors import CdcError
 from cdc_core.events import DDLEvent, DDLType, Event, Op, RowChange
 from cdc_core.message import Message
 from cdc_core.values import Geometry
+from cdc_testing.apicurio import ApicurioRegistry
 from cdc_testing.connect import JSON_CONVERTER, ConnectWorker
 from cdc_testing.databases import PASSWORD, USER, MariaDB, PostgreSQL
 
@@ -38,15 +39,32 @@ TableState = dict[Any, Row]  # primary key value -> row
 
 @attrs.frozen
 class Variant:
-    """One connector: a name (also its topic prefix), its settings, and the decoder options for its output."""
+    """One connector: a name (also its topic prefix), its settings, and the decoder options for its output.
+
+    ``protocol`` is what reads it: ``debezium`` (JsonConverter) or ``debezium-avro`` (Apicurio's Avro converter,
+    whose registry settings :func:`avro_converters` adds when the registry's address is known). ``mirrors`` names
+    the JSON variant with the same connector settings, whose events an Avro variant's must equal.
+    """
 
     name: str
     settings: Mapping[str, str] = attrs.field(factory=dict)
     decoder_options: Mapping[str, str] = attrs.field(factory=dict)
+    protocol: str = "debezium"
+    mirrors: str | None = None
 
     @property
     def schemas(self) -> bool:
-        return self.settings.get("value.converter.schemas.enable", "true") == "true"
+        return self.protocol == AVRO_PROTOCOL or self.settings.get("value.converter.schemas.enable", "true") == "true"
+
+    def with_registry(self, registry: ApicurioRegistry) -> Variant:
+        """An Avro variant with its converters pointed at ``registry`` and its decoder reading from it."""
+        if self.protocol != AVRO_PROTOCOL:
+            return self
+        return attrs.evolve(
+            self,
+            settings={**self.settings, **avro_converters(registry.registry_api_url)},
+            decoder_options={**self.decoder_options, "schema-registry": registry.url},
+        )
 
     def setting(self, key: str, default: str) -> str:
         return self.settings.get(key, default)
@@ -63,6 +81,32 @@ def converters(*, schemas: bool = True, decimal_format: str | None = None) -> di
     if decimal_format is not None:
         settings["key.converter.decimal.format"] = decimal_format
         settings["value.converter.decimal.format"] = decimal_format
+    return settings
+
+
+AVRO_PROTOCOL = "debezium-avro"
+AVRO_CONVERTER = "io.apicurio.registry.utils.converter.AvroConverter"
+
+
+def avro_converters(registry_api_url: str) -> dict[str, str]:
+    """Apicurio's Avro converter for key and value, written as Confluent's converter writes: magic byte and 4-byte
+    schema id in the record (not in headers), the id a content id, which is what the registry's Confluent API
+    (``/apis/ccompat/v7``) calls a schema id; schemas registered as ``<topic>-key``/``<topic>-value``.
+
+    Avro names allow only letters, digits and ``_``: the connector adjusts record and field names to them
+    (``schema.name.adjustment.mode=avro``), as Debezium's documentation asks for with Avro.
+    """
+    settings = {"schema.name.adjustment.mode": "avro", "field.name.adjustment.mode": "avro"}
+    for side in ("key.converter", "value.converter"):
+        settings |= {
+            side: AVRO_CONVERTER,
+            f"{side}.apicurio.registry.url": registry_api_url,
+            f"{side}.apicurio.registry.auto-register": "true",
+            f"{side}.apicurio.registry.find-latest": "true",
+            f"{side}.apicurio.registry.as-confluent": "true",
+            f"{side}.apicurio.registry.use-id": "contentId",
+            f"{side}.apicurio.registry.headers.enabled": "false",
+        }
     return settings
 
 
@@ -411,12 +455,15 @@ def dead_letter_lines(rows: Iterable[Mapping[str, Any]], limit: int = 10) -> str
 
 
 __all__ = [
+    "AVRO_CONVERTER",
+    "AVRO_PROTOCOL",
     "SPATIAL_TYPES",
     "Compare",
     "Expected",
     "Row",
     "TableState",
     "Variant",
+    "avro_converters",
     "compare_with",
     "converters",
     "dead_letter_lines",

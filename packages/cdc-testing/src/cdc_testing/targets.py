@@ -41,10 +41,17 @@ def cdc_executable() -> Path:
 
 
 def run_cdc_apply(
-    protocol: str, bootstrap: str, topics: Sequence[str], target: Path, timeout_s: float = 600
+    protocol: str,
+    bootstrap: str,
+    topics: Sequence[str],
+    target: Path,
+    timeout_s: float = 600,
+    *,
+    options: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``cdc apply --once`` of ``topics`` into ``target`` on ``local[1]``, in an environment of only what it needs
-    (the Python, Java and the JVM jar cache), so a test sees what a user's shell would."""
+    (the Python, Java and the JVM jar cache), so a test sees what a user's shell would; ``options``: the codec's
+    (``--option KEY=VALUE``)."""
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": os.environ.get("HOME", str(target.parent)),
@@ -56,6 +63,7 @@ def run_cdc_apply(
             env[name] = os.environ[name]
     source = f"kafka://{bootstrap}/{','.join(topics)}"
     command = [str(cdc_executable()), "apply", "--protocol", protocol, "--source", source, "--target", str(target)]
+    command += [part for key, value in (options or {}).items() for part in ("--option", f"{key}={value}")]
     return subprocess.run(
         [*command, "--once", "--master", "local[1]", "--quiet"],
         env=env,

@@ -4,19 +4,30 @@ database went through meanwhile.
 The workload's tables must include ``marks (id, mark)``: rows written there are the progress marks the run
 waits for on every variant's ``<variant>.<schema>.marks`` topic (a mark streamed means everything before it
 was). ``CDC_WRITE_CAPTURES=DIR`` also writes every variant's messages, marks left out, as message lines into
-``DIR/<variant>.jsonl``.
+``DIR/<variant>.jsonl``, and for a variant written with the Avro converter the registry's schemas its messages
+name, as ``DIR/<variant>.schemas.json`` (``{"<schema id>": "<schema text>"}``).
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+import struct
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cdc_core.message import Message
+from cdc_testing.apicurio import ApicurioRegistry
 from cdc_testing.connect import ConnectWorker
-from cdc_testing.producers import TableState, read_all, topics_with_prefix, wait_for_value, write_message_lines
+from cdc_testing.producers import (
+    AVRO_CONVERTER,
+    TableState,
+    read_all,
+    topics_with_prefix,
+    wait_for_value,
+    write_message_lines,
+)
 
 CAPTURES_ENV = "CDC_WRITE_CAPTURES"
 
@@ -24,9 +35,10 @@ CAPTURES_ENV = "CDC_WRITE_CAPTURES"
 class WorkloadRun:
     """What a module's producers wrote (messages per variant) and what the database said along the way."""
 
-    def __init__(self, tables: Sequence[str], bootstrap: str) -> None:
+    def __init__(self, tables: Sequence[str], bootstrap: str, registry: ApicurioRegistry | None = None) -> None:
         self.tables = tuple(tables)
         self.bootstrap = bootstrap
+        self.registry = registry  # where the Avro variants' schemas are
         self.states: dict[str, list[TableState]] = {t: [] for t in self.tables}
         self.columns: dict[tuple[str, str], dict[str, Any]] = {}  # (table, column) -> what the catalog says
         self.messages: dict[str, list[Message]] = {}
@@ -76,9 +88,19 @@ def stream_variants(
         worker.remove(name)  # a PostgreSQL connector drops its replication slot (slot.drop.on.stop)
     captures = os.environ.get(CAPTURES_ENV)
     if captures:
-        for name in connectors:
+        for name, config in connectors.items():
             kept = [m for m in run.messages[name] if not (m.topic or "").endswith(".marks")]
             write_message_lines(Path(captures) / f"{name}.jsonl", kept)
+            if config.get("value.converter") == AVRO_CONVERTER and run.registry is not None:
+                write_schemas(Path(captures) / f"{name}.schemas.json", run.registry, kept)
 
 
-__all__ = ["CAPTURES_ENV", "WorkloadRun", "stream_variants"]
+def write_schemas(path: Path, registry: ApicurioRegistry, messages: Iterable[Message]) -> int:
+    """The registry's schema text of every schema id the Confluent-framed keys and values of ``messages`` name."""
+    ids = sorted({struct.unpack(">I", data[1:5])[0] for m in messages for data in (m.key, m.value) if data})
+    schemas = {str(i): registry.call("GET", f"/schemas/ids/{i}")["schema"] for i in ids}
+    path.write_text(json.dumps(schemas, indent=1) + "\n", encoding="utf-8")
+    return len(schemas)
+
+
+__all__ = ["CAPTURES_ENV", "WorkloadRun", "stream_variants", "write_schemas"]

@@ -41,6 +41,12 @@ def _debezium(options: Mapping[str, object], session_zone: str, spark: SparkSess
     return DebeziumAdapter(options, session_zone)
 
 
+def _debezium_avro(options: Mapping[str, object], session_zone: str, spark: SparkSession) -> Adapter | None:
+    from cdc_spark.decoding.debezium_avro import DebeziumAvroAdapter
+
+    return DebeziumAvroAdapter(options, session_zone)
+
+
 def _simple(options: Mapping[str, object], session_zone: str, spark: SparkSession) -> Adapter | None:
     if str(options.get("encoding-format", "json")) != "json":
         return None  # Simple's Avro encoding: the codec (no JVM rules yet)
@@ -63,6 +69,7 @@ def _avro(options: Mapping[str, object], session_zone: str, spark: SparkSession)
 ADAPTERS: Final[Mapping[str, Callable[[Mapping[str, object], str, SparkSession], Adapter | None]]] = {
     "canal-json": _canal,
     "debezium": _debezium,
+    "debezium-avro": _debezium_avro,
     "simple": _simple,
     "avro": _avro,
 }

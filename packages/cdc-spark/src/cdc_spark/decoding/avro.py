@@ -39,7 +39,7 @@ import attrs
 from cdc_avro.errors import RegistryUnavailableError
 from cdc_avro.names import EXTENSION_FIELDS, TIDB_COMMIT_TS, TIDB_OP, TIDB_ROW_CHECKSUM
 from cdc_avro.readers import WriterSchemaError, column_of, record_reader
-from cdc_avro.registry import Registry, RegistrySettings, SchemaNotFoundError
+from cdc_avro.registry import RegistrySettings, SchemaNotFoundError
 from cdc_core.codec import Options
 from cdc_core.errors import CdcError
 from cdc_core.events import RowChange
@@ -48,8 +48,10 @@ from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_spark.decoding import adapter as A
+from cdc_spark.decoding import confluent
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.avro_records import permissive_from_avro
+from cdc_spark.decoding.confluent import read_whole, with_end_marker
 from cdc_spark.decoding.java_text import JavaText
 from cdc_spark.decoding.jvm_values import (
     Typed,
@@ -69,8 +71,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 PROTOCOL: Final = "avro"
-HEADER: Final = 5  # magic byte 0 + big-endian schema id
-END_MARKER: Final = 0x5EC0DEC0FFEE  # read back from the end of every record: the record was read whole
 _LONG_MAX: Final = 2**63 - 1
 _TSO_MESSAGE: Final = 9  # a marker byte + 8-byte TSO (watermark, delete marker)
 _DDL: Final = 0x01
@@ -80,28 +80,6 @@ _TOMBSTONE: Final = "tombstone"  # the value part of a tombstone's shape
 _DDL_ENVELOPE: Final = "type bigint, commitTs decimal(20,0), query string, schema string, table string"
 _DDL_COMMIT_TS: Final = r'[{,]\s*"commitTs"\s*:\s*([0-9]+)\s*[,}]'  # an integer literal, not a string
 _LOG = logging.getLogger(__name__)
-_REGISTRIES: dict[RegistrySettings, Registry] = {}  # one client (and schema cache) per registry, for the process
-
-
-def _zigzag_varint(number: int) -> bytes:
-    """Avro's encoding of a non-negative ``long``."""
-    value = number << 1
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-_END_BYTES: Final = _zigzag_varint(END_MARKER)
-
-
-def _registry(settings: RegistrySettings) -> Registry:
-    registry = _REGISTRIES.get(settings)
-    if registry is None:
-        registry = _REGISTRIES[settings] = Registry(settings)
-    return registry
 
 
 @attrs.frozen(kw_only=True)
@@ -123,7 +101,7 @@ class WriterSchema:
         (spark-avro does not check; the codec rejects a record that is not)."""
         from pyspark.sql import functions as F
 
-        good = record[self.end_field] == END_MARKER
+        good = read_whole(record, self.end_field)
         for name in self.strings:
             good = good & F.coalesce(F.is_valid_utf8(record[name]), F.lit(True))
         return good
@@ -165,13 +143,9 @@ def writer_schema(schema_id: int, text: str) -> WriterSchema:
             continue
         column, primitive = column_of(field)
         columns[column.name] = (column.data_type, primitive)
-    end_field = "__cdc_end"
-    while end_field in names:
-        end_field += "_"
-    spark_document = {
-        **document,
-        "fields": [*[_spark_field(f) for f in document["fields"]], {"name": end_field, "type": "long"}],
-    }
+    spark_document, end_field = with_end_marker(
+        {**document, "fields": [_spark_field(f) for f in document["fields"]]}, names
+    )
     return WriterSchema(
         schema_id=schema_id,
         database=reader.database,
@@ -354,34 +328,6 @@ def _record(role: str, schema_id: int | str) -> str:
     return f"__av{role}{schema_id}"
 
 
-def _header(data: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.substring(data, 1, HEADER)
-
-
-def _confluent_id(header: bytes | bytearray | None) -> int | None:
-    if header is None or len(header) != HEADER or header[0] != 0:
-        return None
-    return int.from_bytes(header[1:], "big")
-
-
-def _header_of(schema_id: int) -> bytearray:
-    return bytearray(b"\x00" + schema_id.to_bytes(4, "big"))
-
-
-def _known_id(data: Column, schemas: Mapping[int, WriterSchema]) -> Column:
-    """The schema id of the record in ``data`` where its header names one of ``schemas``, else null. Found once per
-    record: a comparison of its header bytes copies them out of the row each time (every per-id value tested it)."""
-    from pyspark.sql import functions as F
-
-    header = _header(data)
-    found: Column = F.lit(None).cast("long")
-    for schema_id in schemas:
-        found = F.when(header == F.lit(_header_of(schema_id)), F.lit(schema_id).cast("long")).otherwise(found)
-    return found
-
-
 def _tso(value: Column) -> Column:
     """The unsigned big-endian TSO after a marker byte."""
     from pyspark.sql import functions as F
@@ -440,7 +386,7 @@ class AvroAdapter:
 
     def _fetch(self, ids: set[int]) -> dict[int, WriterSchema]:
         """The writer schemas of ``ids`` the registry gives and TiCDC could have written (the others: the codec)."""
-        registry = _registry(self._settings())
+        registry = confluent.registry(self._settings())
         found: dict[int, WriterSchema] = {}
         for schema_id in sorted(ids):
             try:
@@ -453,13 +399,7 @@ class AvroAdapter:
 
     def _learn_schemas(self, messages: DataFrame) -> None:
         """The batch's schema ids, from one small job over the headers; their schemas from the registry."""
-        from pyspark.sql import functions as F
-
-        headers = messages.select(
-            _header(F.col("key")).alias("k"), _header(F.col("value")).alias("v")
-        ).distinct().collect()  # fmt: skip
-        key_ids = {i for i in (_confluent_id(r["k"]) for r in headers) if i is not None}
-        value_ids = {i for i in (_confluent_id(r["v"]) for r in headers) if i is not None}
+        key_ids, value_ids = confluent.batch_ids(messages)
         fetched = self._fetch(key_ids | value_ids)
         self.keys = {i: fetched[i] for i in sorted(key_ids) if i in fetched}
         self.values = {i: fetched[i] for i in sorted(value_ids) if i in fetched}
@@ -484,11 +424,10 @@ class AvroAdapter:
         tso_message = F.length(value) == _TSO_MESSAGE
         tso = _tso(value)
         # each record's schema id where it is one of the batch's, found once: every per-id value below tests it
-        ids = {"__kid": _known_id(key, self.keys), "__vid": _known_id(value, self.values)}
-        end = F.lit(bytearray(_END_BYTES))
+        ids = {"__kid": confluent.known_id(key, self.keys), "__vid": confluent.known_id(value, self.values)}
 
         def decoded(role: str, data: Column, schemas: Mapping[int, WriterSchema]) -> list[Column]:
-            body = F.concat(F.substring(data, HEADER + 1, 1 << 30), end)
+            body = confluent.avro_body(data)
             schema_id = F.col(f"__{role}id")
             return [
                 F.when(schema_id == F.lit(i), permissive_from_avro(body, s.spark_schema)).alias(_record(role, i))
