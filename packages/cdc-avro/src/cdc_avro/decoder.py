@@ -15,7 +15,6 @@ import fastavro
 from cdc_avro import wire
 from cdc_avro.checksum import row_checksum
 from cdc_avro.ddl import ddl_type_of
-from cdc_avro.errors import RegistryUnavailableError
 from cdc_avro.names import PROTOCOL, TIDB_COMMIT_TS, TIDB_OP, TIDB_ROW_CHECKSUM
 from cdc_avro.readers import RecordReader, WriterSchemaError, record_reader
 from cdc_avro.registry import Registry, SchemaNotFoundError
@@ -183,8 +182,6 @@ class AvroDecoder:
                 self._by_glue[framed.glue_version] = glue_reader
             return glue_reader
         except SchemaNotFoundError as exc:
-            raise DecodeError.at(message, PROTOCOL, str(exc), field=f"{part}.schema_id") from exc
-        except RegistryUnavailableError as exc:
             raise DecodeError.at(message, PROTOCOL, str(exc), field=f"{part}.schema_id") from exc
         except WriterSchemaError as exc:
             raise DecodeError.at(message, PROTOCOL, f"writer schema: {exc}", field=f"{part}.schema") from exc
