@@ -70,10 +70,10 @@ class BoundedConsumer:
         if error.name() in _DOWN and self._down_since is None:
             self._down_since = time.monotonic()
 
-    def _unavailable(self, what: str) -> UnavailableError:
-        return UnavailableError(
-            f"kafka: {what}: no broker of {self.brokers} answered within {self.timeout:g} s (--broker-timeout)"
-        )
+    def _reason(self, exc: Exception) -> str:
+        """A librdkafka failure's own words (``Local: Broker transport failure``), credentials masked."""
+        error: Any = exc.args[0] if exc.args else exc
+        return self._safe(error.str() if callable(getattr(error, "str", None)) else error)
 
     def _metadata(self, timeout: float) -> Any:
         from confluent_kafka import KafkaException
@@ -81,7 +81,10 @@ class BoundedConsumer:
         try:
             return self.consumer.list_topics(timeout=timeout)  # every topic: asking for one may create it
         except KafkaException as exc:
-            raise self._unavailable(f"reading the topics' metadata failed ({self._safe(exc)})") from None
+            raise UnavailableError(
+                f"kafka: no broker of {self.brokers} answered within {self.timeout:g} s (--broker-timeout) while "
+                f"reading the topics' metadata: {self._reason(exc)}"
+            ) from None
 
     def _check_topics(self) -> dict[str, list[int]]:
         """Each topic's partitions; a topic the brokers do not have is a usage error (it would wait for ever)."""
@@ -114,8 +117,8 @@ class BoundedConsumer:
             self.consumer.commit(message=record, asynchronous=False)
         except KafkaException as exc:
             raise UnavailableError(
-                f"kafka: committing {record.topic()}[{record.partition()}]@{record.offset()} failed "
-                f"({self._safe(exc)}); that message will be read again"
+                f"kafka: committing {record.topic()}[{record.partition()}]@{record.offset()} failed: "
+                f"{self._reason(exc)}; that message will be read again"
             ) from None
 
     def committed(self) -> dict[tuple[str, int], int]:
