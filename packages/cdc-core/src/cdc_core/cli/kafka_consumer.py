@@ -57,7 +57,9 @@ class BoundedConsumer:
         except KafkaException as exc:  # librdkafka may quote the rejected value: never print a credential
             raise ConfigError(f"kafka consumer settings rejected: {self._safe(exc)}") from None
         self.partitions = self._check_topics()
-        self.consumer.subscribe(list(self.topics))
+        self.assigned_at: float | None = None  # when the group gave this consumer its partitions
+        self._subscribed_at = time.monotonic()
+        self.consumer.subscribe(list(self.topics), on_assign=self._on_assign)
 
     @property
     def brokers(self) -> str:
@@ -65,6 +67,10 @@ class BoundedConsumer:
 
     def _safe(self, error: object) -> str:
         return redact_text(str(error), self.config)
+
+    def _on_assign(self, _consumer: Any, _partitions: Any) -> None:
+        if self.assigned_at is None:
+            self.assigned_at = time.monotonic()
 
     def _on_error(self, error: Any) -> None:
         if error.name() in _DOWN and self._down_since is None:
@@ -105,9 +111,15 @@ class BoundedConsumer:
             if error.name() == "_PARTITION_EOF":
                 return None
             raise UnavailableError(f"kafka: reading {record.topic()}[{record.partition()}]: {self._safe(error)}")
-        if self._down_since is not None and time.monotonic() - self._down_since > self.timeout:
+        now = time.monotonic()
+        if self._down_since is not None and now - self._down_since > self.timeout:
             self._metadata(PROBE_TIMEOUT_S)  # raises while they are still down
             self._down_since = None
+        if self.assigned_at is None and now - self._subscribed_at > self.timeout:
+            raise UnavailableError(
+                f"kafka: the group coordinator of {self.brokers} assigned no partitions of {', '.join(self.topics)} "
+                f"within {self.timeout:g} s (--broker-timeout)"
+            )
         return None
 
     def commit(self, record: Any) -> None:

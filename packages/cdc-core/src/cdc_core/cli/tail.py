@@ -33,7 +33,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tail.add_argument("--group", "-g", help="consumer group (default: a fresh one, nothing committed)")
     tail.add_argument("--from-beginning", action="store_true", help="start at the earliest offset without a commit")
     tail.add_argument("--max-messages", type=int, help="stop after this many messages")
-    tail.add_argument("--idle-timeout", type=float, help="stop after this many seconds without a message")
+    tail.add_argument(
+        "--idle-timeout",
+        type=float,
+        help="stop after this many seconds without a message (counted from when the group assigned the partitions)",
+    )
     tail.add_argument(
         "--broker-timeout",
         type=float,
@@ -96,11 +100,12 @@ def tail_command(args: argparse.Namespace) -> int:
 def _consume(
     args: argparse.Namespace, consumer: BoundedConsumer, decoder: Any, failures: FailedMessages, summary: RunSummary
 ) -> None:
-    last = time.monotonic()
+    last: float | None = None  # the idle clock starts once the group has assigned the partitions
     while args.max_messages is None or summary.read < args.max_messages:
         record = consumer.poll(0.5)
         if record is None:
-            if args.idle_timeout is not None and time.monotonic() - last > args.idle_timeout:
+            last = last if last is not None else consumer.assigned_at
+            if args.idle_timeout is not None and last is not None and time.monotonic() - last > args.idle_timeout:
                 return
             continue
         last = time.monotonic()
