@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import attrs
+
 from cdc_core.cli.summary import changes_text, offsets_text, plural
 
 if TYPE_CHECKING:
@@ -55,35 +57,51 @@ def _numbered(folder: str) -> list[int]:
         return []
 
 
-def _kafka_offsets(lines: Iterable[str]) -> str:
-    """A committed batch's Kafka offsets in words (a file source's offsets count files: they say nothing here)."""
-    texts = []
+def _kafka_offsets(lines: Iterable[str]) -> dict[tuple[str, int], int]:
+    """A committed batch's Kafka offsets (a file source's offsets count files: they say nothing here)."""
+    found: dict[tuple[str, int], int] = {}
     for line in lines:
         try:
             offsets = json.loads(line)
         except ValueError:
             continue
         if isinstance(offsets, dict) and offsets and all(isinstance(v, dict) for v in offsets.values()):
-            texts.append(offsets_text(_flat(offsets)))
-    return ", ".join(texts)
+            found.update(_flat(offsets))
+    return found
 
 
-def checkpoint_position(checkpoint: str) -> str:
-    """Where a checkpoint stands: its last committed batch, when, and its Kafka offsets; or that it has none."""
+@attrs.frozen
+class Commit:
+    """The last micro-batch a checkpoint committed: its id, when, and the Kafka offsets it reached."""
+
+    batch_id: int
+    at: dt.datetime
+    offsets: Mapping[tuple[str, int], int]
+
+
+def last_commit(checkpoint: str) -> Commit | None:
+    """The checkpoint's last committed batch (None before the first)."""
     stream = os.path.join(checkpoint, "stream")
     committed = _numbered(os.path.join(stream, "commits"))
     if not committed:
-        return "the start (no batch committed in the checkpoint yet)"
+        return None
     last = committed[-1]
-    commit = os.path.join(stream, "commits", str(last))
-    when = dt.datetime.fromtimestamp(os.path.getmtime(commit), tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    at = dt.datetime.fromtimestamp(os.path.getmtime(os.path.join(stream, "commits", str(last))), tz=dt.UTC)
     try:
         with open(os.path.join(stream, "offsets", str(last)), encoding="utf-8") as log:
             lines = log.read().splitlines()[2:]  # a version line, the batch's metadata, then one line per source
     except OSError:
         lines = []
-    offsets = _kafka_offsets(lines)
-    return f"batch {last} of {when}" + (f" (offsets {offsets})" if offsets else "")
+    return Commit(batch_id=last, at=at, offsets=_kafka_offsets(lines))
 
 
-__all__ = ["checkpoint_position", "summary_line"]
+def checkpoint_position(checkpoint: str) -> str:
+    """Where a checkpoint stands, in words: its last committed batch, when, and its Kafka offsets."""
+    commit = last_commit(checkpoint)
+    if commit is None:
+        return "the start (no batch committed in the checkpoint yet)"
+    offsets = f" (offsets {offsets_text(commit.offsets)})" if commit.offsets else ""
+    return f"batch {commit.batch_id} of {commit.at:%Y-%m-%d %H:%M:%S} UTC{offsets}"
+
+
+__all__ = ["Commit", "checkpoint_position", "last_commit", "summary_line"]
