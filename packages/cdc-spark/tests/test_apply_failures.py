@@ -24,6 +24,7 @@ from cdc_core.schema import Column, TableSchema
 from cdc_core.types import parse_type_text
 from cdc_spark.demo import differences, read_table
 from cdc_testing.changefeed import Changefeed, encode, generate
+from cdc_testing.faults import proxied, reopenable_port
 
 pytest.importorskip("cdc_debezium")
 pytestmark = pytest.mark.spark
@@ -39,7 +40,7 @@ def _apply(capfd: pytest.CaptureFixture[str], source: Path, target: Path, *args:
 def _failure(err: str) -> str:
     """The run's one failure line, after checking that nothing else of a failure (a trace) was printed."""
     assert "Traceback" not in err and "\tat " not in err and "JVM stacktrace" not in err, err[-3000:]
-    lines = [line for line in err.splitlines() if line.startswith("cdc apply:")]
+    lines = [line for line in err.splitlines() if line.startswith("cdc apply:") and "cdc apply: retry " not in line]
     assert len(lines) == 1, err[-3000:]
     return lines[0]
 
@@ -196,3 +197,50 @@ def test_debug_prints_the_whole_trace_before_the_line(capfd: pytest.CaptureFixtu
     assert code == 2
     assert "Traceback (most recent call last)" in err
     assert err.strip().splitlines()[-1].startswith("cdc apply: table shop.nopk has no primary or unique key")
+
+
+def test_a_line_that_is_no_message_line_fails_naming_file_and_line(
+    capfd: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    feed = generate(seed=9, transactions=10)
+    source = _feed(tmp_path / "in", feed)
+    (source / "zz.jsonl").write_text('{"value": "ok"}\n{"value": 5}\n', encoding="utf-8")  # raised in an executor
+    code, _, err = _apply(capfd, source, tmp_path / "tables")
+    assert code == 1
+    assert re.search(r"^cdc apply: .*zz\.jsonl:2 field value: ", _failure(err)), err[-2000:]
+    assert _committed(tmp_path / "tables" / "_checkpoint") == []
+    (source / "zz.jsonl").unlink()
+    code, _, err = _apply(capfd, source, tmp_path / "tables")
+    assert code == 0, err[-3000:]
+    assert differences(str(tmp_path / "tables"), feed) == []
+
+
+@pytest.mark.parametrize("plan", ["python", "jvm"])
+def test_a_registry_that_is_down_fails_the_run_with_exit_3_and_a_rerun_loses_nothing(
+    capfd: pytest.CaptureFixture[str], tmp_path: Path, request: pytest.FixtureRequest, plan: str
+) -> None:
+    pytest.importorskip("cdc_avro")
+    registry = request.getfixturevalue("schema_registry")
+    feed = generate(seed=10, transactions=10)
+    port = reopenable_port()
+    url = registry.url.replace(f":{registry.port}/", f":{port}/")
+    with proxied(registry.port, port) as proxy:
+        folder = tmp_path / "in"
+        folder.mkdir()
+        with (folder / "changes.jsonl").open("w", encoding="utf-8") as handle:
+            write_lines(encode(feed, "avro", {"schema-registry": url, "enable-tidb-extension": True}), handle)
+        args = ["--protocol", "avro", "--source", f"file://{folder}", "--target", str(tmp_path / "tables"), "--once",
+                "-o", f"schema-registry={url}", "-o", f"decode={plan}", "-o", "schema-registry-max-retries=1",
+                "-o", "schema-registry-retry-backoff-ms=10", "--retries", "1", "--retry-backoff", "0.1"]  # fmt: skip
+        with proxy.outage():
+            code = cdc(["apply", *args])
+            _, err = capfd.readouterr()
+        assert code == 3
+        line = _failure(err)
+        assert "avro: schema registry" in line and "rerun once it is back" in line, line
+        assert "cdc apply: retry 1 of 1 in 0.1 s, from the checkpoint, after: avro: schema registry" in err
+        assert _committed(tmp_path / "tables" / "_checkpoint") == []
+        code = cdc(["apply", *args])
+        _, err = capfd.readouterr()
+    assert code == 0, err[-3000:]
+    assert differences(str(tmp_path / "tables"), feed) == []

@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scd", type=int, choices=(1, 2), default=1, help="SCD type 1 (latest) or 2 (history)")
     parser.add_argument("--track-columns", help="SCD2: comma-separated columns whose changes start a new version")
     parser.add_argument(
-        "--tombstone-hours", type=float, default=168.0, help="keep deletes this long against late updates"
+        "--tombstone-hours", type=float, default=168.0, help="keep deletes this long against late updates (default 168)"
     )
     parser.add_argument(
         "--metadata-columns",

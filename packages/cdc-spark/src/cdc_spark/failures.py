@@ -110,13 +110,29 @@ def _first_line(text: str) -> str:
     return "(no message)"
 
 
+_EXCEPTION_NAME: Final = re.compile(r"(?:[\w$]+\.)+[\w$]*(?:Exception|Error): ")
+
+
+def _innermost(line: str) -> str:
+    """``a.Exception: b.TimeoutException: Timed out ...`` -> ``Timed out ...``: the deepest cause's own words."""
+    parts = [part.strip() for part in _EXCEPTION_NAME.split(line) if part.strip()]
+    return parts[-1] if parts else line.strip()
+
+
+def reason(error: BaseException) -> str:
+    """What a Spark or py4j error says, in one line: its deepest cause's message (no class names, no trace)."""
+    text = _text(error)
+    line = next((ln for ln in text.splitlines() if "Exception: " in ln or "Error: " in ln), _first_line(text))
+    return _innermost(_PY4J_CALL.sub("", line))[:300]
+
+
 def _java_cause(text: str) -> CdcError | None:
     for markers, kind, what in _JAVA_CAUSES:
         marker = next((m for m in markers if m in text), None)
         if marker is None:
             continue
         line = next((ln.strip() for ln in text.splitlines() if marker in ln), marker)
-        return kind(f"{what} ({line[:300]})")
+        return kind(f"{what} ({_innermost(_PY4J_CALL.sub('', line))[:300]})")
     return None
 
 
@@ -149,4 +165,4 @@ def _from_spark(error: BaseException) -> bool:
     return module.startswith(("pyspark", "py4j"))
 
 
-__all__ = ["SparkError", "typed"]
+__all__ = ["SparkError", "reason", "typed"]

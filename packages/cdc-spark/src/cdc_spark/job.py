@@ -9,6 +9,7 @@ that already hold it skip it (exactly once).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -25,7 +26,7 @@ from cdc_core.registry import get_codec
 from cdc_core.secrets import redact_options
 from cdc_spark.apply import Applied, apply_batch
 from cdc_spark.decoding import PLANS, decode
-from cdc_spark.failures import typed
+from cdc_spark.failures import reason, typed
 from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, build_spec
 from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
 from cdc_spark.retries import RetryPolicy
@@ -502,7 +503,7 @@ def run(
     """
     say = notify or _LOG.warning
     waits = config.retry.waits()
-    metrics_restarts = 0
+    retried = metrics_restarts = 0
     while True:
         query: StreamingQuery | None = None
         processor: BatchProcessor | None = None
@@ -517,23 +518,32 @@ def run(
                 # checkpoint had planned but not committed (SPARK-55271): the batch itself was applied (exactly
                 # once, by the sinks' batch ids), so the query is started again from its checkpoint.
                 metrics_restarts += 1
-                say(f"restarting the query after Spark's Kafka progress-report failure: {exc}")
+                say(f"restarting the query after Spark's Kafka progress-report failure (SPARK-55271): {reason(exc)}")
                 continue
             if processor is not None and processor.batches:
-                waits = config.retry.waits()  # it had recovered: the count starts anew
+                waits, retried = config.retry.waits(), 0  # it had recovered: the count starts anew
             wait = next(waits, None) if fault_of(failure) is Fault.INFRASTRUCTURE else None
             if wait is None:
                 if failure is exc:
                     raise
                 raise failure  # noqa: B904 (its cause is Spark's error, set where it was typed)
-            say(f"{failure}; restarting from the checkpoint in {wait:g} s")
+            retried += 1
+            say(f"retry {retried} of {config.retry.retries} in {wait:g} s, from the checkpoint, after: {failure}")
             time.sleep(wait)
         finally:
-            if query is not None and query.isActive:
-                query.stop()
+            _stop(query)
 
 
 _METRICS_RESTARTS: Final = 3
+
+
+def _stop(query: StreamingQuery | None) -> None:
+    """Stop ``query`` if it still runs (one that failed may say so by raising its failure again)."""
+    if query is None:
+        return
+    with contextlib.suppress(Exception):
+        if query.isActive:
+            query.stop()
 
 
 def _kafka_metrics_failure(exc: BaseException) -> bool:

@@ -50,9 +50,11 @@ def check_kafka_topics(
         listed = admin.listTopics().names()
         names = set(listed.get(int(timeout_s * 1000), jvm.java.util.concurrent.TimeUnit.MILLISECONDS))
     except Exception as exc:  # py4j carries Java's TimeoutException and ExecutionException alike
-        reason = redact_text(" ".join(str(exc).split())[:300], settings)
+        from cdc_spark.failures import reason
+
         raise UnavailableError(
-            f"kafka: no broker of {brokers} answered within {timeout_s:g} s (--broker-timeout): {reason}"
+            f"kafka: no broker of {brokers} answered within {timeout_s:g} s (--broker-timeout): "
+            f"{redact_text(reason(exc), settings)}"
         ) from None
     finally:
         admin.close(jvm.java.time.Duration.ofSeconds(1))
