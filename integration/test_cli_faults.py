@@ -301,3 +301,23 @@ def test_canonical_summary_counts_every_operation() -> None:
     done = _cdc("encode", "-p", "debezium", stdin="\n".join(lines))
     assert done.returncode == 0
     assert done.stderr.strip() == "cdc encode: 2 events read; changes: shop.orders (2 inserts); 0 dead letters"
+
+
+def test_decode_with_the_claim_check_store_failing_fails_with_exit_3_and_skips_nothing(tmp_path: Path) -> None:
+    pytest.importorskip("cdc_canal")
+    store = tmp_path / "claims"
+    big = RowChange(op=Op.INSERT, database="shop", table="orders", after={"id": 7, "note": "y" * 2000},
+                    commit_ts=1 << 40, schema=SCHEMA)  # fmt: skip
+    encoder = get_codec("canal-json").encoder({
+        "enable-tidb-extension": True, "max-message-bytes": 1000, "large-message-handle-option": "claim-check",
+        "claim-check-storage-uri": store.as_uri(),
+    })  # fmt: skip
+    stdin = "\n".join(format_line(m) for m in encoder.encode(big))
+    (tmp_path / "broken").write_text("a file where the store's directory should be")
+    args = ("decode", "-p", "canal-json", "--on-error", "skip", "-o")
+    down = _cdc(*args, f"claim-check-storage-uri={(tmp_path / 'broken' / 'claims').as_uri()}", stdin=stdin)
+    assert down.returncode == 3 and down.stdout == ""
+    assert "cannot be read from file storage" in _only_line(down.stderr, "decode")
+    back = _cdc(*args, f"claim-check-storage-uri={store.as_uri()}", stdin=stdin)
+    assert back.returncode == 0, back.stderr
+    assert [json.loads(line)["after"] for line in back.stdout.splitlines()] == [{"id": 7, "note": "y" * 2000}]

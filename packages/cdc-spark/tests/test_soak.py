@@ -124,7 +124,7 @@ def test_soak_with_broker_outages_and_consumer_kills(
         source=SourceSpec.parse(f"kafka://{broker.bootstrap}/{topic}"),
         target=str(tmp_path / "tables"),
         checkpoint=str(tmp_path / "checkpoint"),
-        options={"source.kafka.reconnect.backoff.max.ms": "500"},
+        options={"source.pollTimeoutMs": "20000", "source.kafka.reconnect.backoff.max.ms": "500"},
         retry=RetryPolicy(retries=6, backoff_s=1.0),  # rides out an outage within run()
     )
     size = -(-len(stream_of) // ROUNDS)
