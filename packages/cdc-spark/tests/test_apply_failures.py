@@ -68,6 +68,11 @@ def test_a_source_that_does_not_exist_is_an_error_before_anything_is_written(
     assert code == 2
     assert _failure(err).startswith(f"cdc apply: source file://{tmp_path / 'nope'}: no such file or directory")
     assert not (tmp_path / "tables").exists()  # no checkpoint, no batch 0
+    feed = generate(seed=2, transactions=10)
+    _feed(tmp_path / "nope", feed)  # the source is there now: the rerun takes all of it
+    code, _, err = _apply(capfd, tmp_path / "nope", tmp_path / "tables")
+    assert code == 0, err[-3000:]
+    assert differences(str(tmp_path / "tables"), feed) == []
 
 
 def test_an_unknown_option_is_one_line_before_any_batch(capfd: pytest.CaptureFixture[str], tmp_path: Path) -> None:

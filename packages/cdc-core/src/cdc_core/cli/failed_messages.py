@@ -21,6 +21,14 @@ import attrs
 from cdc_core.errors import CdcError, ConfigError, DataError, DeadLetterLimitError, StorageUnavailableError
 
 
+def _sync_directory(folder: Path) -> None:
+    descriptor = os.open(folder if str(folder) else ".", os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
 class MessageFailedError(DataError):
     """A message could not be read under ``--on-error fail``: the run stops at it."""
 
@@ -58,6 +66,7 @@ class FailedMessages:
         if path is not None:
             try:
                 self._file = path.open("a", encoding="utf-8")
+                _sync_directory(path.parent)  # the file's own entry is durable too, not only what it holds
             except OSError as exc:
                 raise ConfigError(
                     f"cannot write dead letters to {path}: {exc.strerror}; give --on-error dead-letter= a file in "
