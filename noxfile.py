@@ -157,6 +157,14 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none", default=False)
+def soak(session: nox.Session) -> None:
+    """cdc apply at scale under faults, on the real broker (not in CI; CI runs the short soak of
+    packages/cdc-spark/tests/test_soak.py): ``nox -s soak [-- --messages 100000 ...]``; prints the figures."""
+    bindir = workspace(session)
+    session.run(str(bindir / "python"), "-m", "cdc_spark.soak", *session.posargs, external=True, env=_env(bindir))
+
+
+@nox.session(venv_backend="none", default=False)
 def fuzz(session: nox.Session) -> None:
     """Long coverage-guided fuzzing with atheris (not in CI)."""
     bindir = workspace(session)

@@ -15,7 +15,7 @@ import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from cdc_avro import CODEC, RegistryRejectedError, RegistryUnavailableError
-from cdc_core.errors import DecodeError, SchemaError
+from cdc_core.errors import DecodeError, Fault, SchemaError, fault_of
 from cdc_core.events import Op, RowChange
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
@@ -176,14 +176,16 @@ def test_a_registry_slower_than_the_timeout_is_unavailable(registry_double: Sche
     assert message.value is not None
 
 
-def test_registry_down_on_decode_is_a_decode_error(schema_registry: ApicurioRegistry) -> None:
+def test_registry_down_on_decode_is_no_decode_error_but_a_service_fault(schema_registry: ApicurioRegistry) -> None:
     (message,) = CODEC.encoder({"schema-registry": schema_registry.url}).encode(_insert(V1, {"id": 1, "total": None}))
     options = {"schema-registry": _closed_port_url(), "schema-registry-retry-backoff-ms": "1"}
     placed = Message(value=message.value, key=message.key, topic="tidb_shop_orders", partition=0, offset=7)
-    with pytest.raises(DecodeError) as caught:
+    with pytest.raises(RegistryUnavailableError) as caught:  # not the message's fault: never skipped
         CODEC.decoder(options).decode(placed)
-    assert caught.value.field == "key.schema_id" and caught.value.offset == 7
-    assert isinstance(caught.value.__cause__, RegistryUnavailableError)
+    assert not isinstance(caught.value, DecodeError)
+    assert fault_of(caught.value) is Fault.INFRASTRUCTURE and caught.value.attempts == 4
+    (event,) = CODEC.decoder({"schema-registry": schema_registry.url}).decode(placed)  # the registry back: decoded
+    assert isinstance(event, RowChange) and event.after == {"id": 1, "total": None}
 
 
 def test_basic_auth_from_the_url() -> None:

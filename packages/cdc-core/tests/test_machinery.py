@@ -11,7 +11,17 @@ import pytest
 from cdc_core.claimcheck import ClaimCheckStorage, base_name, unwrap, wrap
 from cdc_core.compression import Compression, compress, decompress, parse_compression
 from cdc_core.dispatch import partition_for_row, partition_for_table, value_text
-from cdc_core.errors import CdcError, ConfigError, DecodeError, HeldRowsLimitError, LimitExceededError, StorageError
+from cdc_core.errors import (
+    CdcError,
+    ConfigError,
+    DecodeError,
+    Fault,
+    HeldRowsLimitError,
+    LimitExceededError,
+    StorageError,
+    StorageUnavailableError,
+    fault_of,
+)
 from cdc_core.events import Op, RowChange
 from cdc_core.limits import Limits, json_depth
 from cdc_core.schema import Column, Index, TableSchema
@@ -88,8 +98,13 @@ def test_claim_check_refuses_locations_that_are_not_plain_names(tmp_path: Path, 
 
 
 def test_claim_check_errors_are_typed(tmp_path: Path) -> None:
-    with pytest.raises(StorageError, match="cannot be read"):
+    with pytest.raises(StorageError, match="is not in file storage") as missing:  # the message's fault
         ClaimCheckStorage(str(tmp_path)).read("missing.json")
+    assert fault_of(missing.value) is Fault.DATA
+    (tmp_path / "root").write_text("a file where the storage root should be")
+    with pytest.raises(StorageUnavailableError, match="cannot be read") as broken:  # the store's fault
+        ClaimCheckStorage(str(tmp_path / "root")).read("any.json")
+    assert fault_of(broken.value) is Fault.INFRASTRUCTURE
     with pytest.raises(StorageError, match="wrapper"):
         unwrap(b"[1]", location="x.json")
     with pytest.raises(ConfigError):

@@ -11,6 +11,7 @@ from cdc_core.codec import IgnoredOptionsWarning
 from cdc_core.errors import CodecNotFoundError, ConfigError
 from cdc_spark.cli import build_parser, config_from, main
 from cdc_spark.job import (
+    JOB_OPTIONS,
     SMALL_BATCH,
     BatchReport,
     JobConfig,
@@ -129,6 +130,15 @@ def test_bad_option_syntax_exits_with_usage(capsys: pytest.CaptureFixture[str]) 
 def test_config_errors_are_one_line_and_status_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["apply", "--protocol", "debezium", "--source", "ftp://x/y", "--target", "t"]) == 2
     assert capsys.readouterr().err.startswith("cdc apply: source 'ftp://x/y'")
+
+
+def test_apply_help_lists_every_job_option(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["apply", "--help"])
+    text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps at hyphens
+    for option in JOB_OPTIONS:
+        assert f"{option}=" in text, option
+    assert "decode=auto|jvm|python" in text and "table-parallelism=N" in text
 
 
 def test_apply_is_a_subcommand_of_cdc(capsys: pytest.CaptureFixture[str]) -> None:

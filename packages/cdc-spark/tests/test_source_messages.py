@@ -1,15 +1,19 @@
-"""The cdc-messages file source: message lines as Kafka-shaped rows, batch and streaming by file."""
+"""Files of message lines as Kafka-shaped rows: the cdc-messages batch source, and the stream on Spark's own file
+source (Trigger.AvailableNow, read limits)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cdc_core.errors import ConfigError
 from cdc_core.message import Message
 from cdc_core.messagelines import format_line
 from cdc_spark.source import register
+from cdc_spark.source.file_stream import message_stream, stream_path
 
 pytestmark = pytest.mark.spark
 
@@ -28,31 +32,55 @@ def test_batch_rows_keep_coordinates_and_number_the_rest(spark: Any, tmp_path: P
     assert summary == [("a", 0, 1, None), ("b", 0, 0, b"\xff\x00"), ("orders", 3, 70, b"x")]
 
 
-def test_stream_reads_new_files_once(spark: Any, tmp_path: Path) -> None:
-    register(spark)
+def _drain(spark: Any, stream: Any, checkpoint: Path) -> list[list[Any]]:
+    """Every micro-batch's rows of one ``Trigger.AvailableNow`` run."""
+    batches: list[list[Any]] = []
+    query = stream.writeStream.foreachBatch(lambda f, _: batches.append(f.collect()))
+    query.trigger(availableNow=True).option("checkpointLocation", str(checkpoint)).start().awaitTermination(120)
+    return batches
+
+
+def test_stream_reads_new_files_once_with_their_coordinates(spark: Any, tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
-    _write(folder / "001.jsonl", [Message(value=b"1"), Message(value=b"2")])
-    seen: list[bytes] = []
+    _write(folder / "001.jsonl", [Message(value=b"1", headers=(("h", b"v"),)), Message(value=b"2", partition=2)])
+    first = _drain(spark, message_stream(spark, str(folder)), tmp_path / "cp")
+    _write(folder / "002.jsonl", [Message(value=b"3", topic="orders", offset=70)])
+    second = _drain(spark, message_stream(spark, str(folder)), tmp_path / "cp")
+    again = _drain(spark, message_stream(spark, str(folder)), tmp_path / "cp")
+    rows = [r for batch in first + second for r in batch]
+    assert [(r["topic"], r["partition"], r["offset"], bytes(r["value"])) for r in rows] == [
+        ("001", 0, 0, b"1"), ("001", 2, 1, b"2"), ("orders", 0, 70, b"3"),
+    ]  # fmt: skip
+    assert [(h["key"], bytes(h["value"])) for h in rows[0]["headers"]] == [("h", b"v")]
+    assert again == []  # nothing new: no batch at all
 
-    def run() -> None:
-        stream = spark.readStream.format("cdc-messages").option("path", str(folder))
-        query = stream.load().writeStream.foreachBatch(lambda f, _: seen.extend(bytes(r["value"]) for r in f.collect()))
-        query.trigger(availableNow=True).option("checkpointLocation", str(tmp_path / "cp")).start().awaitTermination(60)
 
-    run()
-    _write(folder / "002.jsonl", [Message(value=b"3")])
-    run()
-    assert sorted(seen) == [b"1", b"2", b"3"]
+def test_max_files_per_trigger_splits_an_available_now_run(spark: Any, tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    for number, name in enumerate(("001", "002", "003")):
+        _write(tmp_path / "in" / f"{name}.jsonl", [Message(value=name.encode())])
+        os.utime(tmp_path / "in" / f"{name}.jsonl", (1_700_000_000 + number, 1_700_000_000 + number))  # read order
+    stream = message_stream(spark, str(tmp_path / "in"), {"maxFilesPerTrigger": "1", "topic": "t"})
+    batches = _drain(spark, stream, tmp_path / "cp")
+    assert [[(r["topic"], bytes(r["value"])) for r in batch] for batch in batches] == [
+        [("t", b"001")], [("t", b"002")], [("t", b"003")],
+    ]  # fmt: skip
 
 
-def test_max_files_per_trigger_is_a_clear_error(spark: Any, tmp_path: Path) -> None:
-    register(spark)
-    _write(tmp_path / "001.jsonl", [Message(value=b"1")])
-    stream = spark.readStream.format("cdc-messages").option("path", str(tmp_path)).option("maxFilesPerTrigger", "1")
-    query = stream.load().writeStream.foreachBatch(lambda f, _: f.count())
-    with pytest.raises(Exception, match="maxFilesPerTrigger needs read limits"):
-        query.trigger(availableNow=True).option("checkpointLocation", str(tmp_path / "cp")).start().awaitTermination(60)
+def test_one_file_by_name_even_with_glob_characters_in_it(spark: Any, tmp_path: Path) -> None:
+    _write(tmp_path / "a[1]{x}.jsonl", [Message(value=b"only")])
+    _write(tmp_path / "a1x.jsonl", [Message(value=b"not this one")])
+    batches = _drain(spark, message_stream(spark, str(tmp_path / "a[1]{x}.jsonl")), tmp_path / "cp")
+    assert [bytes(r["value"]) for batch in batches for r in batch] == [b"only"]
+
+
+def test_a_location_that_does_not_exist_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file or directory"):
+        stream_path(f"file://{tmp_path / 'nope'}")
+    with pytest.raises(ConfigError, match="no directory"):
+        stream_path(str(tmp_path / "nope" / "*.jsonl"))
+    assert stream_path(str(tmp_path / "*.jsonl")) == str(tmp_path / "*.jsonl")  # a glob may match nothing yet
 
 
 def test_a_bad_line_fails_the_read_naming_file_and_line(spark: Any, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from cdc_core.errors import ChecksumError, DecodeError
 from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
 from cdc_core.message import Message
 from cdc_core.schema import Index, TableSchema
-from cdc_core.schema_registry import FramingError, Registry, RegistryUnavailableError, SchemaNotFoundError
+from cdc_core.schema_registry import FramingError, Registry, SchemaNotFoundError
 from cdc_core.textual import TextFormError
 from cdc_core.values import RowImage
 
@@ -182,8 +182,6 @@ class AvroDecoder:
                 self._by_glue[framed.glue_version] = glue_reader
             return glue_reader
         except SchemaNotFoundError as exc:
-            raise DecodeError.at(message, PROTOCOL, str(exc), field=f"{part}.schema_id") from exc
-        except RegistryUnavailableError as exc:
             raise DecodeError.at(message, PROTOCOL, str(exc), field=f"{part}.schema_id") from exc
         except WriterSchemaError as exc:
             raise DecodeError.at(message, PROTOCOL, f"writer schema: {exc}", field=f"{part}.schema") from exc

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import cattrs
 
-from cdc_core.errors import CdcError
+from cdc_core.errors import DataError
 from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, LogicalMessage, Op, RowChange, Source, Watermark
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.textual import (
@@ -41,7 +41,7 @@ from cdc_core.values import EnumIndex, Geometry, RowImage, SetBits, Value, ZeroT
 FORMAT_VERSION: Final = 1
 
 
-class CanonicalFormError(CdcError, ValueError):
+class CanonicalFormError(DataError):
     """A canonical JSON document is malformed; says which field."""
 
 

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 
 import attrs
 
-from cdc_core.errors import ConfigError, LimitExceededError, StorageError
+from cdc_core.errors import ConfigError, LimitExceededError, StorageError, StorageUnavailableError
 
 MAX_CLAIM_BYTES: Final = 256 * 1024 * 1024
 _SAFE_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
@@ -94,8 +94,12 @@ class ClaimCheckStorage:
             self._check_size(name, int(fs.size(f"{root}/{name}")))
             data: bytes = fs.cat_file(f"{root}/{name}")
             return data
-        except (OSError, FileNotFoundError) as exc:
-            raise StorageError(f"claim-check file {name!r} cannot be read from {self._scheme} storage: {exc}") from exc
+        except FileNotFoundError as exc:  # the message names a file the store does not hold: the data's fault
+            raise StorageError(f"claim-check file {name!r} is not in {self._scheme} storage: {exc}") from exc
+        except OSError as exc:  # the store itself failed: not the message's fault, never a dead letter
+            raise StorageUnavailableError(
+                f"claim-check file {name!r} cannot be read from {self._scheme} storage: {exc}"
+            ) from exc
 
     def _check_size(self, name: str, size: int) -> None:
         if size > self.max_bytes:
@@ -119,5 +123,7 @@ class ClaimCheckStorage:
                 fs, root_text = self._fs()
                 fs.pipe_file(f"{root_text}/{name}", content)
         except OSError as exc:
-            raise StorageError(f"claim-check file {name!r} cannot be written to {self._scheme} storage: {exc}") from exc
+            raise StorageUnavailableError(
+                f"claim-check file {name!r} cannot be written to {self._scheme} storage: {exc}"
+            ) from exc
         return f"{self.uri.rstrip('/')}/{name}"

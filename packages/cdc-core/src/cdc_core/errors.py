@@ -3,11 +3,17 @@
 Leaves also inherit the builtin a caller would naturally catch (`ValueError`, `LookupError`, ...), so code
 that predates this library keeps working. Decoders may raise nothing outside this tree; adapters wrap
 third-party exceptions with ``raise DecodeError(...) from exc``.
+
+Every error says what kind of failure it is (:class:`Fault`, the ``cdc`` command's exit code): bad data
+(`DataError`: a message may be skipped or dead-lettered), a wrong setting (`ConfigError`), or a service that is
+down (`UnavailableError`: never bad data, so never skipped or dead-lettered; the run fails and a rerun goes on
+from the last message that was applied or durably dead-lettered).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from enum import IntEnum
+from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from cdc_core.message import Message
@@ -22,8 +28,24 @@ def json_kind(value: object) -> str:
     return _JSON_KINDS.get(type(value)) or type(value).__name__
 
 
+class Fault(IntEnum):
+    """What kind of failure ended a run; the value is the ``cdc`` command's exit code (docs/cli.md)."""
+
+    DATA = 1  # a message or event that cannot be read or written, or more dead letters than allowed
+    USAGE = 2  # a flag, option, URI, file or setting is wrong: nothing was read
+    INFRASTRUCTURE = 3  # a broker, registry, object store or database unreachable or failing after the retries
+    INTERNAL = 4  # an error the project did not foresee: a bug
+
+
 class CdcError(Exception):
-    """Root of every error this project raises deliberately."""
+    """Root of every error this project raises deliberately (a wrong setting unless a subclass says otherwise)."""
+
+    fault: ClassVar[Fault] = Fault.USAGE
+
+
+def fault_of(error: BaseException) -> Fault:
+    """The kind of failure ``error`` is: its class's :attr:`CdcError.fault`, INTERNAL outside the tree."""
+    return error.fault if isinstance(error, CdcError) else Fault.INTERNAL
 
 
 class ConfigError(CdcError, ValueError):
@@ -34,11 +56,29 @@ class CodecNotFoundError(CdcError, LookupError):
     """No installed package provides the requested protocol."""
 
 
-class SchemaError(CdcError, ValueError):
+class DataError(CdcError, ValueError):
+    """A message, event or record is wrong in itself: the data's fault, not the setup's (skipped or dead-lettered
+    when the run is told to)."""
+
+    fault = Fault.DATA
+
+
+class UnavailableError(CdcError, ConnectionError):
+    """A service the run depends on (Kafka broker, schema registry, object store, database) could not be reached
+    or kept failing after the configured retries. Never bad data: nothing is skipped or dead-lettered for it."""
+
+    fault = Fault.INFRASTRUCTURE
+
+
+class DeadLetterLimitError(DataError):
+    """More messages failed than ``--max-dead-letters`` allows; the run stopped before committing past them."""
+
+
+class SchemaError(DataError):
     """A table schema is inconsistent, unknown, or changed incompatibly."""
 
 
-class EncodeError(CdcError, ValueError):
+class EncodeError(DataError):
     """An event cannot be represented in the target protocol."""
 
     def __init__(self, protocol: str, reason: str, *, table: str | None = None, field: str | None = None) -> None:
@@ -51,14 +91,20 @@ class EncodeError(CdcError, ValueError):
 
 
 class StorageError(CdcError, OSError):
-    """Claim-check or other external storage could not be read or written."""
+    """A stored object a message refers to (a claim-check file) is missing or unreadable as stored: bad data."""
+
+    fault = Fault.DATA
 
 
-class LimitExceededError(CdcError, ValueError):
+class StorageUnavailableError(UnavailableError, StorageError):
+    """Claim-check or other external storage could not be reached, read or written: the store's fault."""
+
+
+class LimitExceededError(DataError):
     """A configured safety limit (message size, decompressed size, nesting, held rows) was exceeded."""
 
 
-class DecodeError(CdcError, ValueError):
+class DecodeError(DataError):
     """A message could not be decoded.
 
     Carries the protocol, the message coordinates (topic/partition/offset) and a field path such as

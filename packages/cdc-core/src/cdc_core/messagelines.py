@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Final
 
-from cdc_core.errors import CdcError
+from cdc_core.errors import DataError
 from cdc_core.message import Message
 
 try:  # orjson is several times faster; envelopes hold only strings and small integers, so it loses nothing.
@@ -38,7 +38,7 @@ KCAT_KEYS: Final = frozenset(
 )
 
 
-class MessageLineError(CdcError, ValueError):
+class MessageLineError(DataError):
     """A line that is not a valid message line; names the source and line number."""
 
     def __init__(self, reason: str, *, line: int, source: str = "<input>", field: str | None = None) -> None:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import attrs
 
 from cdc_core.codec import OptionSpec
-from cdc_core.errors import CdcError, ConfigError, SchemaError
+from cdc_core.errors import ConfigError, SchemaError, UnavailableError
 
 if TYPE_CHECKING:
     from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -51,15 +51,20 @@ TUNING_OPTIONS: Final = (
 # ------------------------------------------------------------------------------------------------ errors
 
 
-class RegistryUnavailableError(CdcError, ConnectionError):
-    """The Schema Registry could not be reached or kept failing after the configured retries."""
+class RegistryUnavailableError(UnavailableError):
+    """The Schema Registry could not be reached or kept failing after the configured retries (an infrastructure
+    fault: a decoder lets it through, it is never a decode error, a skip or a dead letter)."""
 
     def __init__(self, url: str, operation: str, attempts: int, reason: str, *, protocol: str = "avro") -> None:
         self.url = url
         self.operation = operation
         self.attempts = attempts
         self.reason = reason
-        super().__init__(f"{protocol}: schema registry {url}: {operation} failed after {attempts} attempt(s): {reason}")
+        super().__init__(
+            f"{protocol}: schema registry {url}: {operation} failed after {attempts} attempt(s): {reason}; check "
+            "that the registry is up (its bounds: schema-registry-timeout, schema-registry-max-retries, "
+            "schema-registry-retry-backoff-ms)"
+        )
 
 
 class RegistryRejectedError(SchemaError):

@@ -56,8 +56,8 @@ class SimpleDecoder:
             return self._dispatch(document, message)
         except DecodeError as exc:
             raise exc.located(message) from exc.__cause__
-        except StorageError as exc:
-            raise StorageError(f"{PROTOCOL}: message {message.coordinates}: {exc}") from exc
+        except StorageError as exc:  # the same kind: a store that is down stays an infrastructure fault
+            raise type(exc)(f"{PROTOCOL}: message {message.coordinates}: {exc}") from exc
         except RecursionError as exc:
             raise DecodeError.at(message, PROTOCOL, "value nested too deeply") from exc
 

@@ -9,7 +9,7 @@ history, schema evolution); the writing in :mod:`cdc_spark.sinks` (Delta Lake or
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -28,6 +28,7 @@ class Applied:
 
     written: bool  # False: the batch had been committed before (a replay), nothing ran
     changes: int  # changes in the batch (0 when skipped)
+    ops: Mapping[str, int] = attrs.field(factory=dict)  # the changes by operation (insert, update, delete, truncate)
 
 
 def apply_batch(changes: DataFrame, sink: Sink, spec: ApplySpec, batch: BatchInfo | None = None) -> Applied:
@@ -36,7 +37,9 @@ def apply_batch(changes: DataFrame, sink: Sink, spec: ApplySpec, batch: BatchInf
         return Applied(written=False, changes=0)
     plan = MergePlan(spec=spec, changes=changes)
     written = bool(sink.write(plan, batch))
-    return Applied(written=written, changes=plan.summary.changes if plan.summary is not None else 0)
+    if plan.summary is None:
+        return Applied(written=written, changes=0)
+    return Applied(written=written, changes=plan.summary.changes, ops=dict(plan.summary.ops))
 
 
 def _table_of(changes: DataFrame) -> str:

@@ -9,26 +9,30 @@ that already hold it skip it (exactly once).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import logging
 import os
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import urlsplit
 
 import attrs
 
-from cdc_core.errors import ConfigError
+from cdc_core.errors import ConfigError, DeadLetterLimitError, Fault, fault_of
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.secrets import redact_options
 from cdc_spark.apply import Applied, apply_batch
 from cdc_spark.decoding import PLANS, decode
+from cdc_spark.failures import reason, typed
 from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, build_spec
 from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
+from cdc_spark.retries import RetryPolicy
 from cdc_spark.sinks import BatchInfo, Sink, load_sink
+from cdc_spark.source.checks import DEFAULT_BROKER_TIMEOUT_S, check_kafka_topics, kafka_source_defaults
 from cdc_spark.table_workers import DEFAULT_TABLE_PARALLELISM, in_own_session, run_each
 from cdc_spark.time_text import check_time_as
 
@@ -111,6 +115,11 @@ class JobConfig:
     track_columns: tuple[str, ...] | None = None
     tombstone_retention: dt.timedelta | None = DEFAULT_TOMBSTONE_RETENTION
     metadata_columns: tuple[str, ...] = ()  # change-frame columns also written to the targets (_cdc_op...)
+    # the run's bounds: dead letters it may write (None: any number), restarts after a service went away, and how
+    # long the Kafka brokers may take to answer
+    max_dead_letters: int | None = None
+    retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+    broker_timeout: float = DEFAULT_BROKER_TIMEOUT_S
 
     def __attrs_post_init__(self) -> None:
         for old, new in REPLACED_OPTIONS.items():
@@ -186,7 +195,7 @@ def parse_keys(text: str | None) -> dict[str, tuple[str, ...]]:
 
 @attrs.frozen(kw_only=True)
 class BatchReport:
-    """What one micro-batch did, for progress output."""
+    """What one micro-batch did: the one source of every report of a run (progress lines, the summary line)."""
 
     batch_id: int
     messages: int
@@ -202,6 +211,11 @@ class BatchReport:
     decode_seconds: float = 0.0
     decode_steps: Mapping[str, float] = attrs.field(factory=dict)
     apply_seconds: float = 0.0
+    # the changes written by table and operation (insert, update, delete, truncate); the offsets the batch reached
+    # (topic -> partition -> next offset, as Spark's Kafka source writes them); where its dead letters went
+    changes: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
+    offsets: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
+    dead_letter_table: str | None = None
 
 
 def make_sink(spark: SparkSession, config: JobConfig) -> Sink:
@@ -212,12 +226,15 @@ def make_sink(spark: SparkSession, config: JobConfig) -> Sink:
 def read_stream(spark: SparkSession, config: JobConfig) -> DataFrame:
     """The source as a streaming DataFrame in the Kafka source's shape.
 
-    ``kafka://`` reads with Spark's own ``kafka`` format (``startingOffsets`` defaults to ``earliest``); every
-    ``source.*`` option is handed to it as is (``source.maxOffsetsPerTrigger``, ``source.kafka.security.protocol``,
-    ...). ``file://`` reads message lines with the ``cdc-messages`` Python source.
+    ``kafka://`` reads with Spark's own ``kafka`` format (``startingOffsets`` defaults to ``earliest``, its waits on
+    the brokers to ``broker_timeout``: :func:`cdc_spark.source.checks.kafka_source_defaults`); every ``source.*``
+    option is handed to it as is (``source.maxOffsetsPerTrigger``, ``source.kafka.security.protocol``, ...).
+    ``file://`` reads files of message lines with Spark's own file source
+    (:func:`cdc_spark.source.file_stream.message_stream`; ``source.maxFilesPerTrigger``, ``source.topic``).
     """
     options = config.source_options()
     if config.source.kind == "kafka":
+        options = {**kafka_source_defaults(config.broker_timeout), **options}
         reader = (
             spark.readStream.format("kafka")
             .option("kafka.bootstrap.servers", config.source.location)
@@ -225,10 +242,9 @@ def read_stream(spark: SparkSession, config: JobConfig) -> DataFrame:
             .option("startingOffsets", options.pop("startingOffsets", "earliest"))
         )
     else:
-        from cdc_spark.source import register
+        from cdc_spark.source.file_stream import message_stream
 
-        register(spark)
-        reader = spark.readStream.format("cdc-messages").option("path", config.source.location)
+        return message_stream(spark, config.source.location, options)
     for key, value in options.items():
         reader = reader.option(key, value)
     return reader.load()
@@ -262,6 +278,10 @@ class BatchProcessor:
     # every schema version BOOTSTRAP/DDL messages brought, newest last: a lagging partition's rows of an older
     # version still decode in a later batch (TiCDC Simple)
     versions: dict[tuple[str, str, int | None], TableSchema] = attrs.field(factory=dict)
+    # the failure of the last batch as the project's typed error (the query only says "foreachBatch failed")
+    failure: BaseException | None = attrs.field(default=None, init=False)
+    dead_letters_written: int = attrs.field(default=0, init=False)  # this run's, against max_dead_letters
+    batches: int = attrs.field(default=0, init=False)  # completed in this query
 
     def keys_for(self, table: str, schema: TableSchema | None) -> tuple[str, ...]:
         keys = self.config.keys.get(table) or self.config.keys.get("*")
@@ -273,6 +293,14 @@ class BatchProcessor:
         return handle
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        try:
+            self._process(frame, batch_id)
+        except BaseException as exc:
+            self.failure = typed(exc)
+            raise
+        self.batches += 1
+
+    def _process(self, frame: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         frame = frame.persist()
         decoded: DecodedChanges | None = None
@@ -301,12 +329,13 @@ class BatchProcessor:
                 gated = self.gate.gate(batch_id, tables, decoded.control())
                 tables, watermark, held = gated.ready, gated.watermark, sum(gated.held.values())
             batch = BatchInfo(app_id=self.config.app_id, batch_id=batch_id, offsets=offsets)
+            dead = self._dead_letters(decoded.dead_letters(), batch)  # durable before any table and the offsets
             apply_started = time.monotonic()
             results = self._apply(tables, batch)
             apply_seconds = time.monotonic() - apply_started
             skipped = [name for name, result in results.items() if not result.written]
             applied = {name: result.changes for name, result in results.items() if result.written and result.changes}
-            dead = self._dead_letters(decoded.dead_letters(), batch)
+            changes = {name: dict(results[name].ops) for name in applied}
             if self.gate is not None:
                 self.gate.commit(batch_id)
             self.clock = decoded.partition_commit_ts()
@@ -330,6 +359,9 @@ class BatchProcessor:
                 decode_seconds=decode_seconds,
                 decode_steps=dict(decoded.steps),
                 apply_seconds=apply_seconds,
+                changes=changes,
+                offsets=json.loads(offsets),
+                dead_letter_table=self._dead_letter_table() if dead else None,
             )
             self.progress(report)
 
@@ -371,12 +403,30 @@ class BatchProcessor:
         return self.clock
 
     def _dead_letters(self, letters: DataFrame, batch: BatchInfo) -> int:
-        """Undecodable messages appended to the dead-letter table by Spark, once per batch."""
+        """Undecodable messages appended to the dead-letter table by Spark, once per batch, before any table is
+        written: past ``max_dead_letters``, or where the table cannot be written, the batch fails whole."""
         count = letters.count()
-        if count:
-            writer = self.letters if self.letters is not None else self.sink
-            writer.write_dead_letters(letters, batch)
+        if not count:
+            return 0
+        limit = self.config.max_dead_letters
+        if limit is not None and self.dead_letters_written + count > limit:
+            first = letters.select("topic", "partition", "offset", "error").first()
+            where = f"{first['topic']}[{first['partition']}]@{first['offset']}" if first is not None else "?"
+            raise DeadLetterLimitError(
+                f"batch {batch.batch_id}: {count} message(s) could not be decoded, more than --max-dead-letters "
+                f"{limit} allows in this run ({self.dead_letters_written} before it); nothing of the batch was "
+                f"committed; the first, {where}: {first['error'] if first is not None else '?'}"
+            )
+        writer = self.letters if self.letters is not None else self.sink
+        writer.write_dead_letters(letters, batch)
+        self.dead_letters_written += count
         return count
+
+    def _dead_letter_table(self) -> str | None:
+        writer: object = self.letters if self.letters is not None else self.sink
+        table_format = getattr(writer, "format", None)
+        name = getattr(table_format, "dead_letters", None)
+        return str(name()) if callable(name) else None
 
 
 def start(
@@ -390,7 +440,30 @@ def start(
     ``stream`` replaces the configured source with any streaming DataFrame in the Kafka source's shape
     (Spark's own ``kafka`` format on a cluster that has it, or files of recorded messages).
     """
+    return _start(spark, config, progress, stream)[0]
+
+
+def check_source(spark: SparkSession, config: JobConfig) -> None:
+    """The source exists (a ``file://`` location, the ``kafka://`` topics on brokers that answer in time)."""
+    if config.source.kind == "kafka":
+        settings = config.source_options()
+        check_kafka_topics(spark, config.source.location, config.source.topics, settings, config.broker_timeout)
+    else:
+        from cdc_spark.source.file_stream import stream_path
+
+        stream_path(config.source.location)
+
+
+def _start(
+    spark: SparkSession,
+    config: JobConfig,
+    progress: Callable[[BatchReport], None] | None,
+    stream: DataFrame | None,
+) -> tuple[StreamingQuery, BatchProcessor]:
     _ = config.decode_plan, config.time_as, config.table_parallelism  # a bad option fails here, not in a batch
+    get_codec(config.protocol).decoder(config.codec_options())  # so do an unknown protocol and codec options
+    if stream is None:
+        check_source(spark, config)
     gate = None
     if config.watermark:
         from cdc_spark.watermark import WatermarkGate
@@ -409,7 +482,10 @@ def start(
         writer = writer.trigger(processingTime=config.options.get("trigger-interval", "5 seconds"))
     else:
         writer = writer.trigger(availableNow=True)
-    return writer.start()
+    return writer.start(), processor
+
+
+_LOG: Final = logging.getLogger("cdc_spark.job")
 
 
 def run(
@@ -417,26 +493,57 @@ def run(
     config: JobConfig,
     progress: Callable[[BatchReport], None] | None = None,
     stream: DataFrame | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> None:
-    """Run the job to completion (``--once``) or until interrupted (``--continuous``)."""
-    for attempt in range(1 + _METRICS_RESTARTS):
-        query = start(spark, config, progress, stream)
+    """Run the job to completion (``--once``) or until interrupted (``--continuous``).
+
+    A service that goes away (:class:`~cdc_core.errors.UnavailableError`) restarts the query from its checkpoint
+    within ``config.retry``'s bounds, each restart said to ``notify`` (default: the log); every failure that ends
+    the run is raised as the project's typed error (:func:`cdc_spark.failures.typed`).
+    """
+    say = notify or _LOG.warning
+    waits = config.retry.waits()
+    retried = metrics_restarts = 0
+    while True:
+        query: StreamingQuery | None = None
+        processor: BatchProcessor | None = None
         try:
+            query, processor = _start(spark, config, progress, stream)
             query.awaitTermination()
             return
         except Exception as exc:
-            if attempt == _METRICS_RESTARTS or not _kafka_metrics_failure(exc):
-                raise
-            # Spark 4.1.1's Kafka source fails its progress report after re-running, on restart, a batch the
-            # checkpoint had planned but not committed (SPARK-55271): the batch itself was applied (exactly once,
-            # by the sinks' batch ids), so the query is started again from its checkpoint.
-            warnings.warn(f"restarting the query after Spark's Kafka progress-report failure: {exc}", stacklevel=2)
+            failure = (processor.failure if processor is not None else None) or typed(exc)
+            if metrics_restarts < _METRICS_RESTARTS and _kafka_metrics_failure(exc):
+                # Spark 4.1.1's Kafka source fails its progress report after re-running, on restart, a batch the
+                # checkpoint had planned but not committed (SPARK-55271): the batch itself was applied (exactly
+                # once, by the sinks' batch ids), so the query is started again from its checkpoint.
+                metrics_restarts += 1
+                say(f"restarting the query after Spark's Kafka progress-report failure (SPARK-55271): {reason(exc)}")
+                continue
+            if processor is not None and processor.batches:
+                waits, retried = config.retry.waits(), 0  # it had recovered: the count starts anew
+            wait = next(waits, None) if fault_of(failure) is Fault.INFRASTRUCTURE else None
+            if wait is None:
+                if failure is exc:
+                    raise
+                raise failure  # noqa: B904 (its cause is Spark's error, set where it was typed)
+            retried += 1
+            say(f"retry {retried} of {config.retry.retries} in {wait:g} s, from the checkpoint, after: {failure}")
+            time.sleep(wait)
         finally:
-            if query.isActive:
-                query.stop()
+            _stop(query)
 
 
 _METRICS_RESTARTS: Final = 3
+
+
+def _stop(query: StreamingQuery | None) -> None:
+    """Stop ``query`` if it still runs (one that failed may say so by raising its failure again)."""
+    if query is None:
+        return
+    with contextlib.suppress(Exception):
+        if query.isActive:
+            query.stop()
 
 
 def _kafka_metrics_failure(exc: BaseException) -> bool:

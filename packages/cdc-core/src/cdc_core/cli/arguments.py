@@ -1,12 +1,10 @@
-"""Argument parsing shared by the subcommands: codec options and the error policy."""
+"""Argument parsing shared by the subcommands: codec options, the error policy and its limit."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-import attrs
-
+from cdc_core.cli.failed_messages import ErrorPolicy
 from cdc_core.errors import ConfigError
 from cdc_core.sinkuri import SinkUri
 
@@ -22,29 +20,14 @@ def parse_options(pairs: list[str] | None) -> dict[str, str]:
     return options
 
 
-@attrs.frozen
-class ErrorPolicy:
-    """What to do with a message that fails: stop (``fail``), go on (``skip``), or record it (``dead-letter``)."""
-
-    mode: str
-    dead_letter: Path | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> ErrorPolicy:
-        if text in ("fail", "skip"):
-            return cls(text)
-        name, sep, path = text.partition("=")
-        if name == "dead-letter" and sep and path:
-            return cls("dead-letter", Path(path))
-        raise argparse.ArgumentTypeError(f"{text!r}: expected fail, skip or dead-letter=FILE")
-
-
-def add_codec_options(parser: argparse.ArgumentParser, flag: str = "--option") -> None:
+def add_codec_options(parser: argparse.ArgumentParser, flag: str = "--option", *, side: str = "") -> None:
+    flags = [flag, "-o"] if flag == "--option" else [flag]
     parser.add_argument(
-        flag,
+        *flags,
         action="append",
+        dest=flag.removeprefix("--").replace("-", "_"),
         metavar="NAME=VALUE",
-        help="a codec option, spelled as in TiCDC's sink URI (repeatable; see `cdc protocols`)",
+        help=f"a codec option{side}, spelled as in TiCDC's sink URI (repeatable; see `cdc protocols`)",
     )
 
 
@@ -79,12 +62,27 @@ def codec_choice(
     return chosen, options
 
 
-def add_error_policy(parser: argparse.ArgumentParser) -> None:
+def count_argument(text: str) -> int:
+    """An argparse type: a whole number of 0 or more."""
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of 0 or more")
+    return int(text)
+
+
+def add_error_policy(parser: argparse.ArgumentParser, what: str = "a message that cannot be decoded") -> None:
     parser.add_argument(
         "--on-error",
         type=ErrorPolicy.parse,
         default=ErrorPolicy("fail"),
         metavar="fail|skip|dead-letter=FILE",
-        help="a message that cannot be decoded: stop with exit code 1 (default), skip it with a note on stderr, "
-        "or append it with the error to FILE as a JSON line",
+        help=f"{what}: stop with exit code 1 (default), skip it with a note on stderr, or append it with the error "
+        "to FILE as a JSON line, synced to disk before the run goes on (a registry or broker that is down is never "
+        "skipped: the run ends with exit code 3)",
+    )
+    parser.add_argument(
+        "--max-dead-letters",
+        type=count_argument,
+        metavar="N",
+        help="with skip or dead-letter=FILE: stop with exit code 1 at the first failed message beyond N "
+        "(0: any; default: no limit); that message and what follows it are not committed",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 
 import attrs
@@ -13,8 +13,11 @@ import attrs
 from cdc_core import canonical
 from cdc_core.cli.arguments import add_codec_options, add_error_policy, add_sink_uri, codec_choice
 from cdc_core.cli.changes import add_strict, reported_changes
-from cdc_core.cli.streams import open_input, run_lines
+from cdc_core.cli.failed_messages import FailedMessages
+from cdc_core.cli.streams import Handled, open_input, run_lines
+from cdc_core.cli.summary import RunSummary
 from cdc_core.codec import Codec
+from cdc_core.events import Event
 from cdc_core.messagelines import format_line, parse_line
 from cdc_core.registry import PROVIDERS, broken_codecs, get_codec, installed_codecs
 
@@ -39,21 +42,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     encode.add_argument("--protocol", "-p", help="the protocol (or give --sink-uri)")
     add_sink_uri(encode)
     add_codec_options(encode)
-    add_error_policy(encode)
+    add_error_policy(encode, "an event that cannot be read or encoded")
     add_strict(encode)
-    encode.add_argument("input", nargs="?", default="-", help="file of canonical events, or - for stdin")
+    encode.add_argument("input", nargs="?", default="-", help="file of canonical events, or - for stdin (default)")
     encode.set_defaults(handler=encode_command)
 
     convert = subparsers.add_parser("convert", help="messages of one protocol in, the same events in another out")
-    convert.add_argument("--from", dest="source_protocol", metavar="PROTOCOL", help="(or give --sink-uri)")
-    convert.add_argument("--to", dest="target_protocol", metavar="PROTOCOL", help="(or give --to-sink-uri)")
+    convert.add_argument(
+        "--from", dest="source_protocol", metavar="PROTOCOL", help="the protocol of the input (or give --sink-uri)"
+    )
+    convert.add_argument(
+        "--to", dest="target_protocol", metavar="PROTOCOL", help="the protocol to write (or give --to-sink-uri)"
+    )
     add_sink_uri(convert)
     add_sink_uri(convert, "--to-sink-uri")
-    add_codec_options(convert, "--from-option")
-    add_codec_options(convert, "--to-option")
-    add_error_policy(convert)
+    add_codec_options(convert, "--from-option", side=" of the decoder (--from)")
+    add_codec_options(convert, "--to-option", side=" of the encoder (--to)")
+    add_error_policy(convert, "a message that cannot be decoded, or an event that cannot be encoded")
     add_strict(convert)
-    convert.add_argument("input", nargs="?", default="-", help="file of message lines, or - for stdin")
+    convert.add_argument("input", nargs="?", default="-", help="file of message lines, or - for stdin (default)")
     convert.set_defaults(handler=convert_command)
 
 
@@ -82,21 +89,35 @@ def list_protocols(_args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace, handle: Callable[[bytes, int], Handled], *, noun: str = "message") -> int:
+    """The line loop of a codec command, ending with its summary line on stderr."""
+    summary = RunSummary(noun=noun)
+    failures = FailedMessages(args.on_error, args.max_dead_letters)
+    with ExitStack() as stack:
+        stack.enter_context(failures)  # a dead-letter file that cannot be written fails here, before any input
+        stream, source = open_input(args.input, stack)
+        if hasattr(args, "strict"):  # encode and convert: values changed to fit are noted, or refused
+            stack.enter_context(reported_changes(args.command, strict=args.strict))
+        if getattr(args, "document", False):
+            stream = io.BytesIO(b" ".join(stream.read().split()))
+        try:
+            run_lines(stream, source, handle, failures=failures, summary=summary, out=sys.stdout)
+            sys.stdout.flush()
+        finally:  # a failed run says what it did before its error line
+            print(summary.line(args.command, dead_letters=failures.count, where=failures.where), file=sys.stderr)
+    return 0
+
+
 def decode_command(args: argparse.Namespace) -> int:
     protocol, options = codec_choice(args.protocol, args.sink_uri, args.option, flag="--protocol")
     decoder = get_codec(protocol).decoder(options)
     include_schema = not args.no_schema
 
-    def handle(line: bytes, number: int) -> Iterable[str]:
-        message = parse_line(line, line=number)
-        return [canonical.dumps(event, include_schema=include_schema) for event in decoder.decode(message)]
+    def handle(line: bytes, number: int) -> Handled:
+        events = decoder.decode(parse_line(line, line=number))
+        return [canonical.dumps(event, include_schema=include_schema) for event in events], events
 
-    with ExitStack() as stack:
-        stream, source = open_input(args.input, stack)
-        if args.document:
-            stream = io.BytesIO(b" ".join(stream.read().split()))
-        failed = run_lines(stream, source, handle, policy=args.on_error, out=sys.stdout)
-    return 1 if failed and args.on_error.mode == "fail" else 0
+    return _run(args, handle)
 
 
 def encode_command(args: argparse.Namespace) -> int:
@@ -104,17 +125,14 @@ def encode_command(args: argparse.Namespace) -> int:
     encoder = get_codec(protocol).encoder(options)
     topic = args.sink_uri.topic if args.sink_uri is not None else None
 
-    def handle(line: bytes, _number: int) -> Iterable[str]:
-        messages = encoder.encode(canonical.loads(line))
+    def handle(line: bytes, _number: int) -> Handled:
+        event = canonical.loads(line)
+        messages = encoder.encode(event)
         if topic is not None:  # the sink URI's topic, where the encoder names none itself (Avro's topic template)
             messages = [m if m.topic is not None else attrs.evolve(m, topic=topic) for m in messages]
-        return [format_line(message) for message in messages]
+        return [format_line(message) for message in messages], [event]
 
-    with ExitStack() as stack:
-        stream, source = open_input(args.input, stack)
-        stack.enter_context(reported_changes("encode", strict=args.strict))
-        run_lines(stream, source, handle, policy=args.on_error, out=sys.stdout)
-    return 0
+    return _run(args, handle, noun="event")
 
 
 def convert_command(args: argparse.Namespace) -> int:
@@ -123,14 +141,11 @@ def convert_command(args: argparse.Namespace) -> int:
     decoder = get_codec(source).decoder(from_options)
     encoder = get_codec(target).encoder(to_options)
 
-    def handle(line: bytes, number: int) -> Iterable[str]:
+    def handle(line: bytes, number: int) -> Handled:
         out: list[str] = []
-        for event in decoder.decode(parse_line(line, line=number)):
+        events: list[Event] = decoder.decode(parse_line(line, line=number))
+        for event in events:
             out.extend(format_line(message) for message in encoder.encode(event))
-        return out
+        return out, events
 
-    with ExitStack() as stack:
-        stream, source = open_input(args.input, stack)
-        stack.enter_context(reported_changes("convert", strict=args.strict))
-        run_lines(stream, source, handle, policy=args.on_error, out=sys.stdout)
-    return 0
+    return _run(args, handle)

@@ -11,9 +11,8 @@ from typing import Final
 
 from cdc_core import __version__
 from cdc_core.cli import codecs, tail
-from cdc_core.cli.streams import StopOnError
+from cdc_core.cli.failures import DEBUG_HELP, INTERRUPTED, debug_wanted, report
 from cdc_core.codec import IgnoredOptionsWarning
-from cdc_core.errors import CdcError
 
 COMMANDS_GROUP: Final = "cdc_core.commands"
 
@@ -23,13 +22,26 @@ Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], No
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cdc", description="Read and write CDC messages as typed events.")
     parser.add_argument("--version", action="version", version=f"cdc {__version__}")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     codecs.register(subparsers)
     tail.register(subparsers)
     for point in entry_points(group=COMMANDS_GROUP):
         registrar: Registrar = point.load()
         registrar(subparsers)
+    for command in subparsers.choices.values():  # `cdc apply ... --debug` as well as `cdc --debug apply ...`
+        if "--debug" not in command._option_string_actions:
+            command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; an argument the subcommand does not know is reported with the subcommand's own usage."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        subcommands.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _note_ignored(command: str, show: Callable[..., None]) -> Callable[..., None]:
@@ -45,22 +57,20 @@ def _note_ignored(command: str, show: Callable[..., None]) -> Callable[..., None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command; every failure ends as one line on stderr and its exit code (see docs/cli.md)."""
+    args = parse(build_parser(), argv)
+    debug = debug_wanted(args.debug)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _note_ignored(args.command, warnings.showwarning)
             code: int = args.handler(args)
-    except StopOnError:
-        return 1
-    except CdcError as exc:
-        print(f"cdc {args.command}: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # `cdc decode ... | head`
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
+    except Exception as exc:  # every failure, foreseen or not, ends as one line: the trace only with --debug
+        return report(args.command, exc, debug=debug)
     return code
 
 

@@ -1,21 +1,22 @@
-"""The per-line loop of ``decode``, ``encode`` and ``convert``: errors handled by policy, progress shown."""
+"""The per-line loop of ``decode``, ``encode`` and ``convert``: bad lines handled by policy, progress shown, one
+summary line at the end."""
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO
 
-from cdc_core.cli.arguments import ErrorPolicy
+from cdc_core.cli.failed_messages import FailedMessages
 from cdc_core.cli.progress import Progress
-from cdc_core.errors import CdcError
+from cdc_core.cli.summary import RunSummary
+from cdc_core.errors import CdcError, ConfigError, UnavailableError
+from cdc_core.events import Event
 
-
-class StopOnError(Exception):
-    """Ends a run under the ``fail`` policy, after the error has been reported on stderr."""
+# a line's output lines, and the events it carried (counted for the summary)
+Handled = tuple[Sequence[str], Sequence[Event]]
 
 
 def open_input(path: str, stack: ExitStack) -> tuple[IO[bytes], str]:
@@ -24,52 +25,41 @@ def open_input(path: str, stack: ExitStack) -> tuple[IO[bytes], str]:
     try:
         return stack.enter_context(Path(path).open("rb")), path
     except OSError as exc:
-        raise CdcError(f"cannot read {path}: {exc.strerror}") from exc
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
 
 
 def run_lines(
     stream: IO[bytes],
     source: str,
-    handle: Callable[[bytes, int], Iterable[str]],
+    handle: Callable[[bytes, int], Handled],
     *,
-    policy: ErrorPolicy,
+    failures: FailedMessages,
+    summary: RunSummary,
     out: IO[str],
-) -> int:
-    """Write ``handle(line, number)`` output for every non-blank input line; returns how many lines failed.
+) -> None:
+    """Write ``handle(line, number)``'s output for every non-blank input line, counting into ``summary``.
 
-    Raises StopOnError on the first failure under the ``fail`` policy.
+    A line that fails with bad data goes to ``failures`` (which raises where the run must stop); a service that is
+    down (:class:`UnavailableError`) ends the run at once.
     """
     progress = Progress()
-    failed = 0
-    with ExitStack() as stack:
-        dead: IO[str] | None = None
-        if policy.dead_letter is not None:
-            dead = stack.enter_context(policy.dead_letter.open("a", encoding="utf-8"))
+    try:
         for number, raw in enumerate(stream, start=1):
             line = raw.strip()
             if not line:
                 continue
+            summary.read += 1
             try:
-                produced = list(handle(line, number))
+                produced, events = handle(line, number)
+            except UnavailableError:
+                raise
             except CdcError as exc:
-                failed += 1
                 progress.errors += 1
-                _report(policy, dead, f"{source}:{number}: {exc}", line, type(exc).__name__)
+                failures.failed(f"{source}:{number}", exc, line.decode("utf-8", errors="replace"))
                 continue
+            summary.count(events)
             for text in produced:
                 out.write(text + "\n")
             progress.step(len(produced))
+    finally:
         progress.finish()
-    return failed
-
-
-def _report(policy: ErrorPolicy, dead: IO[str] | None, text: str, line: bytes, kind: str) -> None:
-    if policy.mode == "fail":
-        print(f"cdc: error: {text}", file=sys.stderr)
-        raise StopOnError(text)
-    if dead is not None:
-        record = {"error": text, "error_type": kind, "line": line.decode("utf-8", errors="replace")}
-        dead.write(json.dumps(record, ensure_ascii=False) + "\n")
-        dead.flush()
-    else:
-        print(f"cdc: skipped: {text}", file=sys.stderr)

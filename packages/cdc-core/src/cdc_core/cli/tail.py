@@ -1,7 +1,8 @@
 """``cdc tail``: decode a live topic with confluent-kafka, printing canonical events.
 
-Offsets are committed only after the events of a message have been written and flushed, so a killed ``tail``
-prints a message again rather than losing it (at least once).
+A message's offset is committed (with ``--group``) only once its events are written and flushed, or it is
+durably dead-lettered, or skipped as asked: a killed ``tail`` prints a message again rather than losing it (at
+least once). A registry or broker that is down ends the run (exit code 3) without committing the message at hand.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from typing import Any
 
 from cdc_core import canonical
 from cdc_core.cli.arguments import add_codec_options, add_error_policy, add_sink_uri, codec_choice, parse_options
-from cdc_core.cli.streams import StopOnError
-from cdc_core.errors import CdcError, ConfigError
+from cdc_core.cli.failed_messages import FailedMessages
+from cdc_core.cli.failures import debug_wanted
+from cdc_core.cli.kafka_consumer import DEFAULT_BROKER_TIMEOUT_S, BoundedConsumer
+from cdc_core.cli.summary import RunSummary
+from cdc_core.errors import CdcError, ConfigError, UnavailableError
 from cdc_core.message import Message
-from cdc_core.secrets import redact_text
+from cdc_core.messagelines import format_line
 from cdc_core.sinkuri import CONSUMER_PARAMETERS
 
 
@@ -29,7 +33,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tail.add_argument("--group", "-g", help="consumer group (default: a fresh one, nothing committed)")
     tail.add_argument("--from-beginning", action="store_true", help="start at the earliest offset without a commit")
     tail.add_argument("--max-messages", type=int, help="stop after this many messages")
-    tail.add_argument("--idle-timeout", type=float, help="stop after this many seconds without a message")
+    tail.add_argument(
+        "--idle-timeout",
+        type=float,
+        help="stop after this many seconds without a message (counted from when the group assigned the partitions)",
+    )
+    tail.add_argument(
+        "--broker-timeout",
+        type=float,
+        default=DEFAULT_BROKER_TIMEOUT_S,
+        metavar="S",
+        help="fail (exit code 3) when no broker has answered for this many seconds, at the start or later "
+        f"(default {DEFAULT_BROKER_TIMEOUT_S:g})",
+    )
     tail.add_argument("--no-schema", action="store_true", help="leave table schemas out of row events")
     tail.add_argument(
         "--consumer-option", "-X", action="append", metavar="NAME=VALUE", help="a librdkafka consumer setting"
@@ -39,11 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tail.set_defaults(handler=tail_command)
 
 
-def _consumer(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    try:
-        from confluent_kafka import Consumer, KafkaException
-    except ImportError as exc:
-        raise ConfigError("cdc tail needs confluent-kafka: pip install 'cdc-core[kafka]'") from exc
+def _config(args: argparse.Namespace) -> dict[str, Any]:
     # the sink URI's brokers and its SASL/TLS parameters, --bootstrap-servers and -X on top
     config: dict[str, Any] = args.sink_uri.consumer_config() if args.sink_uri is not None else {}
     if args.bootstrap_servers:
@@ -56,10 +68,7 @@ def _consumer(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",
     }
     config.update(parse_options(args.consumer_option))
-    try:
-        return Consumer(config), config
-    except KafkaException as exc:  # librdkafka may quote the rejected value: never print a credential
-        raise ConfigError(f"kafka consumer settings rejected: {redact_text(str(exc), config)}") from None
+    return config
 
 
 def tail_command(args: argparse.Namespace) -> int:
@@ -69,36 +78,50 @@ def tail_command(args: argparse.Namespace) -> int:
     topics = args.topic or ([args.sink_uri.topic] if args.sink_uri is not None and args.sink_uri.topic else [])
     if not topics:
         raise ConfigError("give --topic or a sink URI with a topic")
+    if args.broker_timeout <= 0:
+        raise ConfigError(f"--broker-timeout {args.broker_timeout:g}: expected a number of seconds above 0")
     # the consumer uses the URI's security parameters: the decoder need not note them as unused
     decoder = get_codec(protocol).decoder({k: v for k, v in options.items() if k not in CONSUMER_PARAMETERS})
-    consumer, config = _consumer(args)
-    consumer.subscribe(topics)
-    seen = 0
-    last = time.monotonic()
-    commit = args.group is not None
-    try:
-        while args.max_messages is None or seen < args.max_messages:
-            record = consumer.poll(0.5)
-            if record is None:
-                if args.idle_timeout is not None and time.monotonic() - last > args.idle_timeout:
-                    break
-                continue
-            if record.error():
-                raise CdcError(f"kafka: {redact_text(str(record.error()), config)}")
-            last = time.monotonic()
-            seen += 1
-            message = Message.from_kafka(record)
-            try:
-                for event in decoder.decode(message):
-                    sys.stdout.write(canonical.dumps(event, include_schema=not args.no_schema) + "\n")
-            except CdcError as exc:
-                if args.on_error.mode == "fail":
-                    print(f"cdc: error: {message.coordinates}: {exc}", file=sys.stderr)
-                    raise StopOnError(str(exc)) from exc
-                print(f"cdc: skipped: {message.coordinates}: {exc}", file=sys.stderr)
-            sys.stdout.flush()
-            if commit:
-                consumer.commit(message=record, asynchronous=False)
-    finally:
-        consumer.close()
+    summary = RunSummary()
+    with FailedMessages(args.on_error, args.max_dead_letters) as failures:
+        consumer = BoundedConsumer(
+            _config(args), topics, timeout=args.broker_timeout, debug=debug_wanted(getattr(args, "debug", False))
+        )
+        try:
+            _consume(args, consumer, decoder, failures, summary)
+        finally:
+            since = consumer.since(args.group) if summary.read == 0 else None
+            consumer.close()
+            line = summary.line("tail", dead_letters=failures.count, where=failures.where, since=since)
+            print(line, file=sys.stderr)
     return 0
+
+
+def _consume(
+    args: argparse.Namespace, consumer: BoundedConsumer, decoder: Any, failures: FailedMessages, summary: RunSummary
+) -> None:
+    last: float | None = None  # the idle clock starts once the group has assigned the partitions
+    while args.max_messages is None or summary.read < args.max_messages:
+        record = consumer.poll(0.5)
+        if record is None:
+            last = last if last is not None else consumer.assigned_at
+            if args.idle_timeout is not None and last is not None and time.monotonic() - last > args.idle_timeout:
+                return
+            continue
+        last = time.monotonic()
+        summary.read += 1
+        message = Message.from_kafka(record)
+        try:
+            events = decoder.decode(message)
+        except UnavailableError:
+            raise  # the registry or store is down: this message is not the data's fault, nothing is committed
+        except CdcError as exc:
+            failures.failed(message.coordinates, exc, format_line(message))
+        else:
+            summary.count(events)
+            for event in events:
+                sys.stdout.write(canonical.dumps(event, include_schema=not args.no_schema) + "\n")
+        sys.stdout.flush()
+        if args.group is not None:
+            consumer.commit(record)
+        summary.offsets[(message.topic or "", message.partition or 0)] = (message.offset or 0) + 1

@@ -391,7 +391,9 @@ class AvroAdapter:
         for schema_id in sorted(ids):
             try:
                 found[schema_id] = writer_schema(schema_id, registry.schema(schema_id))
-            except (SchemaNotFoundError, RegistryUnavailableError, WriterSchemaError, CdcError, ValueError) as exc:
+            except RegistryUnavailableError:
+                raise  # the registry is down: the batch fails (and is retried), no message is a dead letter for it
+            except (SchemaNotFoundError, WriterSchemaError, CdcError, ValueError) as exc:
                 # the codec decodes or reports each message of it, with its reason
                 _LOG.warning("schema id %d: its messages go to the codec (%s)", schema_id, exc)
                 continue

@@ -25,7 +25,7 @@ import attrs
 
 from cdc_core.canonical import schema_from_json, schema_to_json
 from cdc_core.codec import Decoder, SchemaHoldingDecoder
-from cdc_core.errors import CdcError
+from cdc_core.errors import CdcError, Fault, UnavailableError
 from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, RowChange, Watermark
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
@@ -67,6 +67,8 @@ _BATCH_ROWS: Final = 4096
 
 class DecodeRetryError(CdcError, RuntimeError):
     """A message decoded in the first pass failed in the second: the batch fails (and is retried), nothing is lost."""
+
+    fault = Fault.INFRASTRUCTURE  # what it decodes from changed under it (a registry that went away)
 
 
 class Fields(Protocol):
@@ -169,6 +171,8 @@ def _first_pass_rows(
         seen += 1
         try:
             events = decoders.decode(message)
+        except UnavailableError:
+            raise  # a registry or store that is down: the batch fails, the message is never a dead letter
         except CdcError as exc:
             # coordinates only: the payload is joined back from the distributed messages, never collected
             out.append(row("dead", message, error_type=type(exc).__name__, error=str(exc)))
@@ -263,6 +267,8 @@ def _second_pass(
         for message in _messages(batches):
             try:
                 events = decoders.decode(message)
+            except UnavailableError:
+                raise
             except CdcError as exc:
                 if (message.topic, message.partition, message.offset) in first_pass_dead:
                     continue  # a dead letter of the first pass

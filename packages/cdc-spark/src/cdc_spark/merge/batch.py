@@ -8,6 +8,7 @@ orderable ``sequence_by`` type works) and rejects unknown operations. Nothing el
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -45,6 +46,7 @@ class BatchSummary:
 
     changes: int
     partial_updates: int  # updates that set only some columns (``_cdc_changed_columns``)
+    ops: Mapping[str, int] = attrs.field(factory=dict)  # changes by operation (insert, update, delete, truncate)
     truncate: Sequence | None  # the batch's latest truncate, if newer than the stored floor
     truncate_time: Any  # its commit time (closes SCD2 versions)
     floor: Sequence | None  # changes at or before it are ignored: max(stored floor, batch truncate)
@@ -94,6 +96,7 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
     row = changes.agg(
         F.count_if(null_key & (op != "truncate")).alias("null_keys"),
         F.count(F.lit(1)).alias("changes"),
+        *(F.count_if(op == name).alias(f"op_{name}") for name in CHANGE_OPS),
         F.count_if(partial if "_cdc_changed_columns" in changes.columns else F.lit(False)).alias("partial"),
         F.min(F.when(op.isNull() | ~op.isin(*CHANGE_OPS), F.coalesce(op, F.lit("null")))).alias("unknown"),
         F.to_json(F.struct(newer.alias("v"))).alias("truncate"),
@@ -117,6 +120,7 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
     return BatchSummary(
         changes=int(row["changes"]),
         partial_updates=int(row["partial"]),
+        ops={name: int(row[f"op_{name}"]) for name in CHANGE_OPS if row[f"op_{name}"]},
         truncate=truncate,
         truncate_time=row["truncate_time"] if truncate is not None else None,
         floor=sequence(row["floor"]),

@@ -1,22 +1,22 @@
-"""``cdc-messages``: files of message lines (the ``cdc decode`` input format) as a Kafka-shaped source.
+"""``cdc-messages``: files of message lines (the ``cdc decode`` input format) as a Kafka-shaped batch source.
 
 Options: ``path`` (a file, a directory whose files are read in name order, or a glob), ``topic`` (for lines that
 carry none; default: the file's stem). Lines without a partition go to
 partition 0; lines without an offset get their position among the file's messages, so replays are stable. Each
-file is one input partition; streaming offsets are ``{"files": N}``, the number of files (in name order) consumed.
-A line that is not a message line fails the read with an error naming file and line: nothing is skipped silently.
-Spark 4.1's Python sources have no read limits: a streaming read takes every file present at each trigger.
+file is one input partition. A line that is not a message line fails the read with an error naming file and line:
+nothing is skipped silently. Streaming reads go through Spark's own file source
+(:func:`cdc_spark.source.file_stream.message_stream`), which Trigger.AvailableNow and read limits need.
 """
 
 from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from cdc_core.errors import ConfigError
 from cdc_core.messagelines import parse_line
@@ -44,19 +44,23 @@ def list_files(options: Mapping[str, str]) -> list[str]:
     return sorted(names)
 
 
-def read_file(path: str, default_topic: str | None) -> Iterator[Row]:
-    topic_fallback = default_topic or Path(path).stem
+def file_rows(lines: Iterable[bytes], path: str, default_topic: str) -> Iterator[Row]:
+    """The rows of one file's lines: blank lines left out, coordinates a line lacks filled in."""
     position = 0
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        message = parse_line(line, line=number, source=path)
+        offset = position if message.offset is None else message.offset
+        partition = 0 if message.partition is None else message.partition
+        yield message_row(message, topic=message.topic or default_topic, partition=partition, offset=offset)
+        position += 1
+
+
+def read_file(path: str, default_topic: str | None) -> Iterator[Row]:
     with open(path, "rb") as stream:
-        for number, raw in enumerate(stream, start=1):
-            line = raw.strip()
-            if not line:
-                continue
-            message = parse_line(line, line=number, source=path)
-            offset = position if message.offset is None else message.offset
-            partition = 0 if message.partition is None else message.partition
-            yield message_row(message, topic=message.topic or topic_fallback, partition=partition, offset=offset)
-            position += 1
+        yield from file_rows(stream, path, default_topic or Path(path).stem)
 
 
 class MessagesBatchReader(DataSourceReader):
@@ -74,32 +78,6 @@ class MessagesBatchReader(DataSourceReader):
         return read_file(partition.path, self._options.get("topic"))
 
 
-class MessagesStreamReader(DataSourceStreamReader):
-    def __init__(self, options: Mapping[str, str]) -> None:
-        self._options = lowered(options)
-        if "maxfilespertrigger" in self._options:
-            raise ConfigError(
-                "cdc-messages: maxFilesPerTrigger needs read limits, which Spark 4.1's Python sources lack"
-            )
-
-    def initialOffset(self) -> dict[str, int]:
-        return {"files": 0}
-
-    def latestOffset(self) -> dict[str, int]:
-        return {"files": len(list_files(self._options))}
-
-    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[MessageFile]:
-        files = list_files(self._options)
-        return [MessageFile(path) for path in files[int(start["files"]) : int(end["files"])]]
-
-    def read(self, partition: InputPartition) -> Iterator[Row]:
-        assert isinstance(partition, MessageFile)
-        return read_file(partition.path, self._options.get("topic"))
-
-    def commit(self, end: dict[str, Any]) -> None:
-        """Files are never deleted or moved: the checkpoint alone records progress."""
-
-
 class MessagesDataSource(DataSource):
     @classmethod
     def name(cls) -> str:
@@ -110,6 +88,3 @@ class MessagesDataSource(DataSource):
 
     def reader(self, schema: Any) -> MessagesBatchReader:
         return MessagesBatchReader(self.options)
-
-    def streamReader(self, schema: Any) -> MessagesStreamReader:
-        return MessagesStreamReader(self.options)
