@@ -19,7 +19,7 @@ import nox
 ROOT = Path(__file__).parent
 PACKAGES = ["cdc-core", "cdc-testing", "cdc-debezium", "cdc-simple", "cdc-avro", "cdc-canal", "cdc-spark"]
 # Extras installed in the workspace so that every optional path is tested.
-EXTRAS = {"cdc-core": "[snappy,lz4,fsspec,kafka]", "cdc-testing": "[kafka,databases]"}
+EXTRAS = {"cdc-core": "[snappy,lz4,fsspec,kafka]", "cdc-testing": "[kafka,databases]", "cdc-spark": "[yaml]"}
 WORKSPACE = ROOT / ".nox" / "workspace"
 
 nox.options.sessions = ["lint", "typecheck", "tests"]

@@ -9,7 +9,7 @@ history, schema evolution); the writing in :mod:`cdc_spark.sinks` (Delta Lake or
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -28,6 +28,7 @@ class Applied:
 
     written: bool  # False: the batch had been committed before (a replay), nothing ran
     changes: int  # changes in the batch (0 when skipped)
+    ops: Mapping[str, int] = attrs.field(factory=dict)  # changes per operation
 
 
 def apply_batch(changes: DataFrame, sink: Sink, spec: ApplySpec, batch: BatchInfo | None = None) -> Applied:
@@ -36,7 +37,10 @@ def apply_batch(changes: DataFrame, sink: Sink, spec: ApplySpec, batch: BatchInf
         return Applied(written=False, changes=0)
     plan = MergePlan(spec=spec, changes=changes)
     written = bool(sink.write(plan, batch))
-    return Applied(written=written, changes=plan.summary.changes if plan.summary is not None else 0)
+    summary = plan.summary
+    return Applied(
+        written=written, changes=summary.changes if summary is not None else 0, ops=summary.ops if summary else {}
+    )
 
 
 def _table_of(changes: DataFrame) -> str:

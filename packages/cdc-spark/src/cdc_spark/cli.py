@@ -2,6 +2,7 @@
 
     cdc apply --protocol debezium --source kafka://localhost:9092/shop --target ./tables --once
     cdc apply --protocol simple --source file://changes.jsonl --target ./tables --scd 2 --keys id
+    cdc apply --config pipeline.toml --once
 
 Also installed as ``cdc-spark apply ...`` (the same parser) for environments without the ``cdc`` command.
 """
@@ -9,16 +10,15 @@ Also installed as ``cdc-spark apply ...`` (the same parser) for environments wit
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 from collections.abc import Sequence
 
-from cdc_core.cli.arguments import add_sink_uri, codec_choice
 from cdc_core.errors import CdcError, ConfigError
-from cdc_core.registry import get_codec
-from cdc_core.sinkuri import SinkUri
-from cdc_spark.job import JobConfig, SourceSpec, describe, parse_keys, run
-from cdc_spark.merge.columns import METADATA, metadata_columns
+from cdc_spark.config import KINDS, Settings
+from cdc_spark.ddl_policy import POLICIES
+from cdc_spark.job import JobConfig, run
+from cdc_spark.merge.columns import METADATA
+from cdc_spark.metrics import PROGRESS_FORMATS, progress_output
 
 HELP = "apply a changefeed to one table per source table on Spark (Delta Lake by default, or Iceberg)"
 
@@ -31,88 +31,113 @@ def _option(text: str) -> tuple[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cdc apply``; each long flag is also a key of the config file (cdc_spark.config.KINDS).
+
+    Nothing has a default here: a flag not given leaves the file's setting (or the job's default) in place."""
+    parser.add_argument("--config", metavar="FILE", help="settings from a .toml or .yaml file (flags override it)")
     parser.add_argument("--protocol", help="codec protocol id, e.g. debezium, simple, canal-json")
     parser.add_argument("--source", help="kafka://HOST:PORT/TOPIC[,TOPIC] or file://PATH")
-    add_sink_uri(parser)
     parser.add_argument(
-        "--target", required=True, help="directory of the tables (DB/TABLE under it; with -o catalog=NAME: unused)"
+        "--sink-uri",
+        metavar="URI",
+        help="the changefeed's TiCDC sink URI, kafka://HOST:PORT/TOPIC?protocol=...&...: protocol, topic, brokers "
+        "and codec options in one (--option adds or overrides)",
     )
+    parser.add_argument("--sink-uri-file", metavar="FILE", help="read --sink-uri from FILE (keeps credentials off ps)")
+    parser.add_argument("--target", help="directory of the tables (DB/TABLE under it; with -o catalog=NAME: unused)")
     parser.add_argument("--checkpoint", help="checkpoint directory (default: TARGET/_checkpoint)")
+    rules = "repeatable; 'TABLE_REGEX=VALUE' for the targets the pattern matches, or VALUE for every other"
     parser.add_argument(
-        "--keys", help="key columns: 'id' or 'id,region' for every table, or 'db.t1=id;db.t2=a,b' (default: schema)"
+        "--keys", action="append", help=f"key columns 'id,region' ({rules}; default: the schema's primary key)"
     )
-    parser.add_argument("--scd", type=int, choices=(1, 2), default=1, help="SCD type 1 (latest) or 2 (history)")
-    parser.add_argument("--track-columns", help="SCD2: comma-separated columns whose changes start a new version")
+    parser.add_argument("--scd", action="append", help=f"SCD type 1 (latest row) or 2 (history) ({rules})")
     parser.add_argument(
-        "--tombstone-hours", type=float, default=168.0, help="keep deletes this long against late updates"
+        "--track-columns", action="append", help=f"SCD2: columns whose changes start a new version ({rules})"
     )
+    parser.add_argument(
+        "--include-tables", action="append", metavar="REGEX", help="apply only tables whose db.table matches"
+    )
+    parser.add_argument("--exclude-tables", action="append", metavar="REGEX", help="leave out tables that match")
+    parser.add_argument(
+        "--route",
+        action="append",
+        metavar="REGEX=TARGET",
+        help="write matching tables to TARGET, database.table with {database}, {table} or the pattern's groups",
+    )
+    parser.add_argument(
+        "--include-columns", action="append", metavar="[TABLE_REGEX=]COLS", help=f"write only ({rules})"
+    )
+    parser.add_argument("--exclude-columns", action="append", metavar="[TABLE_REGEX=]COLS", help=f"leave out ({rules})")
+    parser.add_argument("--ddl", choices=POLICIES, help="schema changes: evolve (default), try-evolve, ignore, stop")
+    parser.add_argument("--tombstone-hours", type=float, help="keep deletes this long against late updates (168)")
     parser.add_argument(
         "--metadata-columns",
+        action="append",
         metavar="NAMES",
         help=f"also write these to the targets: {','.join(METADATA)} (as _cdc_commit_ts, _cdc_op, ...)",
     )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--once", action="store_true", help="apply what the source holds now, then stop (default)")
-    mode.add_argument("--continuous", action="store_true", help="keep applying until interrupted")
+    mode.add_argument(
+        "--once", action="store_true", default=None, help="apply what the source holds now, then stop (default)"
+    )
+    mode.add_argument("--continuous", action="store_true", default=None, help="keep applying until interrupted")
     parser.add_argument(
         "--option",
         "-o",
         type=_option,
         action="append",
-        default=[],
         metavar="KEY=VALUE",
         help="codec option, source.* source option, or table-format=delta|iceberg, catalog=NAME, catalog-name, "
-        "watermark=true, trigger-interval, app-id, decode=jvm|python, time-as=interval|string",
+        "watermark=true, trigger-interval, app-id, decode=jvm|python, time-as=interval|string; KEY-file=PATH reads "
+        "KEY's value from PATH",
     )
-    parser.add_argument("--master", default=None, help="Spark master (default: the session's, else local[*])")
+    parser.add_argument("--master", help="Spark master (default: the session's, else local[*])")
     parser.add_argument(
         "--conf",
         type=_option,
         action="append",
-        default=[],
         metavar="KEY=VALUE",
         help="a Spark setting (spark.jars.packages, spark.sql.shuffle.partitions, ...); it wins over the defaults",
     )
-    parser.add_argument("--quiet", action="store_true", help="no per-batch progress lines")
+    parser.add_argument("--quiet", action="store_true", default=None, help="no per-batch progress")
+    parser.add_argument(
+        "--progress", choices=PROGRESS_FORMATS, help="per-batch progress: text lines (default), json objects, none"
+    )
+    parser.add_argument("--progress-file", metavar="FILE", help="append the progress to FILE instead of stdout")
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The run's settings: the ``--config`` file's, overridden by the flags given."""
+    flags: dict[str, object] = {}
+    for key in KINDS:
+        value = getattr(args, key.replace("-", "_"), None)
+        if value is None:
+            continue
+        if key in ("option", "conf"):
+            value = dict(value)
+        flags[key] = value
+    if args.sink_uri_file is not None:
+        if "sink-uri" in flags:
+            raise ConfigError("give --sink-uri or --sink-uri-file, not both")
+        flags["sink-uri-file"] = args.sink_uri_file
+    given = Settings.from_mapping(flags, origin="flags")
+    return Settings.load(args.config).overridden_by(given) if args.config else given
 
 
 def config_from(args: argparse.Namespace) -> JobConfig:
-    uri: SinkUri | None = args.sink_uri
-    protocol, _ = codec_choice(args.protocol, uri, None, flag="--protocol")
-    options = dict(args.option)
-    if uri is not None:  # the changefeed's sink URI: its brokers and topic are the source, its options the codec's
-        options = {**get_codec(protocol).used_options(uri.parameters), **options}
-    source = args.source or (f"kafka://{','.join(uri.brokers)}/{uri.topic or ''}" if uri is not None else None)
-    if source is None:
-        raise ConfigError("give --source or --sink-uri")
-    return JobConfig(
-        protocol=protocol,
-        source=SourceSpec.parse(source),
-        target=args.target,
-        checkpoint=args.checkpoint or f"{args.target.rstrip('/')}/_checkpoint",
-        keys=parse_keys(args.keys),
-        scd=args.scd,
-        continuous=bool(args.continuous),
-        options=options,
-        track_columns=tuple(c for c in args.track_columns.split(",") if c) if args.track_columns else None,
-        tombstone_retention=dt.timedelta(hours=args.tombstone_hours),
-        metadata_columns=metadata_columns(args.metadata_columns),
-    )
+    return settings_from(args).job_config()
 
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``cdc apply`` for parsed arguments; typed errors become one line on stderr and exit status 2."""
     try:
-        config = config_from(args)
+        settings = settings_from(args)
+        config = settings.job_config()
         from cdc_spark.session import build_session
 
-        spark = build_session(args.master, app_name="cdc-apply", conf=dict(args.conf))
-
-        def progress(report: object) -> None:
-            if not args.quiet:
-                print(describe(report), flush=True)  # type: ignore[arg-type]
-
-        run(spark, config, progress)
+        spark = build_session(settings.master, app_name="cdc-apply", conf=dict(settings.conf or {}))
+        with progress_output(spark, config, settings) as progress:
+            run(spark, config, progress)
     except CdcError as exc:
         print(f"cdc apply: {exc}", file=sys.stderr)
         return 2

@@ -23,10 +23,14 @@ import attrs
 from cdc_core.errors import ConfigError
 from cdc_core.secrets import redact_options
 from cdc_spark.apply import Applied, apply_batch
+from cdc_spark.batch_tables import batch_tables, table_settings
+from cdc_spark.ddl_policy import TABLE_DDL, TableDdl, check_policy, table_ddls
 from cdc_spark.decoding import PLANS, decode
 from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, build_spec
 from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
+from cdc_spark.routing import Routing, TableSettings
 from cdc_spark.sinks import BatchInfo, Sink, load_sink
+from cdc_spark.table_filter import drop_excluded
 from cdc_spark.table_workers import DEFAULT_TABLE_PARALLELISM, in_own_session, run_each
 from cdc_spark.time_text import check_time_as
 
@@ -110,6 +114,9 @@ class JobConfig:
     track_columns: tuple[str, ...] | None = None
     tombstone_retention: dt.timedelta | None = DEFAULT_TOMBSTONE_RETENTION
     metadata_columns: tuple[str, ...] = ()  # change-frame columns also written to the targets (_cdc_op...)
+    # which tables are applied, where each lands, per-target keys/scd/columns (over the defaults above)
+    routing: Routing = attrs.field(factory=Routing)
+    ddl: str = attrs.field(default="evolve", validator=lambda _, __, value: check_policy(value))
 
     def __attrs_post_init__(self) -> None:
         for old, new in REPLACED_OPTIONS.items():
@@ -201,6 +208,8 @@ class BatchReport:
     decode_seconds: float = 0.0
     decode_steps: Mapping[str, float] = attrs.field(factory=dict)
     apply_seconds: float = 0.0
+    ops: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)  # table -> operation -> changes applied
+    ddl: tuple[str, ...] = ()  # what the DDL policy did (truncates, drops, renames, columns kept)
 
 
 def make_sink(spark: SparkSession, config: JobConfig) -> Any:
@@ -261,15 +270,12 @@ class BatchProcessor:
     # every schema version BOOTSTRAP/DDL messages brought, newest last: a lagging partition's rows of an older
     # version still decode in a later batch (TiCDC Simple)
     versions: dict[tuple[str, str, int | None], Any] = attrs.field(factory=dict)
+    # target -> the source tables routed to it so far (their schemas give its default key)
+    sources: dict[str, set[tuple[str, str]]] = attrs.field(factory=dict)
 
-    def keys_for(self, table: str, schema: Any) -> tuple[str, ...]:
-        keys = self.config.keys.get(table) or self.config.keys.get("*")
-        if keys:
-            return keys
-        handle: tuple[str, ...] = tuple(schema.handle_key) if schema is not None else ()
-        if not handle:
-            raise ConfigError(f"table {table} has no primary or unique key in its schema: pass --keys {table}=COLUMNS")
-        return handle
+    def table_settings(self, target: str) -> TableSettings:
+        """How ``target`` (``database.table``) is applied: keys, SCD type, tracked and written columns."""
+        return table_settings(self.config, target, sorted(self.sources.get(target, ())), self.schemas)
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
@@ -280,10 +286,11 @@ class BatchProcessor:
             if messages == 0 and self.gate is None:
                 return
             decode_started = time.monotonic()
+            codec_options = self.config.codec_options()
             decoded = decode(
-                frame,
+                drop_excluded(frame, self.config.protocol, codec_options, self.config.routing),
                 self.config.protocol,
-                self.config.codec_options(),
+                codec_options,
                 schemas=self.schemas or None,
                 plan=batch_plan(self.config.decode_plan, messages),
                 time_as=self.config.time_as,
@@ -292,8 +299,9 @@ class BatchProcessor:
             )
             decode_seconds = time.monotonic() - decode_started
             self.schemas.update(decoded.schemas())
-            self._learn_versions(decoded.control())
-            tables = {f"{db}.{t}": decoded.table(db, t) for db, t in decoded.tables()}
+            ddl = self._learn_versions(decoded.control())
+            routed = batch_tables(decoded, self.config, ddl, sink=self.sink, sources=self.sources, schemas=self.schemas)
+            tables = routed.frames
             watermark = None
             held = 0
             if self.gate is not None:
@@ -305,6 +313,7 @@ class BatchProcessor:
             apply_seconds = time.monotonic() - apply_started
             skipped = [name for name, result in results.items() if not result.written]
             applied = {name: result.changes for name, result in results.items() if result.written and result.changes}
+            ops = {name: dict(result.ops) for name, result in results.items() if result.written and result.changes}
             dead = self._dead_letters(decoded.dead_letters(), batch)
             if self.gate is not None:
                 self.gate.commit(batch_id)
@@ -329,6 +338,8 @@ class BatchProcessor:
                 decode_seconds=decode_seconds,
                 decode_steps=dict(decoded.steps),
                 apply_seconds=apply_seconds,
+                ops=ops,
+                ddl=routed.notes,
             )
             self.progress(report)
 
@@ -339,13 +350,15 @@ class BatchProcessor:
         parallel = self.config.table_parallelism > 1 and len(tables) > 1
         tasks: list[tuple[str, Callable[[], Applied]]] = []
         for name, pending in sorted(tables.items()):
-            database, _, table = name.partition(".")
+            settings = self.table_settings(name)
             spec = build_spec(
                 pending,
                 table=name,
-                keys=self.keys_for(name, self.schemas.get((database, table))),
-                scd=self.config.scd,
-                track_columns=self.config.track_columns,
+                keys=settings.keys or (),
+                scd=settings.scd,
+                track_columns=settings.track_columns,
+                include_columns=settings.include_columns,
+                exclude_columns=settings.exclude_columns,
                 tombstone_retention=self.config.tombstone_retention,
                 metadata=self.config.metadata_columns,
             )
@@ -353,16 +366,22 @@ class BatchProcessor:
             tasks.append((name, functools.partial(apply_batch, changes, self.sink, spec, batch)))
         return run_each(tasks, self.config.table_parallelism)
 
-    def _learn_versions(self, control: DataFrame) -> None:
+    def _learn_versions(self, control: DataFrame) -> list[TableDdl]:
+        """Learn the schema versions the batch brought; returns its table DDL (one collect of control rows)."""
         from cdc_core.canonical import schema_from_json
 
-        for row in control.where("schema_json IS NOT NULL").select("schema_json").collect():
+        table_ddl = f"kind = 'ddl' AND ddl_type IN ({', '.join(repr(k) for k in TABLE_DDL)})"
+        rows = control.where(f"schema_json IS NOT NULL OR ({table_ddl})").collect()
+        for row in rows:
+            if row["schema_json"] is None:
+                continue
             schema = schema_from_json(json.loads(row["schema_json"]))
             key = (schema.database, schema.table, schema.version)
             self.versions.pop(key, None)
             self.versions[key] = schema
         while len(self.versions) > MAX_KNOWN_VERSIONS:
             del self.versions[next(iter(self.versions))]
+        return table_ddls(rows)
 
     def _clock(self) -> dict[PartitionKey, int]:
         if self.clock is None:
@@ -376,6 +395,11 @@ class BatchProcessor:
             writer: Any = self.letters if self.letters is not None else self.sink
             writer.write_dead_letters(letters, batch)
         return count
+
+
+def query_name(config: JobConfig) -> str:
+    """The streaming query's name (progress listeners tell the job's query by it)."""
+    return f"cdc-apply-{config.protocol}"
 
 
 def start(
@@ -402,7 +426,7 @@ def start(
         (stream if stream is not None else read_stream(spark, config))
         .writeStream.foreachBatch(processor)
         .option("checkpointLocation", os.path.join(config.checkpoint, "stream"))
-        .queryName(f"cdc-apply-{config.protocol}")
+        .queryName(query_name(config))
     )
     if config.continuous:
         writer = writer.trigger(processingTime=config.options.get("trigger-interval", "5 seconds"))
@@ -453,6 +477,8 @@ def describe(report: BatchReport) -> str:
         extra.append(f"held above watermark {report.watermark}: {report.held}")
     if report.dead_letters:
         extra.append(f"dead letters: {report.dead_letters}")
+    if report.ddl:
+        extra.append(f"ddl: {'; '.join(report.ddl)}")
     if report.decoded:
         extra.append(
             f"decoded: {report.decoded.get('jvm', 0):,} in the JVM, {report.decoded.get('codec', 0):,} by the codec"

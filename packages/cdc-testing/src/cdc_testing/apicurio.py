@@ -5,6 +5,9 @@ The application comes from Maven Central as pinned in ``cdc_core/jvm.toml`` (bun
 archive unpacked by :func:`cdc_core.jvm.unpacked`) and runs on the machine's Java 17 with its H2 storage in
 memory; its working directory, temporary files and log live in a temporary directory removed when it stops.
 
+``cdc-test-registry`` (the console script) starts one, prints ``schema-registry=URL`` as its first line once it
+serves (the URL the ``schema-registry`` option takes), and runs until SIGTERM or SIGINT, then stops it.
+
 Like a Confluent registry out of the box, it enforces BACKWARD compatibility globally (Apicurio itself starts
 with no rule). :meth:`ApicurioRegistry.reset` deletes every subject for the next test, and
 :meth:`ApicurioRegistry.requests` reads the server's own access log, so tests can check which calls a codec made.
@@ -12,14 +15,18 @@ with no rule). :meth:`ApicurioRegistry.reset` deletes every subject for the next
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import re
+import signal
 import subprocess
+import sys
+import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit
@@ -184,3 +191,34 @@ def running_registry(port: int | None = None) -> Iterator[ApicurioRegistry]:
         yield registry
     finally:
         registry.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``cdc-test-registry``: run a registry until SIGTERM/SIGINT; the first stdout line is ``schema-registry=URL``."""
+    parser = argparse.ArgumentParser(
+        prog="cdc-test-registry", description="run an Apicurio Schema Registry (Confluent-compatible) for tests"
+    )
+    parser.add_argument("--port", type=int, default=None, help="listener port (default: a free one)")
+    args = parser.parse_args(argv)
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+    registry = ApicurioRegistry(args.port)
+    try:
+        try:
+            url = registry.start()
+        except ApicurioUnavailableError as exc:
+            print(f"cdc-test-registry: {exc}", file=sys.stderr)
+            return 2
+        print(f"schema-registry={url}", flush=True)
+        while not stopping.wait(0.5):
+            if not registry.running:
+                print("cdc-test-registry: the registry exited", file=sys.stderr)
+                return 1
+    finally:
+        registry.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -48,6 +48,7 @@ class BatchSummary:
     truncate: Sequence | None  # the batch's latest truncate, if newer than the stored floor
     truncate_time: Any  # its commit time (closes SCD2 versions)
     floor: Sequence | None  # changes at or before it are ignored: max(stored floor, batch truncate)
+    ops: dict[str, int] = attrs.field(factory=dict)  # changes per operation (insert, update, delete, truncate)
 
 
 def check_orderable(data_type: DataType, table: str, column: str) -> None:
@@ -99,6 +100,7 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
         F.to_json(F.struct(newer.alias("v"))).alias("truncate"),
         F.max_by(sequence_time(seq, seq_type), F.when(op == "truncate", seq)).alias("truncate_time"),
         F.to_json(F.struct(F.greatest(latest, stored).alias("v"))).alias("floor"),
+        *[F.count_if(op == name).alias(f"op_{name}") for name in CHANGE_OPS],
     ).collect()[0]
     if row["null_keys"]:  # a null never matches in MERGE: every such change would insert another row
         raise ConfigError(
@@ -120,6 +122,7 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
         truncate=truncate,
         truncate_time=row["truncate_time"] if truncate is not None else None,
         floor=sequence(row["floor"]),
+        ops={name: int(row[f"op_{name}"]) for name in CHANGE_OPS if row[f"op_{name}"]},
     )
 
 
