@@ -61,7 +61,7 @@ def test_flags_filter_rename_and_leave_out_columns_and_report_json(spark: Any, t
     assert record["messages"] == len(messages)
     customers = sum(1 for m in messages if m.value is not None and b'"table":"customers"' in m.value)
     assert customers > 0
-    assert record["decoded"] == {"codec": len(messages) - customers}  # left out before decode
+    assert record["decoded"]["codec"] == len(messages) - customers  # left out before decode
     changes = {t: sum(1 for e in feed.events if isinstance(e, RowChange) and e.table == t) for t in ("orders", "items")}
     assert {name: sum(ops.values()) for name, ops in record["tables"].items()} == {
         "shop.orders": changes["orders"],
