@@ -28,7 +28,7 @@ class Applied:
 
     written: bool  # False: the batch had been committed before (a replay), nothing ran
     changes: int  # changes in the batch (0 when skipped)
-    ops: Mapping[str, int] = attrs.field(factory=dict)  # changes per operation
+    ops: Mapping[str, int] = attrs.field(factory=dict)  # the changes by operation (insert, update, delete, truncate)
 
 
 def apply_batch(changes: DataFrame, sink: Sink, spec: ApplySpec, batch: BatchInfo | None = None) -> Applied:
@@ -37,10 +37,9 @@ def apply_batch(changes: DataFrame, sink: Sink, spec: ApplySpec, batch: BatchInf
         return Applied(written=False, changes=0)
     plan = MergePlan(spec=spec, changes=changes)
     written = bool(sink.write(plan, batch))
-    summary = plan.summary
-    return Applied(
-        written=written, changes=summary.changes if summary is not None else 0, ops=summary.ops if summary else {}
-    )
+    if plan.summary is None:
+        return Applied(written=written, changes=0)
+    return Applied(written=written, changes=plan.summary.changes, ops=dict(plan.summary.ops))
 
 
 def _table_of(changes: DataFrame) -> str:

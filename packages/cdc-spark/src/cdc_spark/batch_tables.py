@@ -8,12 +8,15 @@ then empties targets of dropped tables, drops truncates or stops, and conforms e
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping, Sequence
 from functools import reduce
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from cdc_core.errors import StorageError
 from cdc_spark.ddl_policy import (
     TableDdl,
     column_changes,
@@ -36,6 +39,9 @@ if TYPE_CHECKING:
     from cdc_spark.sinks import Sink
 
 
+KEYS_FILE: Final = "target-keys.json"
+
+
 @attrs.frozen(kw_only=True)
 class BatchTables:
     frames: dict[str, DataFrame]  # target -> its changes of the batch
@@ -43,15 +49,45 @@ class BatchTables:
 
 
 def table_settings(
-    config: JobConfig, target: str, sources: Sequence[tuple[str, str]], schemas: Mapping[tuple[str, str], Any]
+    config: JobConfig,
+    target: str,
+    sources: Sequence[tuple[str, str]],
+    schemas: Mapping[tuple[str, str], Any],
+    remembered: tuple[str, ...] | None = None,
 ) -> TableSettings:
-    """The settings a target is applied with, its keys resolved (:func:`cdc_spark.routing.target_keys`)."""
+    """The settings a target is applied with, its keys resolved (:func:`cdc_spark.routing.target_keys`);
+    ``remembered``: the keys it was applied with before, for a target none of whose sources' schemas this run
+    has seen (a DROP TABLE after a restart)."""
     defaults = TableSettings(
         keys=config.keys.get(target) or config.keys.get("*"), scd=config.scd, track_columns=config.track_columns
     )
     chosen = config.routing.settings(target, defaults)
-    keys = target_keys(target, chosen.keys, {source: schemas.get(source) for source in sources})
-    return attrs.evolve(chosen, keys=keys)
+    known = {source: schemas.get(source) for source in sources}
+    if not chosen.keys and remembered and not any(known.values()):
+        return attrs.evolve(chosen, keys=remembered)
+    return attrs.evolve(chosen, keys=target_keys(target, chosen.keys, known))
+
+
+def load_keys(checkpoint: str) -> dict[str, tuple[str, ...]]:
+    """The key columns each target was last applied with, as the job saved them in its checkpoint directory."""
+    path = os.path.join(checkpoint, KEYS_FILE)
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            saved = json.load(handle)
+        return {str(target): tuple(str(c) for c in columns) for target, columns in saved.items()}
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise StorageError(f"checkpoint file {path}: not the targets' keys ({exc})") from exc
+
+
+def save_keys(checkpoint: str, keys: Mapping[str, tuple[str, ...]]) -> None:
+    """Replace the saved keys atomically."""
+    os.makedirs(checkpoint, exist_ok=True)
+    path = os.path.join(checkpoint, KEYS_FILE)
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump({target: list(columns) for target, columns in sorted(keys.items())}, handle)
+    os.replace(path + ".tmp", path)
 
 
 def batch_tables(
@@ -62,8 +98,10 @@ def batch_tables(
     sink: Sink,
     sources: dict[str, set[tuple[str, str]]],
     schemas: Mapping[tuple[str, str], TableSchema],
+    remembered: Mapping[str, tuple[str, ...]],
 ) -> BatchTables:
-    """The batch's targets. ``sources`` (target -> source tables routed to it) is the run's, added to here."""
+    """The batch's targets. ``sources`` (target -> source tables routed to it) is the run's, added to here;
+    ``remembered``: the keys each target was applied with before."""
     routing = config.routing
     grouped = routing.targets(decoded.tables())
     for target, names in grouped.items():
@@ -96,7 +134,7 @@ def batch_tables(
             if stored is None:
                 continue
             frame = frames[target]
-            settings = table_settings(config, target, sorted(sources.get(target, ())), schemas)
+            settings = table_settings(config, target, sorted(sources.get(target, ())), schemas, remembered.get(target))
             written = [
                 *data_columns(frame, settings.keys or (), settings.include_columns, settings.exclude_columns),
                 *config.metadata_columns,
@@ -123,4 +161,4 @@ def _stored_columns(sink: Sink, spark: Any, target: str) -> StructType | None:
     return T.StructType([f for f in stored.schema.fields if not f.name.startswith(("__", "_cdc_"))])
 
 
-__all__ = ["BatchTables", "batch_tables", "table_settings"]
+__all__ = ["KEYS_FILE", "BatchTables", "batch_tables", "load_keys", "save_keys", "table_settings"]

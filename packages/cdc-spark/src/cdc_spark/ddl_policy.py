@@ -251,7 +251,7 @@ def truncate_frame(spark: Any, columns: StructType, item: TableDdl, database: st
     }
     fields = [f for f in columns.fields if f.name not in cdc.names] + list(cdc.fields)
     frame: DataFrame = spark.range(1).select(
-        *[(values.get(f.name) or F.lit(None)).cast(f.dataType).alias(f.name) for f in fields]
+        *[(values[f.name] if f.name in values else F.lit(None)).cast(f.dataType).alias(f.name) for f in fields]
     )
     return frame
 

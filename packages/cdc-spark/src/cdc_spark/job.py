@@ -20,10 +20,10 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from cdc_core.errors import ConfigError
+from cdc_core.errors import CdcError, ConfigError
 from cdc_core.secrets import redact_options
 from cdc_spark.apply import Applied, apply_batch
-from cdc_spark.batch_tables import batch_tables, table_settings
+from cdc_spark.batch_tables import batch_tables, load_keys, save_keys, table_settings
 from cdc_spark.ddl_policy import TABLE_DDL, TableDdl, check_policy, table_ddls
 from cdc_spark.decoding import PLANS, decode
 from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, build_spec
@@ -208,7 +208,8 @@ class BatchReport:
     decode_seconds: float = 0.0
     decode_steps: Mapping[str, float] = attrs.field(factory=dict)
     apply_seconds: float = 0.0
-    ops: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)  # table -> operation -> changes applied
+    # the changes written by table and operation (insert, update, delete, truncate)
+    changes: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
     ddl: tuple[str, ...] = ()  # what the DDL policy did (truncates, drops, renames, columns kept)
 
 
@@ -270,14 +271,34 @@ class BatchProcessor:
     # every schema version BOOTSTRAP/DDL messages brought, newest last: a lagging partition's rows of an older
     # version still decode in a later batch (TiCDC Simple)
     versions: dict[tuple[str, str, int | None], Any] = attrs.field(factory=dict)
+    # the failure of the last batch as the project's typed error (the query only says "foreachBatch failed")
+    failure: BaseException | None = attrs.field(default=None, init=False)
     # target -> the source tables routed to it so far (their schemas give its default key)
     sources: dict[str, set[tuple[str, str]]] = attrs.field(factory=dict)
+    # target -> the key columns it was applied with, saved in the checkpoint (a restarted run may need them)
+    keys: dict[str, tuple[str, ...]] | None = None
 
     def table_settings(self, target: str) -> TableSettings:
         """How ``target`` (``database.table``) is applied: keys, SCD type, tracked and written columns."""
-        return table_settings(self.config, target, sorted(self.sources.get(target, ())), self.schemas)
+        remembered = self._keys()
+        sources = sorted(self.sources.get(target, ()))
+        settings = table_settings(self.config, target, sources, self.schemas, remembered.get(target))
+        remembered[target] = settings.keys or ()
+        return settings
+
+    def _keys(self) -> dict[str, tuple[str, ...]]:
+        if self.keys is None:
+            self.keys = load_keys(self.config.checkpoint)
+        return self.keys
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        try:
+            self._process(frame, batch_id)
+        except CdcError as exc:
+            self.failure = exc
+            raise
+
+    def _process(self, frame: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         frame = frame.persist()
         decoded: DecodedChanges | None = None
@@ -300,7 +321,11 @@ class BatchProcessor:
             decode_seconds = time.monotonic() - decode_started
             self.schemas.update(decoded.schemas())
             ddl = self._learn_versions(decoded.control())
-            routed = batch_tables(decoded, self.config, ddl, sink=self.sink, sources=self.sources, schemas=self.schemas)
+            routed = batch_tables(
+                decoded, self.config, ddl, sink=self.sink, sources=self.sources, schemas=self.schemas,
+                remembered=self._keys(),
+            )  # fmt: skip
+            keys_before = dict(self._keys())
             tables = routed.frames
             watermark = None
             held = 0
@@ -313,12 +338,14 @@ class BatchProcessor:
             apply_seconds = time.monotonic() - apply_started
             skipped = [name for name, result in results.items() if not result.written]
             applied = {name: result.changes for name, result in results.items() if result.written and result.changes}
-            ops = {name: dict(result.ops) for name, result in results.items() if result.written and result.changes}
+            by_op = {name: dict(result.ops) for name, result in results.items() if result.written and result.changes}
             dead = self._dead_letters(decoded.dead_letters(), batch)
             if self.gate is not None:
                 self.gate.commit(batch_id)
             self.clock = decoded.partition_commit_ts()
             save_clock(self.config.checkpoint, self.clock)
+            if self._keys() != keys_before:
+                save_keys(self.config.checkpoint, self._keys())
             paths = dict(decoded.paths)
         finally:
             if decoded is not None:
@@ -338,7 +365,7 @@ class BatchProcessor:
                 decode_seconds=decode_seconds,
                 decode_steps=dict(decoded.steps),
                 apply_seconds=apply_seconds,
-                ops=ops,
+                changes=by_op,
                 ddl=routed.notes,
             )
             self.progress(report)
@@ -413,6 +440,15 @@ def start(
     ``stream`` replaces the configured source with any streaming DataFrame in the Kafka source's shape
     (Spark's own ``kafka`` format on a cluster that has it, or files of recorded messages).
     """
+    return _start(spark, config, progress, stream)[0]
+
+
+def _start(
+    spark: SparkSession,
+    config: JobConfig,
+    progress: Callable[[BatchReport], None] | None,
+    stream: DataFrame | None,
+) -> tuple[StreamingQuery, BatchProcessor]:
     _ = config.decode_plan, config.time_as, config.table_parallelism  # a bad option fails here, not in a batch
     gate = None
     if config.watermark:
@@ -432,7 +468,7 @@ def start(
         writer = writer.trigger(processingTime=config.options.get("trigger-interval", "5 seconds"))
     else:
         writer = writer.trigger(availableNow=True)
-    return writer.start()
+    return writer.start(), processor
 
 
 def run(
@@ -441,13 +477,16 @@ def run(
     progress: Callable[[BatchReport], None] | None = None,
     stream: DataFrame | None = None,
 ) -> None:
-    """Run the job to completion (``--once``) or until interrupted (``--continuous``)."""
+    """Run the job to completion (``--once``) or until interrupted (``--continuous``); a typed error that failed a
+    batch is raised as itself (Spark wraps it in a StreamingQueryException)."""
     for attempt in range(1 + _METRICS_RESTARTS):
-        query = start(spark, config, progress, stream)
+        query, processor = _start(spark, config, progress, stream)
         try:
             query.awaitTermination()
             return
         except Exception as exc:
+            if processor.failure is not None:
+                raise processor.failure from exc
             if attempt == _METRICS_RESTARTS or not _kafka_metrics_failure(exc):
                 raise
             # Spark 4.1.1's Kafka source fails its progress report after re-running, on restart, a batch the

@@ -58,7 +58,9 @@ def _number(value: Any) -> float | None:
 def record(report: BatchReport, progress: Any | None) -> dict[str, Any]:
     """The JSON object of one batch (``progress``: Spark's StreamingQueryProgress of it, if it came)."""
     rate = report.messages / report.seconds if report.seconds > 0 else None
-    tables = {name: dict(report.ops.get(name) or {"changes": count}) for name, count in sorted(report.applied.items())}
+    tables = {
+        name: dict(report.changes.get(name) or {"changes": count}) for name, count in sorted(report.applied.items())
+    }
     out: dict[str, Any] = {
         "batch": report.batch_id,
         "messages": report.messages,

@@ -8,6 +8,7 @@ orderable ``sequence_by`` type works) and rejects unknown operations. Nothing el
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -45,10 +46,10 @@ class BatchSummary:
 
     changes: int
     partial_updates: int  # updates that set only some columns (``_cdc_changed_columns``)
+    ops: Mapping[str, int] = attrs.field(factory=dict)  # changes by operation (insert, update, delete, truncate)
     truncate: Sequence | None  # the batch's latest truncate, if newer than the stored floor
     truncate_time: Any  # its commit time (closes SCD2 versions)
     floor: Sequence | None  # changes at or before it are ignored: max(stored floor, batch truncate)
-    ops: dict[str, int] = attrs.field(factory=dict)  # changes per operation (insert, update, delete, truncate)
 
 
 def check_orderable(data_type: DataType, table: str, column: str) -> None:
@@ -95,12 +96,12 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
     row = changes.agg(
         F.count_if(null_key & (op != "truncate")).alias("null_keys"),
         F.count(F.lit(1)).alias("changes"),
+        *(F.count_if(op == name).alias(f"op_{name}") for name in CHANGE_OPS),
         F.count_if(partial if "_cdc_changed_columns" in changes.columns else F.lit(False)).alias("partial"),
         F.min(F.when(op.isNull() | ~op.isin(*CHANGE_OPS), F.coalesce(op, F.lit("null")))).alias("unknown"),
         F.to_json(F.struct(newer.alias("v"))).alias("truncate"),
         F.max_by(sequence_time(seq, seq_type), F.when(op == "truncate", seq)).alias("truncate_time"),
         F.to_json(F.struct(F.greatest(latest, stored).alias("v"))).alias("floor"),
-        *[F.count_if(op == name).alias(f"op_{name}") for name in CHANGE_OPS],
     ).collect()[0]
     if row["null_keys"]:  # a null never matches in MERGE: every such change would insert another row
         raise ConfigError(
@@ -119,10 +120,10 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
     return BatchSummary(
         changes=int(row["changes"]),
         partial_updates=int(row["partial"]),
+        ops={name: int(row[f"op_{name}"]) for name in CHANGE_OPS if row[f"op_{name}"]},
         truncate=truncate,
         truncate_time=row["truncate_time"] if truncate is not None else None,
         floor=sequence(row["floor"]),
-        ops={name: int(row[f"op_{name}"]) for name in CHANGE_OPS if row[f"op_{name}"]},
     )
 
 
