@@ -213,3 +213,26 @@ def test_the_python_api_takes_the_same_settings() -> None:
         Settings(protocol="debezium", source="file://x").job_config()
     with pytest.raises(ConfigError, match="ddl 'lenient': expected one of evolve, try-evolve, ignore, stop"):
         Settings(protocol="debezium", source="file://x", target="t", ddl="lenient").job_config()
+
+
+@pytest.mark.filterwarnings("ignore::cdc_core.codec.IgnoredOptionsWarning")  # the sink URI's producer-only parameter
+def test_the_documented_config_files_are_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ```toml and ```yaml block of docs/spark.md loads and makes a job configuration (the secret files
+    they name made under tmp_path)."""
+    import re
+
+    doc = Path(__file__).resolve().parents[3] / "docs" / "spark.md"
+    blocks = re.findall(r"```(toml|yaml)\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.DOTALL)
+    assert sorted(kind for kind, _ in blocks) == ["toml", "toml", "yaml", "yaml"]
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "jaas").write_text("org.apache.kafka.common.security.plain.PlainLoginModule required;\n")
+    monkeypatch.setenv("KAFKA", "b:9092")
+    monkeypatch.setenv("REGISTRY_PASSWORD", "p")
+    protocols = []
+    for number, (kind, text) in enumerate(blocks):
+        path = tmp_path / f"{number}.{kind}"
+        path.write_text(text.replace("/run/secrets/", f"{secrets}/"))
+        config = Settings.load(path).job_config()
+        protocols.append(config.protocol)
+    assert protocols == ["debezium", "canal-json", "simple", "avro"]
