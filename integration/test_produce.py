@@ -3,23 +3,26 @@ partitions and timestamps, so that ``cdc tail`` of the topic prints what ``cdc d
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 from cdc_core.message import Message
 from cdc_core.messagelines import format_line, write_lines
 from cdc_testing import kafka
-from cdc_testing.changefeed import encode, generate
 
 pytest.importorskip("cdc_debezium")
 pytest.importorskip("confluent_kafka")
 pytestmark = pytest.mark.kafka
 
 PARTITIONS = 3
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cdc(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -28,26 +31,24 @@ def _cdc(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 
 
 def lines_as_on_the_topic(topic: str) -> list[Message]:
-    """Debezium messages of a changefeed with every coordinate the broker will give them: the topic, a partition
-    by key, offsets counted per partition, a timestamp; and a header on every other message."""
-    offsets = dict.fromkeys(range(PARTITIONS), 0)
-    placed: list[Message] = []
-    for number, message in enumerate(encode(generate(seed=9, transactions=20), "debezium")):
-        partition = sum(message.key or b"") % PARTITIONS
-        headers = (("trace", f"t-{number}".encode()), ("empty", None)) if number % 2 else ()
-        placed.append(
-            Message(
-                value=message.value,
-                key=message.key,
-                topic=topic,
-                partition=partition,
-                offset=offsets[partition],
-                timestamp=1_767_225_600_000 + number,
-                headers=headers,
-            )
+    """The quickstart's Debezium sample (a partition by key, offsets counted per partition) on ``topic``, each
+    message stamped a millisecond after the last from now (an older time could fall out of the topic's retention)
+    and every other one with headers: every coordinate the broker will give it."""
+    spec = importlib.util.spec_from_file_location("samples", ROOT / "docs" / "samples" / "make.py")
+    assert spec is not None and spec.loader is not None
+    samples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(samples)
+    placed = samples.placed(samples.changefeed(), "debezium")
+    now = int(time.time() * 1000)
+    return [
+        attrs.evolve(
+            m,
+            topic=topic,
+            timestamp=now + n,
+            headers=(("trace", f"t-{n}".encode()), ("empty", None)) if n % 2 else (),
         )
-        offsets[partition] += 1
-    return placed
+        for n, m in enumerate(placed)
+    ]
 
 
 def test_produce_keeps_every_part_of_a_message_and_tail_prints_what_decode_prints(

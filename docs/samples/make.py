@@ -4,10 +4,11 @@ Usage: python docs/samples/make.py
 
 The changefeed is ``cdc_testing.changefeed.generate(seed=SEED, transactions=TRANSACTIONS)`` (customers, orders
 and items; an ``ADD COLUMN`` half way). Each ``<protocol>.jsonl`` holds message lines (the ``cdc decode`` input)
-with the coordinates a topic ``shop`` of three partitions gives them: the partition TiCDC's dispatcher chose,
-offsets counted per partition, the commit time as the timestamp. TiCDC Avro's messages name schema ids of one
-registry, so its sample is the changefeed's canonical events (``events.jsonl``), which ``cdc encode`` turns into
-messages against any registry.
+with the coordinates a topic ``shop`` of three partitions gives them: the partition TiCDC's dispatcher chose (by
+key for Debezium), offsets counted per partition. They carry no timestamp: the broker stamps each message as it
+arrives (a fixed time in the past would be older than the topic's retention, and Kafka deletes such messages).
+TiCDC Avro's messages name schema ids of one registry, so its sample is the changefeed's canonical events
+(``events.jsonl``), which ``cdc encode`` turns into messages against any registry.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from cdc_core import canonical
 from cdc_core.message import Message
 from cdc_core.messagelines import format_line
 from cdc_core.registry import get_codec
-from cdc_core.tso import physical_ms
 from cdc_testing.changefeed import Changefeed, generate
 
 SEED: Final = 11
@@ -60,7 +60,6 @@ def placed(feed: Changefeed, protocol: str) -> list[Message]:
                     topic=TOPIC,
                     partition=partition,
                     offset=offsets[partition],
-                    timestamp=physical_ms(event.commit_ts or 0),
                     headers=message.headers,
                 )
             )

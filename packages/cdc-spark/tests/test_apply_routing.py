@@ -88,22 +88,12 @@ def sharded(feed: Changefeed, database: str, shift: int) -> Changefeed:
 
     events: list[Any] = []
     for event in feed.events:
+        changed: dict[str, Any] | None = None
         if isinstance(event, RowChange):
-            event = attrs.evolve(  # noqa: PLW2901
-                event,
-                database=database,
-                before=moved(event.before),
-                after=moved(event.after),
-                schema=schema(event.schema),
-            )
+            changed = {"before": moved(event.before), "after": moved(event.after), "schema": schema(event.schema)}
         elif isinstance(event, DDLEvent):
-            event = attrs.evolve(  # noqa: PLW2901
-                event,
-                database=database,
-                table_schema=schema(event.table_schema),
-                pre_table_schema=schema(event.pre_table_schema),
-            )
-        events.append(event)
+            changed = {"table_schema": schema(event.table_schema), "pre_table_schema": schema(event.pre_table_schema)}
+        events.append(event if changed is None else attrs.evolve(event, database=database, **changed))
     state = {
         table: {key: moved(row) for key, row in rows.items()}  # keys are not compared, rows are
         for table, rows in feed.state.items()

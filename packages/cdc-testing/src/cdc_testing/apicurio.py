@@ -19,10 +19,8 @@ import argparse
 import contextlib
 import json
 import re
-import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 import uuid
@@ -33,7 +31,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from cdc_core.jvm import bundle, java_executable, unpacked
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import ServerProcess, log_tail
+from cdc_testing.processes import ServerProcess, log_tail, serve_until_stopped
 
 BUNDLE: Final = "schema-registry"
 CCOMPAT_PATH: Final = "/apis/ccompat/v7"
@@ -200,24 +198,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--port", type=int, default=None, help="listener port (default: a free one)")
     args = parser.parse_args(argv)
-    stopping = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stopping.set())
     registry = ApicurioRegistry(args.port)
-    try:
-        try:
-            url = registry.start()
-        except ApicurioUnavailableError as exc:
-            print(f"cdc-test-registry: {exc}", file=sys.stderr)
-            return 2
-        print(f"schema-registry={url}", flush=True)
-        while not stopping.wait(0.5):
-            if not registry.running:
-                print("cdc-test-registry: the registry exited", file=sys.stderr)
-                return 1
-    finally:
-        registry.close()
-    return 0
+    return serve_until_stopped(
+        "cdc-test-registry", registry, lambda: f"schema-registry={registry.start()}", ApicurioUnavailableError
+    )
 
 
 if __name__ == "__main__":

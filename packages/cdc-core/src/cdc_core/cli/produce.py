@@ -18,6 +18,7 @@ from cdc_core.cli.streams import StopOnError, open_input
 from cdc_core.errors import CdcError, ConfigError
 from cdc_core.message import Message
 from cdc_core.messagelines import read_lines
+from cdc_core.producing import send
 from cdc_core.secrets import redact_text
 
 DELIVERY_TIMEOUT_MS: Final = 60_000
@@ -123,24 +124,7 @@ def _send(producer: Any, message: Message, topic: str | None, where: str, delive
     target = topic or message.topic
     if not target:
         raise ConfigError(f"{where}: the line names no topic: give --topic")
-    extra: dict[str, Any] = {}
-    if message.partition is not None:
-        extra["partition"] = message.partition
-    if message.timestamp is not None:
-        extra["timestamp"] = message.timestamp
-    while True:
-        try:
-            producer.produce(
-                target,
-                value=message.value,
-                key=message.key,
-                headers=list(message.headers) or None,
-                on_delivery=delivered,
-                **extra,
-            )
-            break
-        except BufferError:  # the local queue is full: let deliveries drain it
-            producer.poll(0.1)
-        except Exception as exc:  # KafkaException, ValueError of librdkafka for this one message
-            raise CdcError(f"{where}: kafka refused the message: {exc}") from exc
-    producer.poll(0)
+    try:
+        send(producer, target, message, delivered)
+    except Exception as exc:  # KafkaException, or librdkafka's ValueError, for this one message
+        raise CdcError(f"{where}: kafka refused the message: {exc}") from exc
