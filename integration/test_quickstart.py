@@ -121,8 +121,8 @@ def test_the_quickstart_gets_every_protocol_from_a_topic_to_delta_tables(reader:
 
     for command in commands:
         result = reader.run(command)
-    assert "order_id" in result.stdout and "amount" in result.stdout  # the table as pandas prints it
     feed = load_samples().changefeed()
+    assert f"[{len(feed.state['orders'])} rows x 6 columns]" in result.stdout  # the table as pandas prints it
     assert differences(str(reader.home / "lake"), feed) == []
 
     for block, lake in zip(blocks[1:], ("lake-canal", "lake-simple", "lake-avro"), strict=True):

@@ -31,7 +31,7 @@ HERE: Final = Path(__file__).parent
 # what each protocol's producer is told: TiDB's extension carries the commit ts every protocol orders changes by
 OPTIONS: Final[dict[str, dict[str, object]]] = {
     "debezium": {"enable-tidb-extension": True},
-    "canal-json": {"enable-tidb-extension": True},
+    "canal-json": {"enable-tidb-extension": True, "content-compatible": True},  # ENUM/SET members by name
     "simple": {},
 }
 # the codecs that choose a partition (TiCDC's dispatchers); Debezium's messages go by their key, as Kafka's own

@@ -163,7 +163,9 @@ def test_ignore_leaves_every_target_as_it_was_created(
 ) -> None:
     target = copy(created, tmp_path)
     capsys.readouterr()
-    assert apply(created, target, "--ddl", "ignore") == 0
+    settings = tmp_path / "ignore.yaml"  # the policy from a file, the rest from flags
+    settings.write_text("ddl: ignore\n")
+    assert apply(created, target, "--config", str(settings)) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     for note in (
         "TRUNCATE TABLE shop.cut ignored",

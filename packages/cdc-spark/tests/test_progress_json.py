@@ -92,11 +92,13 @@ def test_json_progress_of_a_kafka_source_shows_the_lag_each_batch_leaves(
     ]
     kafka.produce(kafka_bootstrap, topic, messages)
     progress = tmp_path / "progress.jsonl"
-    code = main(
-        ["apply", "--protocol", "debezium", "--source", f"kafka://{kafka_bootstrap}/{topic}", "--target",
-         str(tmp_path / "tables"), "--once", "--progress", "json", "--progress-file", str(progress),
-         "-o", "source.maxOffsetsPerTrigger=10", "-o", "decode=python"]
-    )  # fmt: skip
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(
+        f"protocol: debezium\nsource: kafka://{kafka_bootstrap}/{topic}\ntarget: {tmp_path / 'tables'}\nonce: true\n"
+        f"progress: json\nprogress-file: {progress}\n"
+        "option: {source.maxOffsetsPerTrigger: 10, decode: python}\n"
+    )
+    code = main(["apply", "--config", str(config)])
     assert code == 0
     records = [json.loads(line) for line in progress.read_text().splitlines()]
     assert sum(r["messages"] for r in records) == len(messages) and len(records) >= 2

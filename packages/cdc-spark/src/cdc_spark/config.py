@@ -263,7 +263,9 @@ class Settings:
             checkpoint=self.checkpoint or f"{self.target.rstrip('/')}/_checkpoint",
             continuous=bool(self.continuous),
             options=options,
-            tombstone_retention=dt.timedelta(hours=self.tombstone_hours or DEFAULT_TOMBSTONE_HOURS),
+            tombstone_retention=dt.timedelta(
+                hours=DEFAULT_TOMBSTONE_HOURS if self.tombstone_hours is None else self.tombstone_hours
+            ),
             metadata_columns=metadata_columns(",".join(self.metadata_columns or ())),
             routing=Routing(
                 include_tables=self.include_tables or (),
