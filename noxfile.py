@@ -23,6 +23,7 @@ EXTRAS = {
     "cdc-core": "[snappy,lz4,fsspec,kafka,registry]",
     "cdc-testing": "[kafka,databases]",
     "cdc-debezium": "[avro]",
+    "cdc-spark": "[yaml]",
 }
 WORKSPACE = ROOT / ".nox" / "workspace"
 
@@ -68,6 +69,12 @@ def workspace(session: nox.Session) -> Path:
     return bindir
 
 
+def provision(session: nox.Session, purpose: str) -> None:
+    """The system's parts the session runs (a JDK and Maven; for ``tests`` also MariaDB and PostgreSQL), installed
+    where missing: see .ci/provision.py."""
+    session.run(sys.executable, str(ROOT / ".ci" / "provision.py"), "--for", purpose, external=True)
+
+
 def _env(bindir: Path) -> dict[str, str]:
     """Spark's Python workers must run the workspace interpreter."""
     python = str(bindir / "python")
@@ -108,6 +115,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
     """Every package's unit tests, then the cross-package tests in integration/ (real broker, real Spark)."""
+    provision(session, "tests")
     bindir = workspace(session)
     paths = [f"packages/{name}/tests" for name in _present_packages() if (ROOT / "packages" / name / "tests").exists()]
     if (ROOT / "integration").exists():
@@ -120,6 +128,7 @@ def tests(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 def demo(session: nox.Session) -> None:
     """The main job on an embedded default (see README)."""
+    provision(session, "jvm")
     bindir = workspace(session)
     demo_module = ROOT / "packages" / "cdc-spark" / "src" / "cdc_spark" / "demo.py"
     if demo_module.exists():
@@ -133,6 +142,7 @@ def demo(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
     """Benchmarks: every codec against its raw-library baseline, measured in the same run, printed as ratios."""
+    provision(session, "jvm")
     bindir = workspace(session)
     # pytest 9 merges a file given after its directory into the directory's collection: name the directory only
     # when no benchmark file or directory is given

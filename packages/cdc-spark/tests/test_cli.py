@@ -52,10 +52,12 @@ def test_arguments_make_the_job_config() -> None:
          "--metadata-columns", "commit_ts,offset"]
     )  # fmt: skip
     config = config_from(args)
-    assert (config.scd, config.continuous, config.checkpoint) == (2, True, "out/_checkpoint")
+    assert (config.continuous, config.checkpoint) == (True, "out/_checkpoint")
+    settings = config.routing.settings("shop.orders")
+    assert (settings.scd, settings.keys) == (2, ("id",))
     assert config.table_format == "iceberg"
     assert config.metadata_columns == ("_cdc_commit_ts", "_cdc_topic", "_cdc_partition", "_cdc_offset")
-    assert config.keys == {"*": ("id",)} and config.watermark
+    assert config.watermark
     assert config.codec_options() == {"decimal.handling.mode": "string"}
     assert config.source_options() == {"maxOffsetsPerTrigger": "100"}
     assert config.tombstone_retention == dt.timedelta(hours=1)

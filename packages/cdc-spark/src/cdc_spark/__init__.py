@@ -6,16 +6,29 @@ The public API (everything else is private and free to move):
   letters out, parsed and typed in the JVM where the protocol allows (docs/spark-source-decode.md);
 * :func:`apply_changes`, :class:`Sink` and :class:`BatchInfo`: one batch of one table applied to a target;
 * :func:`build_session`: a SparkSession with the pinned Kafka, Avro, Delta Lake and Iceberg connectors;
-* :mod:`cdc_spark.job`: the streaming pipeline behind ``cdc apply``.
+* :mod:`cdc_spark.job`: the streaming pipeline behind ``cdc apply``;
+* :class:`Settings` and :func:`run_settings`: ``cdc apply``'s settings (flags, a TOML or YAML file, or keywords) and
+  the run they describe (:mod:`cdc_spark.config`).
 """
 
 from importlib.metadata import version
 
 from cdc_spark.apply import apply_changes
+from cdc_spark.config import Settings
+from cdc_spark.config import run as run_settings
 from cdc_spark.decoding import DecodedChanges, decode
 from cdc_spark.session import build_session
 from cdc_spark.sinks import BatchInfo, Sink
 
 __version__ = version("cdc-spark")  # the repository's VERSION file, through the package metadata
 
-__all__ = ["BatchInfo", "DecodedChanges", "Sink", "apply_changes", "build_session", "decode"]
+__all__ = [
+    "BatchInfo",
+    "DecodedChanges",
+    "Settings",
+    "Sink",
+    "apply_changes",
+    "build_session",
+    "decode",
+    "run_settings",
+]

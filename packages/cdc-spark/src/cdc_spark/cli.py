@@ -2,6 +2,7 @@
 
     cdc apply --protocol debezium --source kafka://localhost:9092/shop --target ./tables --once
     cdc apply --protocol simple --source file://changes.jsonl --target ./tables --scd 2 --keys id
+    cdc apply --config pipeline.toml --once
 
 Also installed as ``cdc-spark apply ...`` (the same parser) for environments without the ``cdc`` command.
 """
@@ -9,18 +10,18 @@ Also installed as ``cdc-spark apply ...`` (the same parser) for environments wit
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 from collections.abc import Sequence
 
-from cdc_core.cli.arguments import add_sink_uri, codec_choice, count_argument
+from cdc_core.cli.arguments import count_argument
 from cdc_core.cli.failures import DEBUG_HELP, INTERRUPTED, debug_wanted, report
 from cdc_core.errors import ConfigError
-from cdc_core.registry import get_codec
-from cdc_core.sinkuri import SinkUri
-from cdc_spark.job import BatchReport, JobConfig, SourceSpec, describe, parse_keys, run
-from cdc_spark.merge.columns import METADATA, metadata_columns
-from cdc_spark.retries import DEFAULT_BACKOFF_S, DEFAULT_RETRIES, MAX_BACKOFF_S, RetryPolicy
+from cdc_spark.config import KINDS, Settings
+from cdc_spark.ddl_policy import POLICIES
+from cdc_spark.job import BatchReport, JobConfig, run
+from cdc_spark.merge.columns import METADATA
+from cdc_spark.metrics import PROGRESS_FORMATS, progress_output
+from cdc_spark.retries import DEFAULT_BACKOFF_S, DEFAULT_RETRIES, MAX_BACKOFF_S
 from cdc_spark.run_summary import checkpoint_position, summary_line
 from cdc_spark.source.checks import DEFAULT_BROKER_TIMEOUT_S
 
@@ -41,49 +42,78 @@ def _option(text: str) -> tuple[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cdc apply``; each long flag is also a key of the config file (cdc_spark.config.KINDS).
+
+    Nothing has a default here: a flag not given leaves the file's setting (or the job's default) in place."""
+    parser.add_argument("--config", metavar="FILE", help="settings from a .toml or .yaml file (flags override it)")
     parser.add_argument("--protocol", help="codec protocol id, e.g. debezium, simple, canal-json")
     parser.add_argument("--source", help="kafka://HOST:PORT/TOPIC[,TOPIC] or file://PATH")
-    add_sink_uri(parser)
     parser.add_argument(
-        "--target", required=True, help="directory of the tables (DB/TABLE under it; with -o catalog=NAME: unused)"
+        "--sink-uri",
+        metavar="URI",
+        help="the changefeed's TiCDC sink URI, kafka://HOST:PORT/TOPIC?protocol=...&...: protocol, topic, brokers "
+        "and codec options in one (--option adds or overrides)",
     )
+    parser.add_argument("--sink-uri-file", metavar="FILE", help="read --sink-uri from FILE (keeps credentials off ps)")
+    parser.add_argument("--target", help="directory of the tables (DB/TABLE under it; with -o catalog=NAME: unused)")
     parser.add_argument("--checkpoint", help="checkpoint directory (default: TARGET/_checkpoint)")
+    rules = "repeatable; 'TABLE_REGEX=VALUE' for the targets the pattern matches, or VALUE for every other"
     parser.add_argument(
-        "--keys", help="key columns: 'id' or 'id,region' for every table, or 'db.t1=id;db.t2=a,b' (default: schema)"
+        "--keys", action="append", help=f"key columns 'id,region' ({rules}; default: the schema's primary key)"
     )
-    parser.add_argument("--scd", type=int, choices=(1, 2), default=1, help="SCD type 1 (latest) or 2 (history)")
-    parser.add_argument("--track-columns", help="SCD2: comma-separated columns whose changes start a new version")
+    parser.add_argument("--scd", action="append", help=f"SCD type 1 (latest row) or 2 (history) ({rules})")
     parser.add_argument(
-        "--tombstone-hours", type=float, default=168.0, help="keep deletes this long against late updates (default 168)"
+        "--track-columns", action="append", help=f"SCD2: columns whose changes start a new version ({rules})"
     )
+    parser.add_argument(
+        "--include-tables", action="append", metavar="REGEX", help="apply only tables whose db.table matches"
+    )
+    parser.add_argument("--exclude-tables", action="append", metavar="REGEX", help="leave out tables that match")
+    parser.add_argument(
+        "--route",
+        action="append",
+        metavar="REGEX=TARGET",
+        help="write matching tables to TARGET, database.table with {database}, {table} or the pattern's groups",
+    )
+    parser.add_argument(
+        "--include-columns", action="append", metavar="[TABLE_REGEX=]COLS", help=f"write only ({rules})"
+    )
+    parser.add_argument("--exclude-columns", action="append", metavar="[TABLE_REGEX=]COLS", help=f"leave out ({rules})")
+    parser.add_argument("--ddl", choices=POLICIES, help="schema changes: evolve (default), try-evolve, ignore, stop")
+    parser.add_argument("--tombstone-hours", type=float, help="keep deletes this long against late updates (168)")
     parser.add_argument(
         "--metadata-columns",
+        action="append",
         metavar="NAMES",
         help=f"also write these to the targets: {','.join(METADATA)} (as _cdc_commit_ts, _cdc_op, ...)",
     )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--once", action="store_true", help="apply what the source holds now, then stop (default)")
-    mode.add_argument("--continuous", action="store_true", help="keep applying until interrupted")
+    mode.add_argument(
+        "--once", action="store_true", default=None, help="apply what the source holds now, then stop (default)"
+    )
+    mode.add_argument("--continuous", action="store_true", default=None, help="keep applying until interrupted")
     parser.add_argument(
         "--option",
         "-o",
         type=_option,
         action="append",
-        default=[],
         metavar="KEY=VALUE",
         help="a codec option (see `cdc protocols`), source.NAME=VALUE (an option of Spark's Kafka or file source), "
-        f"or a job option: {JOB_OPTIONS_HELP}",
+        f"or a job option: {JOB_OPTIONS_HELP}; KEY-file=PATH reads KEY's value from PATH",
     )
-    parser.add_argument("--master", default=None, help="Spark master (default: the session's, else local[*])")
+    parser.add_argument("--master", help="Spark master (default: the session's, else local[*])")
     parser.add_argument(
         "--conf",
         type=_option,
         action="append",
-        default=[],
         metavar="KEY=VALUE",
         help="a Spark setting (spark.jars.packages, spark.sql.shuffle.partitions, ...); it wins over the defaults",
     )
-    parser.add_argument("--quiet", action="store_true", help="no per-batch progress lines (the summary line stays)")
+    parser.add_argument("--quiet", action="store_true", default=None, help="no per-batch progress")
+    parser.add_argument(
+        "--progress", choices=PROGRESS_FORMATS, help="per-batch progress: text lines (default), json objects, none"
+    )
+    parser.add_argument("--progress-file", metavar="FILE", help="append the progress to FILE instead of stdout")
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     parser.add_argument(
         "--max-dead-letters",
@@ -95,7 +125,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--retries",
         type=count_argument,
-        default=DEFAULT_RETRIES,
         metavar="N",
         help="restarts from the checkpoint after a broker, registry or storage fault before the run fails with exit "
         f"code 3 (default {DEFAULT_RETRIES}; a batch that succeeds starts the count anew)",
@@ -103,7 +132,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--retry-backoff",
         type=float,
-        default=DEFAULT_BACKOFF_S,
         metavar="S",
         help=f"seconds before the first restart, doubled for each next one up to {MAX_BACKOFF_S:g} "
         f"(default {DEFAULT_BACKOFF_S:g})",
@@ -111,73 +139,66 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--broker-timeout",
         type=float,
-        default=DEFAULT_BROKER_TIMEOUT_S,
         metavar="S",
         help="how long the Kafka brokers may take to answer, at the start and in every request of Spark's source "
         f"(default {DEFAULT_BROKER_TIMEOUT_S:g})",
     )
 
 
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The run's settings: the ``--config`` file's, overridden by the flags given."""
+    flags: dict[str, object] = {}
+    for key in KINDS:
+        value = getattr(args, key.replace("-", "_"), None)
+        if value is None:
+            continue
+        if key in ("option", "conf"):
+            value = dict(value)
+        flags[key] = value
+    if args.sink_uri_file is not None:
+        if "sink-uri" in flags:
+            raise ConfigError("give --sink-uri or --sink-uri-file, not both")
+        flags["sink-uri-file"] = args.sink_uri_file
+    given = Settings.from_mapping(flags, origin="flags")
+    return Settings.load(args.config).overridden_by(given) if args.config else given
+
+
 def config_from(args: argparse.Namespace) -> JobConfig:
-    uri: SinkUri | None = args.sink_uri
-    protocol, _ = codec_choice(args.protocol, uri, None, flag="--protocol")
-    options = dict(args.option)
-    if uri is not None:  # the changefeed's sink URI: its brokers and topic are the source, its options the codec's
-        options = {**get_codec(protocol).used_options(uri.parameters), **options}
-    source = args.source or (f"kafka://{','.join(uri.brokers)}/{uri.topic or ''}" if uri is not None else None)
-    if source is None:
-        raise ConfigError("give --source or --sink-uri")
-    return JobConfig(
-        protocol=protocol,
-        source=SourceSpec.parse(source),
-        target=args.target,
-        checkpoint=args.checkpoint or f"{args.target.rstrip('/')}/_checkpoint",
-        keys=parse_keys(args.keys),
-        scd=args.scd,
-        continuous=bool(args.continuous),
-        options=options,
-        track_columns=tuple(c for c in args.track_columns.split(",") if c) if args.track_columns else None,
-        tombstone_retention=dt.timedelta(hours=args.tombstone_hours),
-        metadata_columns=metadata_columns(args.metadata_columns),
-        max_dead_letters=args.max_dead_letters,
-        retry=RetryPolicy(retries=args.retries, backoff_s=args.retry_backoff),
-        broker_timeout=_positive(args.broker_timeout, "--broker-timeout"),
-    )
-
-
-def _positive(seconds: float, flag: str) -> float:
-    if not seconds > 0:
-        raise ConfigError(f"{flag} {seconds:g}: expected a number of seconds above 0")
-    return seconds
+    return settings_from(args).job_config()
 
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``cdc apply`` for parsed arguments: progress lines and the summary line on stdout; a failure is raised
     as the project's typed error (``cdc`` prints it as one line with its exit code)."""
-    config = config_from(args)
+    settings = settings_from(args)
+    config = settings.job_config()
     from cdc_spark.session import build_session
     from cdc_spark.source.checks import quiet_logs
 
-    spark = build_session(args.master, app_name="cdc-apply", conf=dict(args.conf))
+    spark = build_session(settings.master, app_name="cdc-apply", conf=dict(settings.conf or {}))
     quiet_logs(spark, debug_wanted(getattr(args, "debug", False)))
     reports: list[BatchReport] = []
-
-    def progress(batch: BatchReport) -> None:
-        reports.append(batch)
-        if not args.quiet:
-            print(describe(batch), flush=True)
 
     def notify(text: str) -> None:
         print(f"cdc apply: {text}", file=sys.stderr, flush=True)
 
     since = checkpoint_position(config.checkpoint)
+    # the summary line goes where the progress lines go, unless those are JSON objects on stdout
+    summary_out = sys.stderr if settings.progress == "json" and not settings.progress_file else sys.stdout
     try:
-        run(spark, config, progress, notify=notify)
+        with progress_output(spark, config, settings) as shown:
+
+            def progress(batch: BatchReport) -> None:
+                reports.append(batch)
+                if shown is not None:
+                    shown(batch)
+
+            run(spark, config, progress, notify=notify)
     except BaseException:
         if reports:  # a run that failed after some batches says what they did before its error line
-            print(summary_line(reports, since), flush=True)
+            print(summary_line(reports, since), file=summary_out, flush=True)
         raise
-    print(summary_line(reports, since), flush=True)
+    print(summary_line(reports, since), file=summary_out, flush=True)
     return 0
 
 

@@ -26,13 +26,17 @@ from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.secrets import redact_options
 from cdc_spark.apply import Applied, apply_batch
+from cdc_spark.batch_tables import batch_tables, load_keys, save_keys, table_settings
+from cdc_spark.ddl_policy import TABLE_DDL, TableDdl, check_policy, table_ddls
 from cdc_spark.decoding import PLANS, decode
 from cdc_spark.failures import reason, typed
 from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, build_spec
 from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
 from cdc_spark.retries import RetryPolicy
+from cdc_spark.routing import Routing, TableSettings
 from cdc_spark.sinks import BatchInfo, Sink, load_sink
 from cdc_spark.source.checks import DEFAULT_BROKER_TIMEOUT_S, check_kafka_topics, kafka_source_defaults
+from cdc_spark.table_filter import drop_excluded
 from cdc_spark.table_workers import DEFAULT_TABLE_PARALLELISM, in_own_session, run_each
 from cdc_spark.time_text import check_time_as
 
@@ -120,6 +124,9 @@ class JobConfig:
     max_dead_letters: int | None = None
     retry: RetryPolicy = attrs.field(factory=RetryPolicy)
     broker_timeout: float = DEFAULT_BROKER_TIMEOUT_S
+    # which tables are applied, where each lands, per-target keys/scd/columns (over the defaults above)
+    routing: Routing = attrs.field(factory=Routing)
+    ddl: str = attrs.field(default="evolve", validator=lambda _, __, value: check_policy(value))
 
     def __attrs_post_init__(self) -> None:
         for old, new in REPLACED_OPTIONS.items():
@@ -216,6 +223,7 @@ class BatchReport:
     changes: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
     offsets: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
     dead_letter_table: str | None = None
+    ddl: tuple[str, ...] = ()  # what the DDL policy did (truncates, drops, renames, columns kept)
 
 
 def make_sink(spark: SparkSession, config: JobConfig) -> Sink:
@@ -283,14 +291,23 @@ class BatchProcessor:
     dead_letters_written: int = attrs.field(default=0, init=False)  # this run's, against max_dead_letters
     batches: int = attrs.field(default=0, init=False)  # completed in this query
 
-    def keys_for(self, table: str, schema: TableSchema | None) -> tuple[str, ...]:
-        keys = self.config.keys.get(table) or self.config.keys.get("*")
-        if keys:
-            return keys
-        handle: tuple[str, ...] = tuple(schema.handle_key) if schema is not None else ()
-        if not handle:
-            raise ConfigError(f"table {table} has no primary or unique key in its schema: pass --keys {table}=COLUMNS")
-        return handle
+    # target -> the source tables routed to it so far (their schemas give its default key)
+    sources: dict[str, set[tuple[str, str]]] = attrs.field(factory=dict)
+    # target -> the key columns it was applied with, saved in the checkpoint (a restarted run may need them)
+    keys: dict[str, tuple[str, ...]] | None = None
+
+    def table_settings(self, target: str) -> TableSettings:
+        """How ``target`` (``database.table``) is applied: keys, SCD type, tracked and written columns."""
+        remembered = self._keys()
+        sources = sorted(self.sources.get(target, ()))
+        settings = table_settings(self.config, target, sources, self.schemas, remembered.get(target))
+        remembered[target] = settings.keys or ()
+        return settings
+
+    def _keys(self) -> dict[str, tuple[str, ...]]:
+        if self.keys is None:
+            self.keys = load_keys(self.config.checkpoint)
+        return self.keys
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
         try:
@@ -309,10 +326,11 @@ class BatchProcessor:
             if messages == 0 and self.gate is None:
                 return
             decode_started = time.monotonic()
+            codec_options = self.config.codec_options()
             decoded = decode(
-                frame,
+                drop_excluded(frame, self.config.protocol, codec_options, self.config.routing),
                 self.config.protocol,
-                self.config.codec_options(),
+                codec_options,
                 schemas=self.schemas or None,
                 plan=batch_plan(self.config.decode_plan, messages),
                 time_as=self.config.time_as,
@@ -321,8 +339,13 @@ class BatchProcessor:
             )
             decode_seconds = time.monotonic() - decode_started
             self.schemas.update(decoded.schemas())
-            self._learn_versions(decoded.control())
-            tables = {f"{db}.{t}": decoded.table(db, t) for db, t in decoded.tables()}
+            ddl = self._learn_versions(decoded.control())
+            routed = batch_tables(
+                decoded, self.config, ddl, sink=self.sink, sources=self.sources, schemas=self.schemas,
+                remembered=self._keys(),
+            )  # fmt: skip
+            keys_before = dict(self._keys())
+            tables = routed.frames
             watermark = None
             held = 0
             if self.gate is not None:
@@ -340,6 +363,8 @@ class BatchProcessor:
                 self.gate.commit(batch_id)
             self.clock = decoded.partition_commit_ts()
             save_clock(self.config.checkpoint, self.clock)
+            if self._keys() != keys_before:
+                save_keys(self.config.checkpoint, self._keys())
             paths = dict(decoded.paths)
         finally:
             if decoded is not None:
@@ -362,6 +387,7 @@ class BatchProcessor:
                 changes=changes,
                 offsets=json.loads(offsets),
                 dead_letter_table=self._dead_letter_table() if dead else None,
+                ddl=routed.notes,
             )
             self.progress(report)
 
@@ -372,13 +398,15 @@ class BatchProcessor:
         parallel = self.config.table_parallelism > 1 and len(tables) > 1
         tasks: list[tuple[str, Callable[[], Applied]]] = []
         for name, pending in sorted(tables.items()):
-            database, _, table = name.partition(".")
+            settings = self.table_settings(name)
             spec = build_spec(
                 pending,
                 table=name,
-                keys=self.keys_for(name, self.schemas.get((database, table))),
-                scd=self.config.scd,
-                track_columns=self.config.track_columns,
+                keys=settings.keys or (),
+                scd=settings.scd,
+                track_columns=settings.track_columns,
+                include_columns=settings.include_columns,
+                exclude_columns=settings.exclude_columns,
                 tombstone_retention=self.config.tombstone_retention,
                 metadata=self.config.metadata_columns,
             )
@@ -386,16 +414,22 @@ class BatchProcessor:
             tasks.append((name, functools.partial(apply_batch, changes, self.sink, spec, batch)))
         return run_each(tasks, self.config.table_parallelism)
 
-    def _learn_versions(self, control: DataFrame) -> None:
+    def _learn_versions(self, control: DataFrame) -> list[TableDdl]:
+        """Learn the schema versions the batch brought; returns its table DDL (one collect of control rows)."""
         from cdc_core.canonical import schema_from_json
 
-        for row in control.where("schema_json IS NOT NULL").select("schema_json").collect():
+        table_ddl = f"kind = 'ddl' AND ddl_type IN ({', '.join(repr(k) for k in TABLE_DDL)})"
+        rows = control.where(f"schema_json IS NOT NULL OR ({table_ddl})").collect()
+        for row in rows:
+            if row["schema_json"] is None:
+                continue
             schema = schema_from_json(json.loads(row["schema_json"]))
             key = (schema.database, schema.table, schema.version)
             self.versions.pop(key, None)
             self.versions[key] = schema
         while len(self.versions) > MAX_KNOWN_VERSIONS:
             del self.versions[next(iter(self.versions))]
+        return table_ddls(rows)
 
     def _clock(self) -> dict[PartitionKey, int]:
         if self.clock is None:
@@ -427,6 +461,11 @@ class BatchProcessor:
         table_format = getattr(writer, "format", None)
         name = getattr(table_format, "dead_letters", None)
         return str(name()) if callable(name) else None
+
+
+def query_name(config: JobConfig) -> str:
+    """The streaming query's name (progress listeners tell the job's query by it)."""
+    return f"cdc-apply-{config.protocol}"
 
 
 def start(
@@ -476,7 +515,7 @@ def _start(
         (stream if stream is not None else read_stream(spark, config))
         .writeStream.foreachBatch(processor)
         .option("checkpointLocation", os.path.join(config.checkpoint, "stream"))
-        .queryName(f"cdc-apply-{config.protocol}")
+        .queryName(query_name(config))
     )
     if config.continuous:
         writer = writer.trigger(processingTime=config.options.get("trigger-interval", "5 seconds"))
@@ -561,6 +600,8 @@ def describe(report: BatchReport) -> str:
         extra.append(f"held above watermark {report.watermark}: {report.held}")
     if report.dead_letters:
         extra.append(f"dead letters: {report.dead_letters}")
+    if report.ddl:
+        extra.append(f"ddl: {'; '.join(report.ddl)}")
     if report.decoded:
         extra.append(
             f"decoded: {report.decoded.get('jvm', 0):,} in the JVM, {report.decoded.get('codec', 0):,} by the codec"

@@ -5,6 +5,9 @@ The application comes from Maven Central as pinned in ``cdc_core/jvm.toml`` (bun
 archive unpacked by :func:`cdc_core.jvm.unpacked`) and runs on the machine's Java 17 with its H2 storage in
 memory; its working directory, temporary files and log live in a temporary directory removed when it stops.
 
+``cdc-test-registry`` (the console script) starts one, prints ``schema-registry=URL`` as its first line once it
+serves (the URL the ``schema-registry`` option takes), and runs until SIGTERM or SIGINT, then stops it.
+
 Like a Confluent registry out of the box, it enforces BACKWARD compatibility globally (Apicurio itself starts
 with no rule). :meth:`ApicurioRegistry.reset` deletes every subject for the next test, and
 :meth:`ApicurioRegistry.requests` reads the server's own access log, so tests can check which calls a codec made.
@@ -12,14 +15,16 @@ with no rule). :meth:`ApicurioRegistry.reset` deletes every subject for the next
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import re
 import subprocess
+import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit
@@ -29,7 +34,7 @@ import attrs
 from cdc_core.jvm import bundle, java_executable, unpacked
 from cdc_core.message import Message
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import ServerProcess, log_tail
+from cdc_testing.processes import ServerProcess, log_tail, serve_until_stopped
 
 BUNDLE: Final = "schema-registry"
 CCOMPAT_PATH: Final = "/apis/ccompat/v7"
@@ -215,3 +220,20 @@ def running_registry(port: int | None = None) -> Iterator[ApicurioRegistry]:
         yield registry
     finally:
         registry.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``cdc-test-registry``: run a registry until SIGTERM/SIGINT; the first stdout line is ``schema-registry=URL``."""
+    parser = argparse.ArgumentParser(
+        prog="cdc-test-registry", description="run an Apicurio Schema Registry (Confluent-compatible) for tests"
+    )
+    parser.add_argument("--port", type=int, default=None, help="listener port (default: a free one)")
+    args = parser.parse_args(argv)
+    registry = ApicurioRegistry(args.port)
+    return serve_until_stopped(
+        "cdc-test-registry", registry, lambda: f"schema-registry={registry.start()}", ApicurioUnavailableError
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

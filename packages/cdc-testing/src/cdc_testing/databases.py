@@ -8,8 +8,8 @@ PostgreSQL refuses root and MariaDB wants an explicit user. :meth:`close` stops 
 directory.
 
 Nothing is installed here: a missing binary is a :class:`DatabaseUnavailableError` naming it and the Debian
-package that provides it (CI installs them in ``.ci/run``). Client connections use PyMySQL and psycopg
-(``pip install 'cdc-testing[databases]'``).
+package that provides it (``nox -s tests`` installs them: ``.ci/provision.py``). Client connections use PyMySQL
+and psycopg (``pip install 'cdc-testing[databases]'``).
 """
 
 from __future__ import annotations

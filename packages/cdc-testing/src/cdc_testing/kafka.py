@@ -13,11 +13,9 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -26,7 +24,8 @@ from typing import Any, Final
 
 from cdc_core.jvm import classpath, java_executable
 from cdc_core.message import Message
-from cdc_testing.processes import ServerProcess, log_tail
+from cdc_core.producing import send
+from cdc_testing.processes import ServerProcess, log_tail, serve_until_stopped
 
 BOOTSTRAP_ENV: Final = "CDC_TEST_KAFKA_BOOTSTRAP"
 START_TIMEOUT_S: Final = 90.0
@@ -229,7 +228,8 @@ def consumer_config(bootstrap: str, group: str | None = None, **overrides: Any) 
 
 
 def produce(bootstrap: str, topic: str, messages: Iterable[Message]) -> int:
-    """Send messages (their partition when set, else the key's), wait for every delivery; returns the count."""
+    """Send messages (their partition and timestamp when set; else the key's partition), wait for every delivery;
+    returns the count."""
     from confluent_kafka import Producer
 
     producer = Producer(producer_config(bootstrap))
@@ -241,21 +241,7 @@ def produce(bootstrap: str, topic: str, messages: Iterable[Message]) -> int:
 
     sent = 0
     for message in messages:
-        extra: dict[str, Any] = {} if message.partition is None else {"partition": message.partition}
-        while True:
-            try:
-                producer.produce(
-                    topic,
-                    value=message.value,
-                    key=message.key,
-                    headers=list(message.headers) or None,
-                    on_delivery=delivered,
-                    **extra,
-                )
-                break
-            except BufferError:  # the local queue is full: let deliveries drain it
-                producer.poll(0.1)
-        producer.poll(0)
+        send(producer, topic, message, delivered)
         sent += 1
     remaining = producer.flush(60)
     if remaining or failures:
@@ -293,24 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cdc-test-kafka", description="run a single-node Apache Kafka for tests")
     parser.add_argument("--port", type=int, default=None, help="listener port (default: a free one)")
     args = parser.parse_args(argv)
-    stopping = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stopping.set())
     broker = KafkaBroker(args.port)
-    try:
-        try:
-            address = broker.start()
-        except BrokerUnavailableError as exc:
-            print(f"cdc-test-kafka: {exc}", file=sys.stderr)
-            return 2
-        print(f"bootstrap={address}", flush=True)
-        while not stopping.wait(0.5):
-            if not broker.running:
-                print("cdc-test-kafka: the broker exited", file=sys.stderr)
-                return 1
-    finally:
-        broker.close()
-    return 0
+    return serve_until_stopped("cdc-test-kafka", broker, lambda: f"bootstrap={broker.start()}", BrokerUnavailableError)
 
 
 if __name__ == "__main__":

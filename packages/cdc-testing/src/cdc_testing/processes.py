@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,4 +73,29 @@ class ServerProcess:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
-__all__ = ["ServerProcess", "log_tail", "stop_process"]
+def serve_until_stopped(
+    program: str, server: ServerProcess, start: Callable[[], str], unavailable: type[Exception]
+) -> int:
+    """A console script's life (``cdc-test-kafka``, ``cdc-test-registry``): start the server, print what ``start``
+    returns (where it serves) as the first stdout line, and run until SIGTERM or SIGINT, then stop it and remove its
+    data. Exit codes: 0 stopped, 1 the server exited by itself, 2 it could not start (``unavailable``)."""
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+    try:
+        try:
+            first_line = start()
+        except unavailable as exc:
+            print(f"{program}: {exc}", file=sys.stderr)
+            return 2
+        print(first_line, flush=True)
+        while not stopping.wait(0.5):
+            if not server.running:
+                print(f"{program}: the server exited", file=sys.stderr)
+                return 1
+    finally:
+        server.close()
+    return 0
+
+
+__all__ = ["ServerProcess", "log_tail", "serve_until_stopped", "stop_process"]

@@ -10,7 +10,7 @@ from importlib.metadata import entry_points
 from typing import Final
 
 from cdc_core import __version__
-from cdc_core.cli import codecs, tail
+from cdc_core.cli import codecs, produce, tail
 from cdc_core.cli.failures import DEBUG_HELP, INTERRUPTED, debug_wanted, report
 from cdc_core.codec import IgnoredOptionsWarning
 
@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     codecs.register(subparsers)
     tail.register(subparsers)
+    produce.register(subparsers)
     for point in entry_points(group=COMMANDS_GROUP):
         registrar: Registrar = point.load()
         registrar(subparsers)
