@@ -9,7 +9,6 @@ that already hold it skip it (exactly once).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import time
@@ -22,12 +21,12 @@ import attrs
 
 from cdc_core.errors import ConfigError
 from cdc_core.secrets import redact_options
-from cdc_spark.apply import Applied, apply_batch
+from cdc_spark.apply import Applied, apply_tables
 from cdc_spark.decoding import PLANS, decode
-from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, build_spec
+from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, ApplySpec, build_spec
 from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
 from cdc_spark.sinks import BatchInfo, Sink, load_sink
-from cdc_spark.table_workers import DEFAULT_TABLE_PARALLELISM, in_own_session, run_each
+from cdc_spark.table_workers import DEFAULT_TABLE_PARALLELISM
 from cdc_spark.time_text import check_time_as
 
 if TYPE_CHECKING:
@@ -333,11 +332,10 @@ class BatchProcessor:
             self.progress(report)
 
     def _apply(self, tables: Mapping[str, DataFrame], batch: BatchInfo) -> dict[str, Applied]:
-        """Every table's changes applied, ``table-parallelism`` tables at once, each in its own session (see
-        :mod:`cdc_spark.table_workers`); specs are built first, so a configuration error stops the batch before
+        """Every table's changes applied at once, ``table-parallelism`` tables side by side (see
+        :mod:`cdc_spark.sinks.scd1_batch`); specs are built first, so a configuration error stops the batch before
         any table is written."""
-        parallel = self.config.table_parallelism > 1 and len(tables) > 1
-        tasks: list[tuple[str, Callable[[], Applied]]] = []
+        specs: list[tuple[DataFrame, ApplySpec]] = []
         for name, pending in sorted(tables.items()):
             database, _, table = name.partition(".")
             spec = build_spec(
@@ -349,9 +347,8 @@ class BatchProcessor:
                 tombstone_retention=self.config.tombstone_retention,
                 metadata=self.config.metadata_columns,
             )
-            changes = in_own_session(pending) if parallel else pending
-            tasks.append((name, functools.partial(apply_batch, changes, self.sink, spec, batch)))
-        return run_each(tasks, self.config.table_parallelism)
+            specs.append((pending, spec))
+        return apply_tables(specs, self.sink, batch, self.config.table_parallelism)
 
     def _learn_versions(self, control: DataFrame) -> None:
         from cdc_core.canonical import schema_from_json

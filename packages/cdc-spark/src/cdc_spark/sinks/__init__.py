@@ -3,12 +3,13 @@
 A sink is chosen by name from the entry-point group ``cdc_spark.sinks`` (``delta``, ``iceberg``; a new table
 format is one module registered there), like pyiceberg chooses catalogs: :func:`load_sink`. Every built-in sink
 is a :class:`~cdc_spark.sinks.tables.TableSink` running the SQL of :mod:`cdc_spark.merge` on Spark through a
-:class:`~cdc_spark.sinks.tables.TableFormat` that names the tables and marks commits.
+:class:`~cdc_spark.sinks.tables.TableFormat` that names the tables and marks commits; a micro-batch's tables are
+written with one call (``write_batch``), so what every table shares is written once per batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -53,9 +54,11 @@ class Sink(Protocol):
 
     def read_target(self, spark: SparkSession, table: str) -> DataFrame | None: ...
 
-    def committed(self, table: str, batch: BatchInfo) -> bool: ...
-
     def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool: ...
+
+    def write_batch(
+        self, plans: Sequence[MergePlan], batch: BatchInfo | None, parallelism: int = 1
+    ) -> dict[str, bool]: ...
 
     def live(self, spark: SparkSession, table: str) -> DataFrame: ...
 
