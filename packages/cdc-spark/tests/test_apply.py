@@ -440,3 +440,35 @@ def test_tables_in_a_catalog_the_session_has(spark: Any, tmp_path: Path, fmt: st
     assert sink.tables() == [table]
     spark.sql(f"DROP TABLE {catalog}.{table}")
     spark.sql(f"DROP TABLE {keys}")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_state_table_of_an_earlier_version_moves_into_the_key_state(spark: Any, tmp_path: Path, fmt: str) -> None:
+    from cdc_spark.sinks.state_migration import MOVED
+
+    # what an earlier version left: a target, and beside it the table's own state (keys, then the bookkeeping)
+    # with a truncate floor at 2: key 1 last changed at 5, key 2 deleted at 6
+    sink = load_sink(fmt, spark, str(tmp_path))
+    target = frame(spark, [change("insert", 5, 1, "a", "1.00")]).select("id", "name", "amount")
+    sink.format.prepare(sink.format.target(TABLE))
+    sink.format.create_from(sink.format.target(TABLE), target.schema, target, sink.format.create_properties(), None)
+    old = sink.format.state(TABLE)
+    schema = (
+        f"id int, __cdc_sequence {SEQ}, __cdc_deleted_at timestamp, __cdc_image_sequence {SEQ},"
+        f" __cdc_column_sequences map<string, {SEQ}>"
+    )
+    gone = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+    rows = spark.createDataFrame([(1, (5, 0, 5, 0), None, None, None), (2, (6, 0, 6, 0), gone, None, None)], schema)
+    sink.format.prepare(old)
+    sink.format.create_from(old, rows.schema, rows, sink.format.create_properties(), None)
+    floor = '{"v":{"commit_ts":2,"partition":0,"offset":2,"position":0}}'
+    spark.sql(f"ALTER TABLE {old} SET TBLPROPERTIES ('cdc.truncated-before' = '{floor}')")
+    # a late change older than key 1's, a late insert of the deleted key 2, one before the floor: none apply
+    apply(spark, [change("update", 4, 1, "stale", "0.00"), change("insert", 3, 2, "back", "2.00")], tmp_path, fmt)
+    apply(spark, [change("insert", 1, 3, "before the truncate", "3.00")], tmp_path, fmt)
+    assert live(tmp_path, fmt) == {1: ("a", Decimal("1.00"))}
+    assert sink.format.describe(old, None).properties[MOVED] == "true"
+    moved = state_of(tmp_path, fmt)
+    assert moved[1]["__cdc_sequence"]["commit_ts"] == 5 and moved[2]["__cdc_deleted_at"] is not None
+    apply(spark, [change("update", 7, 1, "b", "2.00")], tmp_path, fmt)  # newer: applies
+    assert live(tmp_path, fmt) == {1: ("b", Decimal("2.00"))}

@@ -6,8 +6,8 @@ Per batch (:meth:`Scd1Batch.run`):
    and nothing runs; otherwise each target's own mark says whether it holds the batch already;
 2. one aggregate over every table's changes and their stored truncate floors (:func:`summarize_all`);
 3. per table, ``parallelism`` tables at once, each in a session of its own: add or widen the target's columns,
-   resolve the batch against its keys' state (cached, computed once by the MERGE that reads it first), MERGE it
-   into the target marked with the batch (or create the target with its rows);
+   resolve the batch against its keys' state (checkpointed: computed once), MERGE it into the target marked with
+   the batch (or create the target with its rows);
 4. one MERGE of every table's new key state rows, and of the floors a truncate moved, into the key state, marked
    with the batch;
 5. tombstones older than the retention deleted, at most ten times per retention period.
@@ -33,6 +33,7 @@ from cdc_spark.merge.batch import Pending, ordered, sequence_type, summarize_all
 from cdc_spark.merge.columns import ACTION, PURGED_AT, TABLE
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
 from cdc_spark.sinks.commits import TableInfo, batch_committed, purge_due
+from cdc_spark.sinks.state_migration import move_old_states
 from cdc_spark.table_workers import bound_to, own_session, run_each
 
 if TYPE_CHECKING:
@@ -56,8 +57,7 @@ def key_state_suffix(seq_type: DataType) -> str:
 class TableDone:
     """What one table's part of a batch left for the key state write."""
 
-    rows: DataFrame  # the table's new key state rows
-    kept: DataFrame  # its resolved batch, cached until the key state is written
+    rows: DataFrame  # the table's new key state rows (of its checkpointed resolved batch)
 
 
 @attrs.define
@@ -69,6 +69,8 @@ class Scd1Batch:
     clock: Callable[[], dt.datetime]
     parallelism: int = 1
     commits: CommitWatch | None = None  # told of each commit (fault tests kill the job there)
+    # tables whose state from an earlier version has been looked for (cdc_spark.sinks.state_migration)
+    checked: set[str] = attrs.field(factory=set)
 
     @property
     def spark(self) -> SparkSession:
@@ -90,18 +92,18 @@ class Scd1Batch:
         if batch_committed(state_info, batch):
             return {plan.spec.table: False for plan in plans}
         tables = [plan.spec.table for plan in plans]
-        stored = self.spark.table(state) if state_info is not None else None
-        summaries = summarize_all(
-            [Pending(plan.changes, plan.spec) for plan in plans],
-            scd1.floors(stored, tables) if stored is not None else None,
-        )
-        for plan in plans:
-            plan.summary = summaries[plan.spec.table]
         seq_type = sequence_type(plans[0].changes, plans[0].spec)
         now = self.clock()
-        if stored is None:
+        if state_info is None:
             self._create(state, seq_type, now)
-            stored = self.spark.table(state)
+        unchecked = [plan.spec for plan in plans if plan.spec.table not in self.checked]
+        if unchecked:
+            move_old_states(self.writer(self.spark), unchecked, state, seq_type)
+            self.checked.update(spec.table for spec in unchecked)
+        stored = self.spark.table(state)
+        summaries = summarize_all([Pending(plan.changes, plan.spec) for plan in plans], scd1.floors(stored, tables))
+        for plan in plans:
+            plan.summary = summaries[plan.spec.table]
         parallel = self.parallelism > 1 and len(plans) > 1
         tasks = [
             (plan.spec.table, functools.partial(self._table, plan, stored, batch, now, parallel))
@@ -109,11 +111,7 @@ class Scd1Batch:
             if plan.summary is not None and plan.summary.changes
         ]
         done = run_each(tasks, self.parallelism)
-        try:
-            self._write_state(state, plans, done, seq_type, batch)
-        finally:
-            for part in done.values():
-                part.kept.unpersist()
+        self._write_state(state, plans, done, seq_type, batch)
         self._purge(state, plans, state_info, now)
         return {table: table in done for table in tables}
 
@@ -134,7 +132,9 @@ class Scd1Batch:
         schema = write.target_schema(changes, spec)
         new_target = write.evolve(spec.table, target, schema, target_info)
         stored_keys = scd1.table_state(bound_to(stored, session), spec.table)
-        resolved = scd1.resolve(changes, spec, stored_keys, summary, now).persist()
+        # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as Delta's
+        # MERGE refuses a source cached while it runs
+        resolved = scd1.resolve(changes, spec, stored_keys, summary, now).localCheckpoint()
         if not batch_committed(target_info, batch):
             source = resolved.where(F.col(ACTION).isNotNull())
             if self.commits is not None:
@@ -142,7 +142,7 @@ class Scd1Batch:
             write.write(target, source, merges(spec).target, create=schema if new_target else None, batch=batch)
             if self.commits is not None:
                 self.commits.after(spec.table)
-        return TableDone(rows=scd1.state_rows(resolved, spec.table), kept=resolved)
+        return TableDone(rows=scd1.state_rows(resolved, spec.table))
 
     def _write_state(
         self,

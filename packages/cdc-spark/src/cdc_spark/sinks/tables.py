@@ -132,6 +132,8 @@ class TableSink:
     clock: Callable[[], dt.datetime] = _utc_now  # tests pin tombstone ages with it
     # told of each commit a batch is about to make and has made (where the fault tests kill the job)
     commits: CommitWatch | None = None
+    # tables whose SCD1 state from an earlier version has been looked for (cdc_spark.sinks.state_migration)
+    checked: set[str] = attrs.field(factory=set)
 
     @property
     def spark(self) -> SparkSession:
@@ -178,7 +180,7 @@ class TableSink:
         scd1 = [plan for plan in plans if plan.spec.scd == 1]
         if scd1:
             session = scd1[0].changes.sparkSession
-            writer = Scd1Batch(self._on(session), self._writer, self.clock, parallelism, self.commits)
+            writer = Scd1Batch(self._on(session), self._writer, self.clock, parallelism, self.commits, self.checked)
             written.update(writer.run(scd1, batch))
         tasks = [
             (plan.spec.table, functools.partial(self._history, plan, batch, parallelism > 1))
