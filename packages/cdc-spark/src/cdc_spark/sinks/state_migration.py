@@ -52,7 +52,8 @@ def move_old_states(write: BatchWrite, specs: Iterable[ApplySpec], state: str, s
         floor = info.properties.get(TRUNCATED_BEFORE)
         if floor is not None:
             rows = rows.unionByName(scd1.floor_row(write.spark, spec.table, Sequence(floor, seq_type), seq_type))
-        write.merge(state, rows, key_state_merge([spec.table]).sql, None)
+        # checkpointed: Iceberg's MERGE cannot plan a source that reads a catalog table through a temporary view
+        write.merge(state, rows.localCheckpoint(), key_state_merge([spec.table]).sql, None)
         write.spark.sql(set_properties(old, {MOVED: "true"}))
         moved.append(spec.table)
     return moved
