@@ -6,7 +6,7 @@ import argparse
 import io
 import sys
 from collections.abc import Callable, Iterable
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 
 import attrs
 
@@ -96,12 +96,13 @@ def _run(args: argparse.Namespace, handle: Callable[[bytes, int], Handled], *, n
     with ExitStack() as stack:
         stack.enter_context(failures)  # a dead-letter file that cannot be written fails here, before any input
         stream, source = open_input(args.input, stack)
-        if hasattr(args, "strict"):  # encode and convert: values changed to fit are noted, or refused
-            stack.enter_context(reported_changes(args.command, strict=args.strict))
         if getattr(args, "document", False):
             stream = io.BytesIO(b" ".join(stream.read().split()))
+        # encode and convert: values changed to fit are noted (before the summary line), or refused with --strict
+        changes = reported_changes(args.command, strict=args.strict) if hasattr(args, "strict") else nullcontext()
         try:
-            run_lines(stream, source, handle, failures=failures, summary=summary, out=sys.stdout)
+            with changes:
+                run_lines(stream, source, handle, failures=failures, summary=summary, out=sys.stdout)
             sys.stdout.flush()
         finally:  # a failed run says what it did before its error line
             print(summary.line(args.command, dead_letters=failures.count, where=failures.where), file=sys.stderr)
