@@ -24,7 +24,7 @@ PROBE_TIMEOUT_S: Final = 5.0
 _DOWN: Final = frozenset({"_ALL_BROKERS_DOWN", "_TRANSPORT", "_RESOLVE"})
 
 
-def _librdkafka_log(debug: bool) -> logging.Logger:
+def librdkafka_log(debug: bool) -> logging.Logger:
     """Where librdkafka's log lines go: nowhere, or stderr under ``--debug``."""
     logger = logging.getLogger("cdc.tail.librdkafka")
     logger.propagate = False
@@ -51,7 +51,7 @@ class BoundedConsumer:
         self.topics = tuple(topics)
         self.timeout = timeout
         self._down_since: float | None = None
-        settings = {**config, "logger": _librdkafka_log(debug), "error_cb": self._on_error}
+        settings = {**config, "logger": librdkafka_log(debug), "error_cb": self._on_error}
         try:
             self.consumer = Consumer(settings)
         except KafkaException as exc:  # librdkafka may quote the rejected value: never print a credential

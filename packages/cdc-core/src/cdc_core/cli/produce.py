@@ -16,6 +16,8 @@ from contextlib import ExitStack
 from typing import Any, Final
 
 from cdc_core.cli.arguments import add_sink_uri, parse_options
+from cdc_core.cli.failures import debug_wanted
+from cdc_core.cli.kafka_consumer import librdkafka_log
 from cdc_core.cli.streams import open_input
 from cdc_core.errors import CdcError, ConfigError, DataError, UnavailableError
 from cdc_core.message import Message
@@ -53,6 +55,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError("give --bootstrap-servers or --sink-uri")
     config |= {"enable.idempotence": True, "acks": "all", "message.timeout.ms": DELIVERY_TIMEOUT_MS}
     config.update(parse_options(args.producer_option))
+    # librdkafka's own log lines only under --debug: a failure is one line of ours
+    config["logger"] = librdkafka_log(debug_wanted(getattr(args, "debug", False)))
     return config
 
 
