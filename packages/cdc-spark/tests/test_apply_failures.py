@@ -184,10 +184,10 @@ def test_a_table_without_a_key_says_to_pass_keys_and_a_rerun_with_them_loses_not
     assert code == 2
     line = _failure(err)
     assert line == (
-        "cdc apply: table shop.nopk has no primary or unique key in its schema: pass --keys shop.nopk=COLUMNS"
+        "cdc apply: table shop.nopk has no primary or unique key in its schema: pass --keys 'shop\\.nopk=COLUMNS'"
     )
     assert _committed(tmp_path / "tables" / "_checkpoint") == []
-    code, out, err = _apply(capfd, folder, tmp_path / "tables", "--keys", "shop.nopk=id")
+    code, out, err = _apply(capfd, folder, tmp_path / "tables", "--keys", "shop\\.nopk=id")
     assert code == 0, err[-3000:]
     assert "shop.nopk (3 inserts)" in _summary(out)
     rows = read_table(str(tmp_path / "tables"), "shop.nopk").to_pylist()
