@@ -62,6 +62,16 @@ def codec_choice(
     return chosen, options
 
 
+def broker_config(args: argparse.Namespace) -> dict[str, object]:
+    """The librdkafka settings of ``--sink-uri`` (brokers, SASL/TLS) with ``--bootstrap-servers`` on top."""
+    config: dict[str, object] = args.sink_uri.consumer_config() if args.sink_uri is not None else {}
+    if args.bootstrap_servers:
+        config["bootstrap.servers"] = args.bootstrap_servers
+    if "bootstrap.servers" not in config:
+        raise ConfigError("give --bootstrap-servers or --sink-uri")
+    return config
+
+
 def count_argument(text: str) -> int:
     """An argparse type: a whole number of 0 or more."""
     if not text.isascii() or not text.isdigit():

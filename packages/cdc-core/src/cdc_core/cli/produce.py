@@ -15,7 +15,7 @@ import sys
 from contextlib import ExitStack
 from typing import Any, Final
 
-from cdc_core.cli.arguments import add_sink_uri, parse_options
+from cdc_core.cli.arguments import add_sink_uri, broker_config, parse_options
 from cdc_core.cli.failures import debug_wanted
 from cdc_core.cli.kafka_consumer import librdkafka_log
 from cdc_core.cli.streams import open_input
@@ -48,11 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
-    config: dict[str, Any] = args.sink_uri.consumer_config() if args.sink_uri is not None else {}
-    if args.bootstrap_servers:
-        config["bootstrap.servers"] = args.bootstrap_servers
-    if "bootstrap.servers" not in config:
-        raise ConfigError("give --bootstrap-servers or --sink-uri")
+    config: dict[str, Any] = broker_config(args)
     config |= {"enable.idempotence": True, "acks": "all", "message.timeout.ms": DELIVERY_TIMEOUT_MS}
     config.update(parse_options(args.producer_option))
     # librdkafka's own log lines only under --debug: a failure is one line of ours

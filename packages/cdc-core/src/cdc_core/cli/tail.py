@@ -13,7 +13,14 @@ import time
 from typing import Any
 
 from cdc_core import canonical
-from cdc_core.cli.arguments import add_codec_options, add_error_policy, add_sink_uri, codec_choice, parse_options
+from cdc_core.cli.arguments import (
+    add_codec_options,
+    add_error_policy,
+    add_sink_uri,
+    broker_config,
+    codec_choice,
+    parse_options,
+)
 from cdc_core.cli.failed_messages import FailedMessages
 from cdc_core.cli.failures import debug_wanted
 from cdc_core.cli.kafka_consumer import DEFAULT_BROKER_TIMEOUT_S, BoundedConsumer
@@ -57,11 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
     # the sink URI's brokers and its SASL/TLS parameters, --bootstrap-servers and -X on top
-    config: dict[str, Any] = args.sink_uri.consumer_config() if args.sink_uri is not None else {}
-    if args.bootstrap_servers:
-        config["bootstrap.servers"] = args.bootstrap_servers
-    if "bootstrap.servers" not in config:
-        raise ConfigError("give --bootstrap-servers or --sink-uri")
+    config: dict[str, Any] = broker_config(args)
     config |= {
         "group.id": args.group or f"cdc-tail-{time.time_ns()}",
         "enable.auto.commit": False,
