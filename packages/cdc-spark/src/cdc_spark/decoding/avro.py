@@ -208,15 +208,6 @@ def _set_names(text: Column, data_type: DataType) -> Column:
     return F.when(text == "", F.array().cast("array<string>")).when(F.size(F.array_except(parts, members)) == 0, parts)
 
 
-def _zero_fraction_dropped(typed: Typed) -> Typed:
-    """A zero DATETIME/TIMESTAMP without its all-zero fraction, as the codec's Avro reader keeps it."""
-    from pyspark.sql import functions as F
-
-    if typed.zero is None:
-        return typed
-    return Typed(value=typed.value, bad=typed.bad, zero=F.regexp_replace(typed.zero, r"\.0*$", ""))
-
-
 def _same(value: Column) -> Typed:
     from pyspark.sql import functions as F
 
@@ -285,13 +276,14 @@ class _ValueReader(LogicalTypeVisitor[A.Reader | None]):
         return self._text(self._java_first(data_type, "date", date_text))
 
     def visit_datetime(self, data_type: DataType) -> A.Reader | None:
-        reader = self._java_first(data_type, "datetime", datetime_text)
-        return self._text(lambda text: _zero_fraction_dropped(reader(text)))
+        # a zero date keeps its whole text, fraction included, as the codec's Avro reader does
+        return self._text(self._java_first(data_type, "datetime", datetime_text))
 
     def visit_timestamp(self, data_type: DataType) -> A.Reader | None:
         zone, session_zone = self.zone, self.session_zone
-        reader = self._java_first(data_type, f"timestamp:{zone}", lambda text: timestamp_text(text, zone, session_zone))
-        return self._text(lambda text: _zero_fraction_dropped(reader(text)))
+        return self._text(
+            self._java_first(data_type, f"timestamp:{zone}", lambda text: timestamp_text(text, zone, session_zone))
+        )
 
     def visit_time(self, data_type: DataType) -> A.Reader | None:
         return self._text(self._java_first(data_type, "time", time_text))

@@ -167,6 +167,18 @@ def _decimal(data_type: DataType) -> Callable[[Any], Any]:
     return convert
 
 
+def _text(value: Any) -> Any:
+    # A number or boolean in a text column: a message typed by an older schema of the table (a schemaless message
+    # beside typed ones, a column changed to text within the batch) gives its value as text, as MySQL converts it.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | Decimal):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
 def _timestamp(value: Any) -> Any:
     if isinstance(value, dt.datetime) and value.tzinfo is None:
         return value.replace(tzinfo=dt.UTC)
@@ -204,7 +216,7 @@ class _SparkValue(LogicalTypeVisitor[Callable[[Any], Any]]):
         return _same
 
     def visit_string(self, data_type: DataType) -> Callable[[Any], Any]:
-        return _same
+        return _text
 
     def visit_bytes(self, data_type: DataType) -> Callable[[Any], Any]:
         return _same
