@@ -31,6 +31,7 @@ def summary_line(reports: Sequence[BatchReport], since: str) -> str:
     offsets: dict[tuple[str, int], int] = {}
     dead = 0
     places: list[str] = []
+    ddl: list[str] = []  # what the DDL policy did, in batch order
     for report in reports:
         for table, ops in report.changes.items():
             changes.setdefault(table, Counter()).update(ops)
@@ -38,6 +39,7 @@ def summary_line(reports: Sequence[BatchReport], since: str) -> str:
             if table not in report.changes:
                 changes.setdefault(table, Counter())["change"] += count
         offsets.update(_flat(report.offsets))
+        ddl += report.ddl
         dead += report.dead_letters
         if report.dead_letter_table and report.dead_letter_table not in places:
             places.append(report.dead_letter_table)
@@ -45,6 +47,8 @@ def summary_line(reports: Sequence[BatchReport], since: str) -> str:
     parts = [f"{plural(len(reports), 'batch', 'batches')}, {plural(messages, 'message')} read"]
     parts.append(f"changes: {changes_text(changes)}" if changes else "no table changes")
     parts.append(plural(dead, "dead letter") + (f" in {', '.join(places)}" if dead and places else ""))
+    if ddl:
+        parts.append(f"ddl: {'; '.join(ddl)}")
     if offsets:
         parts.append(f"offsets reached: {offsets_text(offsets)}")
     return "cdc apply: " + "; ".join(parts)
