@@ -24,7 +24,7 @@ from cdc_spark import demo
 from cdc_spark.apply import SchemaEvolutionError, apply_changes
 from cdc_spark.merge import build_spec
 from cdc_spark.sinks import BatchInfo, load_sink
-from cdc_testing.targets import delta_commit_metadata
+from cdc_testing.targets import delta_commit_metadata, key_state
 
 pytestmark = pytest.mark.spark
 
@@ -43,6 +43,12 @@ def read_table(target: str, table: str, fmt: str) -> Any:
     if fmt == "delta":
         return _delta_rs(demo.read_table, target, table, fmt)
     return demo.read_table(target, table, fmt)
+
+
+def state_of(target: Path, fmt: str) -> dict[int, dict[str, Any]]:
+    """The table's SCD1 key state by key (its one integer key column), read by the format's independent reader."""
+    rows = _delta_rs(key_state, str(target), TABLE, fmt) if fmt == "delta" else key_state(str(target), TABLE, fmt)
+    return {int(key[0]): row for key, row in rows.items()}
 
 
 def _delta_rs(read: Callable[..., T], *args: Any) -> T:
@@ -180,8 +186,7 @@ def test_tombstones_expire_after_the_retention(spark: Any, tmp_path: Path, fmt: 
     retention = dt.timedelta(hours=1)
 
     def tombstones() -> int:
-        state = read_table(str(tmp_path / "_cdc_state"), TABLE, fmt).to_pylist()
-        return sum(1 for row in state if row["__cdc_deleted_at"] is not None)
+        return sum(1 for row in state_of(tmp_path, fmt).values() if row["__cdc_deleted_at"] is not None)
 
     rows = [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "x", "1.00"), change("delete", 3, 2)]
     apply_changes(frame(spark, rows), sink, ["id"], table=TABLE, tombstone_retention=retention)
@@ -280,23 +285,23 @@ def test_a_crash_between_target_and_state_is_repaired_by_the_replay(
     from cdc_spark.sinks.tables import BatchWrite
 
     apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt)
-    merge = BatchWrite._merge
+    merge = BatchWrite.merge
 
     def crash_on_state(self: Any, name: str, *args: Any) -> None:
-        if "_cdc_state" in name:
+        if "_cdc_keys" in name:
             raise RuntimeError("killed before the state write")
         merge(self, name, *args)
 
     batch = BatchInfo(app_id="job", batch_id=3)
     rows = [change("update", 3, 1, None, "5.00", ["amount"]), change("delete", 4, 2)]
-    monkeypatch.setattr(BatchWrite, "_merge", crash_on_state)
+    monkeypatch.setattr(BatchWrite, "merge", crash_on_state)
     with pytest.raises(RuntimeError, match="killed"):
         apply(spark, rows, tmp_path, fmt, batch=batch)
     assert live(tmp_path, fmt) == {1: ("a", Decimal("5.00"))}  # the target has the batch, the state not
-    monkeypatch.setattr(BatchWrite, "_merge", merge)
+    monkeypatch.setattr(BatchWrite, "merge", merge)
     assert apply(spark, rows, tmp_path, fmt, batch=batch)  # the replay writes the state only
     assert not apply(spark, rows, tmp_path, fmt, batch=batch)
-    state = {r["id"]: r for r in read_table(str(tmp_path / "_cdc_state"), TABLE, fmt).to_pylist()}
+    state = state_of(tmp_path, fmt)
     assert state[1]["__cdc_sequence"]["commit_ts"] == 3 and state[2]["__cdc_deleted_at"] is not None
     apply(spark, [change("insert", 2, 2, "stale", "0.00")], tmp_path, fmt)  # the state knows 2 was deleted
     assert live(tmp_path, fmt) == {1: ("a", Decimal("5.00"))}
@@ -343,8 +348,10 @@ def test_schema_evolution_adds_and_widens_columns(spark: Any, tmp_path: Path, fm
         {"id": 2, "name": "b", "amount": Decimal("12345678.50"), "note": "hi"},
         {"id": 3, "name": "c", "amount": Decimal("3.00"), "note": None},
     ]
-    state = read_table(str(tmp_path / "_cdc_state"), TABLE, fmt)
-    assert str(state.schema.field("id").type) == "int64"  # the state's keys widen with the target's
+    # a key's text is the same before and after its column widens: one state row per key, whatever its type
+    assert sorted(state_of(tmp_path, fmt)) == [1, 2, 3]
+    apply(spark, [change("update", 0, 1, "stale", "0.00")], tmp_path, fmt)  # older than the state's insert of 1
+    assert {r["id"]: r["name"] for r in read_table(str(tmp_path), TABLE, fmt).to_pylist()}[1] == "a"
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -417,8 +424,9 @@ def test_tables_in_a_catalog_the_session_has(spark: Any, tmp_path: Path, fmt: st
     sink = load_sink(fmt, spark, str(tmp_path), {"catalog": catalog})
     database = f"cdc_catalog_{fmt}"
     table = f"{database}.t"
-    for name in (table, f"{table}__cdc_state"):  # left by an earlier run that failed, in a session kept alive
-        spark.sql(f"DROP TABLE IF EXISTS {catalog}.{name}")
+    keys = f"{catalog}.default.cdc_keys"
+    for name in (f"{catalog}.{table}", keys):  # left by an earlier run that failed, in a session kept alive
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
     batch = BatchInfo(app_id="job", batch_id=0)
     rows = frame(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")])
     assert apply_changes(rows, sink, ["id"], table=table, batch=batch)
@@ -427,7 +435,40 @@ def test_tables_in_a_catalog_the_session_has(spark: Any, tmp_path: Path, fmt: st
     stored = spark.table(f"{catalog}.{table}")
     assert stored.columns == ["id", "name", "amount"]
     assert [tuple(r) for r in stored.collect()] == [(1, "a", Decimal("1.00"))]
-    assert spark.table(f"{catalog}.{table}__cdc_state").count() == 2  # the tombstone of 2 stays
-    assert table in sink.tables() and f"{table}__cdc_state" not in sink.tables()
+    state = spark.table(keys).where(f"__cdc_table = '{table}' AND __cdc_key != ''")
+    assert state.count() == 2  # the tombstone of 2 stays
+    assert sink.tables() == [table]
     spark.sql(f"DROP TABLE {catalog}.{table}")
-    spark.sql(f"DROP TABLE {catalog}.{table}__cdc_state")
+    spark.sql(f"DROP TABLE {keys}")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_state_table_of_an_earlier_version_moves_into_the_key_state(spark: Any, tmp_path: Path, fmt: str) -> None:
+    from cdc_spark.sinks.state_migration import MOVED
+
+    # what an earlier version left: a target, and beside it the table's own state (keys, then the bookkeeping)
+    # with a truncate floor at 2: key 1 last changed at 5, key 2 deleted at 6
+    sink = load_sink(fmt, spark, str(tmp_path))
+    target = frame(spark, [change("insert", 5, 1, "a", "1.00")]).select("id", "name", "amount")
+    sink.format.prepare(sink.format.target(TABLE))
+    sink.format.create_from(sink.format.target(TABLE), target.schema, target, sink.format.create_properties(), None)
+    old = sink.format.state(TABLE)
+    schema = (
+        f"id int, __cdc_sequence {SEQ}, __cdc_deleted_at timestamp, __cdc_image_sequence {SEQ},"
+        f" __cdc_column_sequences map<string, {SEQ}>"
+    )
+    gone = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+    rows = spark.createDataFrame([(1, (5, 0, 5, 0), None, None, None), (2, (6, 0, 6, 0), gone, None, None)], schema)
+    sink.format.prepare(old)
+    sink.format.create_from(old, rows.schema, rows, sink.format.create_properties(), None)
+    floor = '{"v":{"commit_ts":2,"partition":0,"offset":2,"position":0}}'
+    spark.sql(f"ALTER TABLE {old} SET TBLPROPERTIES ('cdc.truncated-before' = '{floor}')")
+    # a late change older than key 1's, a late insert of the deleted key 2, one before the floor: none apply
+    apply(spark, [change("update", 4, 1, "stale", "0.00"), change("insert", 3, 2, "back", "2.00")], tmp_path, fmt)
+    apply(spark, [change("insert", 1, 3, "before the truncate", "3.00")], tmp_path, fmt)
+    assert live(tmp_path, fmt) == {1: ("a", Decimal("1.00"))}
+    assert sink.format.describe(old, None).properties[MOVED] == "true"
+    moved = state_of(tmp_path, fmt)
+    assert moved[1]["__cdc_sequence"]["commit_ts"] == 5 and moved[2]["__cdc_deleted_at"] is not None
+    apply(spark, [change("update", 7, 1, "b", "2.00")], tmp_path, fmt)  # newer: applies
+    assert live(tmp_path, fmt) == {1: ("b", Decimal("2.00"))}

@@ -222,8 +222,8 @@ def test_kill_mid_stream_and_restart_from_checkpoint(spark: Any, tmp_path: Path,
     cfg = config(tmp_path, options={"table-format": fmt})
 
     # 1st run dies in the middle of a batch: some of its tables committed, Spark has not recorded it
-    monkeypatch.setattr(job, "make_sink", lambda s, c: KillingSink(make_sink(s, c), fail_after=4))
-    with pytest.raises(Exception, match="killed after 4"):
+    monkeypatch.setattr(job, "make_sink", lambda s, c: KillingSink(make_sink(s, c), fail_after=2))
+    with pytest.raises(Exception, match="killed after 2"):
         run(spark, cfg, None, stream(spark, tmp_path / "messages"))
 
     # 2nd run dies after every table of its first batch committed, before Spark records the offsets

@@ -10,14 +10,15 @@ them by their commit ts.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 import pytest
 
 from cdc_spark.merge.batch import ordered, sequence_type, summarize
-from cdc_spark.merge.columns import COLUMN_SEQUENCES, DELETED_AT, IMAGE_SEQUENCE, SEQUENCE
+from cdc_spark.merge.columns import COLUMN_SEQUENCES, DELETED_AT, IMAGE_SEQUENCE, KEY, SEQUENCE, TABLE
 from cdc_spark.merge.scd1 import fold, resolve, state_schema
-from cdc_spark.merge.spec import ApplySpec, build_spec
+from cdc_spark.merge.spec import build_spec
 
 # run with case-sensitive column names (conftest.py): the plan must name its own columns exactly as it made them
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("case_sensitive")]
@@ -92,38 +93,44 @@ def resolved(
     metadata: tuple[str, ...] = (),
     state_rows: Any = None,
 ) -> Any:
-    """``resolve`` on a batch readied as the sink readies it, against the stored state rows ``state``."""
+    """``resolve`` on a batch readied as the sink readies it, against the stored state rows ``state`` (of one key
+    column each); the key text of every row it returns is checked, then left out."""
     frame = spark.createDataFrame(changes, schema)
     spec = build_spec(frame, table="shop.t", keys=["id"], sequence_by=sequence_by, metadata=metadata)
     summary = summarize(frame, spec, None)
     batch = ordered(frame, spec, summary)
-    stored_frame = spark.createDataFrame(state, state_schema(spec, batch.schema, sequence_type(frame, spec)))
-    return resolve(batch, spec, stored_frame, summary, NOW)
+    keyed = [("shop.t", key_text({"id": row[0]}), *row[1:]) for row in state]
+    stored_frame = spark.createDataFrame(keyed, state_schema(sequence_type(frame, spec)))
+    return without_keys(resolve(batch, spec, stored_frame, summary, NOW), ["id"])
 
 
-def test_the_state_table_holds_the_keys_then_the_bookkeeping() -> None:
+def key_text(key: dict[str, Any]) -> str:
+    """A key's text as the state keeps it: every value's text (these tests' keys are integers and strings)."""
+    return json.dumps({name: str(value) for name, value in key.items()}, separators=(",", ":"))
+
+
+def without_keys(plan: Any, keys: list[str]) -> Any:
+    """``plan`` without its key text column, once every row's text is checked against its key columns."""
+    texts = {tuple(r[:-1]): r[-1] for r in plan.select(*keys, KEY).collect()}
+    assert texts == {k: key_text(dict(zip(keys, k, strict=True))) for k in texts}
+    return plan.drop(KEY)
+
+
+def test_the_key_state_holds_the_table_and_key_text_then_the_bookkeeping() -> None:
     from pyspark.sql import types as T
 
-    spec = ApplySpec(table="shop.t", keys=("region", "id"), columns=("id", "region", "name"))
     seq_type = T.StructType([T.StructField("commit_ts", T.LongType()), T.StructField("offset", T.LongType())])
-    types = T.StructType(
+    assert state_schema(seq_type) == T.StructType(
         [
-            T.StructField("id", T.IntegerType(), False),
-            T.StructField("region", T.StringType()),
-            T.StructField("name", T.StringType()),
-        ]
-    )
-    assert state_schema(spec, types, seq_type) == T.StructType(
-        [
-            T.StructField("region", T.StringType()),
-            T.StructField("id", T.IntegerType(), False),
+            T.StructField(TABLE, T.StringType(), False),
+            T.StructField(KEY, T.StringType(), False),
             T.StructField(SEQUENCE, seq_type),
             T.StructField(DELETED_AT, T.TimestampType()),
             T.StructField(IMAGE_SEQUENCE, seq_type),
             T.StructField(COLUMN_SEQUENCES, T.MapType(T.StringType(), seq_type)),
         ]
     )
-    assert state_schema(spec, types, T.LongType())[COLUMN_SEQUENCES].dataType == T.MapType(T.StringType(), T.LongType())
+    assert state_schema(T.LongType())[COLUMN_SEQUENCES].dataType == T.MapType(T.StringType(), T.LongType())
 
 
 FOLDED = [
@@ -347,12 +354,12 @@ def test_a_composite_key_matches_the_state_on_every_key_column(spark: Any) -> No
     batch = ordered(frame, spec, summary)
     # each key shares one column with an older tombstone: a match on one column alone would join it too
     state = [
-        ("eu", 1, seq(5), None, None, None),
-        ("us", 1, seq(5), T0, None, None),
-        ("eu", 2, seq(5), T0, None, None),
+        ("shop.t", key_text({"region": "eu", "id": 1}), seq(5), None, None, None),
+        ("shop.t", key_text({"region": "us", "id": 1}), seq(5), T0, None, None),
+        ("shop.t", key_text({"region": "eu", "id": 2}), seq(5), T0, None, None),
     ]
-    stored_frame = spark.createDataFrame(state, state_schema(spec, batch.schema, sequence_type(frame, spec)))
-    assert rows(resolve(batch, spec, stored_frame, summary, NOW)) == [
+    stored_frame = spark.createDataFrame(state, state_schema(sequence_type(frame, spec)))
+    assert rows(without_keys(resolve(batch, spec, stored_frame, summary, NOW), ["region", "id"])) == [
         ("eu", 1, "a", True, "upsert", 10, None, None, None),
         ("us", 2, "b", True, "upsert", 10, None, None, None),
     ]

@@ -21,6 +21,7 @@ from cdc_spark.merge.statements import (
     alter_type,
     columns_ddl,
     create_table,
+    key_state_merge,
     literal,
     merges,
     properties_sql,
@@ -84,6 +85,9 @@ def test_table_statements() -> None:
     assert create_table("cat.shop.orders", T.StructType(ORDER.fields[:1]), "iceberg", {}) == (
         "CREATE TABLE IF NOT EXISTS cat.shop.orders (`id` bigint) USING iceberg"
     )
+    assert create_table("cat.k", T.StructType(ORDER.fields[:1]), "iceberg", {"a": "b"}, ("id",)) == (
+        "CREATE TABLE IF NOT EXISTS cat.k (`id` bigint) USING iceberg PARTITIONED BY (`id`) TBLPROPERTIES ('a' = 'b')"
+    )
     assert add_columns("cat.shop.orders", ORDER.fields[1:3]) == (
         "ALTER TABLE cat.shop.orders ADD COLUMNS (`unit price` decimal(10,2), `tags` array<string>)"
     )
@@ -110,14 +114,18 @@ def test_scd1_merge_rules() -> None:
         "WHEN NOT MATCHED AND s.`__cdc_action` = 'upsert' THEN INSERT (`id`, `region`, `qty`, `_cdc_op`) "
         "VALUES (s.`id`, s.`region`, s.`qty`, s.`_cdc_op`)"
     )
+    # the key state of every table at once: matched by table and key text, reading only the batch's tables
+    assert rules.state == key_state_merge(["shop.orders"])
     state = "`__cdc_sequence`, `__cdc_deleted_at`, `__cdc_image_sequence`, `__cdc_column_sequences`"
-    assert rules.state.sql("st", "changes") == (
-        "MERGE INTO st t USING changes s ON t.`id` = s.`id` AND t.`region` = s.`region`\n"
+    assert key_state_merge(["shop.o'rders", "shop.items"]).sql("ks", "rows") == (
+        "MERGE INTO ks t USING rows s ON t.`__cdc_table` = s.`__cdc_table` AND t.`__cdc_key` = s.`__cdc_key` "
+        "AND t.`__cdc_table` IN ('shop.items', 'shop.o\\'rders')\n"
         "WHEN MATCHED THEN UPDATE SET t.`__cdc_sequence` = s.`__cdc_sequence`, "
         "t.`__cdc_deleted_at` = s.`__cdc_deleted_at`, t.`__cdc_image_sequence` = s.`__cdc_image_sequence`, "
         "t.`__cdc_column_sequences` = s.`__cdc_column_sequences`\n"
-        f"WHEN NOT MATCHED THEN INSERT (`id`, `region`, {state}) VALUES (s.`id`, s.`region`, "
-        "s.`__cdc_sequence`, s.`__cdc_deleted_at`, s.`__cdc_image_sequence`, s.`__cdc_column_sequences`)"
+        f"WHEN NOT MATCHED THEN INSERT (`__cdc_table`, `__cdc_key`, {state}) VALUES (s.`__cdc_table`, "
+        "s.`__cdc_key`, s.`__cdc_sequence`, s.`__cdc_deleted_at`, s.`__cdc_image_sequence`, "
+        "s.`__cdc_column_sequences`)"
     )
 
 

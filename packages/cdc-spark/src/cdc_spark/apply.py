@@ -32,14 +32,25 @@ class Applied:
 
 
 def apply_batch(changes: DataFrame, sink: Sink, spec: ApplySpec, batch: BatchInfo | None = None) -> Applied:
-    """Apply one batch of a table's changes through ``sink`` (the job's entry point)."""
-    if batch is not None and sink.committed(spec.table, batch):
-        return Applied(written=False, changes=0)
-    plan = MergePlan(spec=spec, changes=changes)
-    written = bool(sink.write(plan, batch))
-    if plan.summary is None:
-        return Applied(written=written, changes=0)
-    return Applied(written=written, changes=plan.summary.changes, ops=dict(plan.summary.ops))
+    """Apply one batch of a table's changes through ``sink``."""
+    return apply_tables([(changes, spec)], sink, batch)[spec.table]
+
+
+def apply_tables(
+    tables: Sequence[tuple[DataFrame, ApplySpec]], sink: Sink, batch: BatchInfo | None = None, parallelism: int = 1
+) -> dict[str, Applied]:
+    """Apply one batch of every table's changes through ``sink`` at once (the job's entry point): what the tables
+    share is written once, ``parallelism`` tables side by side."""
+    plans = [MergePlan(spec=spec, changes=changes) for changes, spec in tables]
+    written = sink.write_batch(plans, batch, parallelism)
+    return {
+        plan.spec.table: Applied(
+            written=written[plan.spec.table],
+            changes=plan.summary.changes if plan.summary is not None and written[plan.spec.table] else 0,
+            ops=dict(plan.summary.ops) if plan.summary is not None and written[plan.spec.table] else {},
+        )
+        for plan in plans
+    }
 
 
 def _table_of(changes: DataFrame) -> str:
@@ -92,4 +103,12 @@ def apply_changes(
     return apply_batch(changes, sink, spec, batch).written
 
 
-__all__ = ["Applied", "ApplySpec", "BatchInfo", "SchemaEvolutionError", "apply_batch", "apply_changes"]
+__all__ = [
+    "Applied",
+    "ApplySpec",
+    "BatchInfo",
+    "SchemaEvolutionError",
+    "apply_batch",
+    "apply_changes",
+    "apply_tables",
+]

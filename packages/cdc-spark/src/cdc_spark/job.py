@@ -10,7 +10,6 @@ that already hold it skip it (exactly once).
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import logging
 import os
@@ -25,19 +24,19 @@ from cdc_core.errors import ConfigError, DeadLetterLimitError, Fault, fault_of
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.secrets import redact_options
-from cdc_spark.apply import Applied, apply_batch
+from cdc_spark.apply import Applied, apply_tables
 from cdc_spark.batch_tables import batch_tables, load_keys, save_keys, table_settings
 from cdc_spark.ddl_policy import TABLE_DDL, TableDdl, check_policy, table_ddls
 from cdc_spark.decoding import PLANS, decode
 from cdc_spark.failures import reason, typed
-from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, build_spec
+from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, ApplySpec, build_spec
 from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
 from cdc_spark.retries import RetryPolicy
 from cdc_spark.routing import Routing, TableSettings
 from cdc_spark.sinks import BatchInfo, Sink, load_sink
 from cdc_spark.source.checks import DEFAULT_BROKER_TIMEOUT_S, check_kafka_topics, kafka_source_defaults
 from cdc_spark.table_filter import drop_excluded
-from cdc_spark.table_workers import DEFAULT_TABLE_PARALLELISM, in_own_session, run_each
+from cdc_spark.table_workers import DEFAULT_TABLE_PARALLELISM
 from cdc_spark.time_text import check_time_as
 
 if TYPE_CHECKING:
@@ -392,11 +391,10 @@ class BatchProcessor:
             self.progress(report)
 
     def _apply(self, tables: Mapping[str, DataFrame], batch: BatchInfo) -> dict[str, Applied]:
-        """Every table's changes applied, ``table-parallelism`` tables at once, each in its own session (see
-        :mod:`cdc_spark.table_workers`); specs are built first, so a configuration error stops the batch before
+        """Every table's changes applied at once, ``table-parallelism`` tables side by side (see
+        :mod:`cdc_spark.sinks.scd1_batch`); specs are built first, so a configuration error stops the batch before
         any table is written."""
-        parallel = self.config.table_parallelism > 1 and len(tables) > 1
-        tasks: list[tuple[str, Callable[[], Applied]]] = []
+        specs: list[tuple[DataFrame, ApplySpec]] = []
         for name, pending in sorted(tables.items()):
             settings = self.table_settings(name)
             spec = build_spec(
@@ -410,9 +408,8 @@ class BatchProcessor:
                 tombstone_retention=self.config.tombstone_retention,
                 metadata=self.config.metadata_columns,
             )
-            changes = in_own_session(pending) if parallel else pending
-            tasks.append((name, functools.partial(apply_batch, changes, self.sink, spec, batch)))
-        return run_each(tasks, self.config.table_parallelism)
+            specs.append((pending, spec))
+        return apply_tables(specs, self.sink, batch, self.config.table_parallelism)
 
     def _learn_versions(self, control: DataFrame) -> list[TableDdl]:
         """Learn the schema versions the batch brought; returns its table DDL (one collect of control rows)."""

@@ -17,25 +17,36 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_TABLE_PARALLELISM: Final = 4
 
 T = TypeVar("T")
 
 
-def in_own_session(frame: DataFrame) -> DataFrame:
-    """``frame`` bound to a clone of its session: the same rows, settings and temporary views, a conf of its own."""
+def bound_to(frame: DataFrame, session: SparkSession) -> DataFrame:
+    """``frame``'s analyzed plan in ``session`` (a clone of its own, or its parent): the same rows, and the cached
+    data its plan has in any session of the application."""
     from pyspark.sql import DataFrame as PyDataFrame
+
+    if frame.sparkSession is session:
+        return frame
+    jvm: Any = session._jvm
+    plan = frame._jdf.queryExecution().analyzed()
+    return PyDataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(session._jsparkSession, plan), session)
+
+
+def own_session(parent: SparkSession) -> SparkSession:
+    """A clone of ``parent``: its settings and temporary views, a conf of its own."""
     from pyspark.sql import SparkSession
 
-    parent = frame.sparkSession
     jparent: Any = parent._jsparkSession
-    clone = SparkSession(parent.sparkContext, jparent.cloneSession())
-    jvm: Any = parent._jvm
-    plan = frame._jdf.queryExecution().analyzed()
-    rebound = jvm.org.apache.spark.sql.classic.Dataset.ofRows(clone._jsparkSession, plan)
-    return PyDataFrame(rebound, clone)
+    return SparkSession(parent.sparkContext, jparent.cloneSession())
+
+
+def in_own_session(frame: DataFrame) -> DataFrame:
+    """``frame`` bound to a clone of its session: the same rows, settings and temporary views, a conf of its own."""
+    return bound_to(frame, own_session(frame.sparkSession))
 
 
 def run_each(tasks: Sequence[tuple[str, Callable[[], T]]], parallelism: int) -> dict[str, T]:
@@ -54,4 +65,4 @@ def run_each(tasks: Sequence[tuple[str, Callable[[], T]]], parallelism: int) -> 
     return results
 
 
-__all__ = ["DEFAULT_TABLE_PARALLELISM", "in_own_session", "run_each"]
+__all__ = ["DEFAULT_TABLE_PARALLELISM", "bound_to", "in_own_session", "own_session", "run_each"]

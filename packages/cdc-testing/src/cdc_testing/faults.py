@@ -139,10 +139,11 @@ class InjectedFault(RuntimeError):
 
 
 class KillingSink:
-    """Wraps a real table sink and raises :class:`InjectedFault` once ``fail_after`` table writes have landed:
-    the job dies between two tables of one micro-batch, the case that exactly-once restarts must survive.
+    """Wraps a real table sink and raises :class:`InjectedFault` once ``fail_after`` commits of a batch have landed
+    (each target's, then the key state's): the job dies between two commits of one micro-batch, the case that
+    exactly-once restarts must survive.
 
-    Tables applied side by side (``table-parallelism``) share it: a write that starts after the kill writes
+    Tables applied side by side (``table-parallelism``) share it: a commit that starts after the kill writes
     nothing, one in flight at the kill may land (as a commit in flight when a process dies may), and every one
     of them raises the kill's own fault."""
 
@@ -152,31 +153,20 @@ class KillingSink:
         self.writes = 0
         self.killed: str | None = None
         self._lock = threading.Lock()
+        inner.commits = self
 
-    def read_target(self, spark: Any, table: str) -> Any:
-        return self.inner.read_target(spark, table)
-
-    def committed(self, table: str, batch: Any) -> bool:
-        return bool(self.inner.committed(table, batch))
-
-    def live(self, spark: Any, table: str) -> Any:
-        return self.inner.live(spark, table)
-
-    def tables(self) -> list[str]:
-        return list(self.inner.tables())
-
-    def write_dead_letters(self, letters: Any, batch: Any) -> None:
-        self.inner.write_dead_letters(letters, batch)
-
-    def write(self, plan: Any, batch: Any) -> bool:
+    def before(self, name: str) -> None:
         with self._lock:
             if self.killed is not None:
                 raise InjectedFault(self.killed)
-        written = bool(self.inner.write(plan, batch))
+
+    def after(self, name: str) -> None:
         with self._lock:
             self.writes += 1
             if self.killed is None and self.writes >= self.fail_after:
-                self.killed = f"killed after {self.writes} table writes"
+                self.killed = f"killed after {self.writes} commits ({name} the last)"
             if self.killed is not None:
                 raise InjectedFault(self.killed)
-        return written
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

@@ -4,6 +4,7 @@ tables compared with the database's final state after the documented Spark type 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -23,6 +24,31 @@ def read_target_table(path: Path) -> list[dict[str, Any]]:
     rows = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
     live = [r for r in rows if not r.get("__cdc_deleted")]
     return [{k: v for k, v in r.items() if not k.startswith("__cdc_")} for r in live]
+
+
+KEY_STATE = "_cdc_keys"  # the sinks' SCD1 key state under a target directory (cdc_spark.sinks)
+
+
+def read_location(location: str, table_format: str) -> list[dict[str, Any]]:
+    """Every row of the Delta or Iceberg table at ``location``, read without Spark (delta-rs, pyiceberg)."""
+    if table_format == "delta":
+        from deltalake import DeltaTable
+
+        return list(DeltaTable(location).to_pyarrow_table().to_pylist())
+    from pyiceberg.table import StaticTable
+
+    with open(os.path.join(location, "metadata", "version-hint.text"), encoding="utf-8") as handle:
+        version = handle.read().strip()
+    metadata = os.path.join(location, "metadata", f"v{version}.metadata.json")
+    return list(StaticTable.from_metadata(metadata).scan().to_arrow().to_pylist())
+
+
+def key_state(target: str, table: str, table_format: str = "delta") -> dict[tuple[str, ...], dict[str, Any]]:
+    """The SCD1 key state of ``table`` (``database.table``) under the target directory ``target``, by key: each
+    key as the texts of its columns' values, in the key's column order."""
+    rows = read_location(os.path.join(target, KEY_STATE), table_format)
+    kept = [r for r in rows if r["__cdc_table"] == table and r["__cdc_key"]]
+    return {tuple(json.loads(r["__cdc_key"]).values()): r for r in kept}
 
 
 def delta_commit_metadata(path: str) -> list[str]:

@@ -1,8 +1,9 @@
 """One micro-batch of a table's changes, made ready to merge: ordered, floored at the latest truncate, summed up.
 
-:func:`summarize` is the only action apply runs on a batch's data: one aggregate that returns the number of
-changes, the latest truncate and the new truncate floor (sequences travel as JSON text ``{"v": ...}`` so any
-orderable ``sequence_by`` type works) and rejects unknown operations. Nothing else is collected to the driver.
+:func:`summarize_all` is the only action apply runs on a batch's data before it writes: one aggregate over every
+table of the batch that returns, per table, the number of changes, the latest truncate and the new truncate floor
+(sequences travel as JSON text ``{"v": ...}`` so any orderable ``sequence_by`` type works) and rejects unknown
+operations. Nothing else is collected to the driver.
 """
 
 from __future__ import annotations
@@ -42,13 +43,13 @@ class Sequence:
 
 @attrs.frozen(kw_only=True)
 class BatchSummary:
-    """What :func:`summarize` learned about a batch (per table)."""
+    """What :func:`summarize_all` learned about a batch (per table)."""
 
     changes: int
     partial_updates: int  # updates that set only some columns (``_cdc_changed_columns``)
     ops: Mapping[str, int] = attrs.field(factory=dict)  # changes by operation (insert, update, delete, truncate)
     truncate: Sequence | None  # the batch's latest truncate, if newer than the stored floor
-    truncate_time: Any  # its commit time (closes SCD2 versions)
+    truncate_time: Sequence | None  # its commit time (closes SCD2 versions), of the sequence's time type
     floor: Sequence | None  # changes at or before it are ignored: max(stored floor, batch truncate)
 
 
@@ -78,31 +79,93 @@ def sequence_time(column: Column, data_type: DataType) -> Column:
     return column
 
 
-def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> BatchSummary:
-    """Count the batch and its partial updates, find its latest truncate and the new floor; unknown operations
-    and changes without a key are a ConfigError."""
+def time_type(data_type: DataType) -> DataType:
+    """The type of :func:`sequence_time` of a sequence of ``data_type``."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, T.StructType):
+        names = [f.name for f in data_type.fields]
+        return data_type["commit_ts" if "commit_ts" in names else names[0]].dataType
+    return data_type
+
+
+@attrs.frozen
+class Pending:
+    """One table's batch to summarize: its changes and spec, and the floor stored before the batch."""
+
+    changes: DataFrame
+    spec: ApplySpec
+    stored_floor: str | None = None  # JSON ``{"v": ...}`` kept by the table's state; see also ``floors``
+
+
+def _aggregate(item: Pending, seq_type: DataType) -> DataFrame:
+    """One table's counts and latest truncate, in the columns every table's aggregate shares."""
     from pyspark.sql import functions as F
 
-    seq_type = sequence_type(changes, spec)
+    changes, spec = item.changes, item.spec
     op = F.col("_cdc_op")
     seq = F.col(spec.sequence_by)
-    stored = Sequence(stored_floor, seq_type).column() if stored_floor is not None else F.lit(None).cast(seq_type)
-    latest = F.max(F.when(op == "truncate", seq))
-    newer = F.when(stored.isNull() | (latest > stored), latest)
     partial = (op == "update") & F.col("_cdc_changed_columns").isNotNull()
     null_key = F.lit(False)
     for key in spec.keys:
         null_key = null_key | F.col(key).isNull()
-    row = changes.agg(
+    stored = Sequence(item.stored_floor, seq_type).column() if item.stored_floor else F.lit(None).cast(seq_type)
+    return changes.agg(
+        F.lit(spec.table).alias("table"),
         F.count_if(null_key & (op != "truncate")).alias("null_keys"),
         F.count(F.lit(1)).alias("changes"),
         *(F.count_if(op == name).alias(f"op_{name}") for name in CHANGE_OPS),
         F.count_if(partial if "_cdc_changed_columns" in changes.columns else F.lit(False)).alias("partial"),
         F.min(F.when(op.isNull() | ~op.isin(*CHANGE_OPS), F.coalesce(op, F.lit("null")))).alias("unknown"),
-        F.to_json(F.struct(newer.alias("v"))).alias("truncate"),
+        F.max(F.when(op == "truncate", seq)).alias("latest"),
         F.max_by(sequence_time(seq, seq_type), F.when(op == "truncate", seq)).alias("truncate_time"),
+        stored.alias("stored"),
+    )
+
+
+def summarize_all(items: list[Pending], floors: DataFrame | None = None) -> dict[str, BatchSummary]:
+    """Every table's :class:`BatchSummary` from one aggregate over all their batches (one Spark action).
+
+    The tables' sequences must share one type. ``floors`` (columns ``table`` and ``floor`` of that type) are
+    stored floors read in the same action; a table's ``stored_floor`` counts where it has none there. Unknown
+    operations and changes without a key are a ConfigError.
+    """
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    if not items:
+        return {}
+    seq_type = sequence_type(items[0].changes, items[0].spec)
+    for item in items[1:]:
+        if sequence_type(item.changes, item.spec) != seq_type:
+            raise ConfigError(
+                f"table {item.spec.table}: sequences of type {sequence_type(item.changes, item.spec).simpleString()}"
+                f" cannot be summarized with {seq_type.simpleString()}"
+            )
+    rows = reduce(lambda a, b: a.unionByName(b), [_aggregate(item, seq_type) for item in items])
+    if floors is not None:
+        kept = floors.select(F.col("table").alias("__cdc_floor_table"), F.col("floor").alias("__cdc_floor"))
+        rows = rows.join(kept, rows["table"] == kept["__cdc_floor_table"], "left").select(
+            *[c for c in rows.columns if c != "stored"], F.coalesce("__cdc_floor", "stored").alias("stored")
+        )
+    latest, stored = F.col("latest"), F.col("stored")
+    newer = F.when(stored.isNull() | (latest > stored), latest)
+    collected = rows.select(
+        "table",
+        "null_keys",
+        "changes",
+        "partial",
+        "unknown",
+        F.to_json(F.struct(newer.alias("v"))).alias("truncate"),
+        F.to_json(F.struct(F.col("truncate_time").alias("v"))).alias("truncate_time"),
         F.to_json(F.struct(F.greatest(latest, stored).alias("v"))).alias("floor"),
-    ).collect()[0]
+    ).collect()
+    specs = {item.spec.table: item.spec for item in items}
+    return {row["table"]: _summary(row, specs[row["table"]], seq_type) for row in collected}
+
+
+def _summary(row: Any, spec: ApplySpec, seq_type: DataType) -> BatchSummary:
     if row["null_keys"]:  # a null never matches in MERGE: every such change would insert another row
         raise ConfigError(
             f"table {spec.table}: {row['null_keys']} changes have no value in key column(s) {', '.join(spec.keys)};"
@@ -113,18 +176,23 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
             f"table {spec.table}: unknown _cdc_op {row['unknown']!r}; expected one of {', '.join(CHANGE_OPS)}"
         )
 
-    def sequence(text: str | None) -> Sequence | None:
-        return Sequence(text, seq_type) if text and json.loads(text).get("v") is not None else None
+    def sequence(text: str | None, data_type: DataType) -> Sequence | None:
+        return Sequence(text, data_type) if text and json.loads(text).get("v") is not None else None
 
-    truncate = sequence(row["truncate"])
+    truncate = sequence(row["truncate"], seq_type)
     return BatchSummary(
         changes=int(row["changes"]),
         partial_updates=int(row["partial"]),
         ops={name: int(row[f"op_{name}"]) for name in CHANGE_OPS if row[f"op_{name}"]},
         truncate=truncate,
-        truncate_time=row["truncate_time"] if truncate is not None else None,
-        floor=sequence(row["floor"]),
+        truncate_time=sequence(row["truncate_time"], time_type(seq_type)) if truncate is not None else None,
+        floor=sequence(row["floor"], seq_type),
     )
+
+
+def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> BatchSummary:
+    """One table's :class:`BatchSummary` (see :func:`summarize_all`)."""
+    return summarize_all([Pending(changes, spec, stored_floor)])[spec.table]
 
 
 def storable(frame: DataFrame, columns: tuple[str, ...]) -> DataFrame:
@@ -158,4 +226,15 @@ def ordered(changes: DataFrame, spec: ApplySpec, summary: BatchSummary) -> DataF
     return frame.withColumn(ORDER, order).withColumn(TIME, sequence_time(seq, seq_type))
 
 
-__all__ = ["BatchSummary", "Sequence", "ordered", "sequence_time", "sequence_type", "storable", "summarize"]
+__all__ = [
+    "BatchSummary",
+    "Pending",
+    "Sequence",
+    "ordered",
+    "sequence_time",
+    "sequence_type",
+    "storable",
+    "summarize",
+    "summarize_all",
+    "time_type",
+]

@@ -10,7 +10,10 @@ from typing import Final
 
 from cdc_core.errors import ConfigError
 
-# State of an SCD1 key
+# State of an SCD1 key (one key state per sink: rows by table and key text)
+TABLE: Final = "__cdc_table"  # database.table
+KEY: Final = "__cdc_key"  # the key's text (cdc_spark.merge.keys); the empty text keeps the table's truncate floor
+FLOOR_KEY: Final = ""
 SEQUENCE: Final = "__cdc_sequence"  # the newest change applied to the key (any operation)
 DELETED_AT: Final = "__cdc_deleted_at"  # the key is a tombstone since then (null: the row is live)
 IMAGE_SEQUENCE: Final = "__cdc_image_sequence"  # newest full image (insert, delete, full update); null: SEQUENCE
@@ -31,7 +34,7 @@ TIME: Final = "__cdc_time"  # the commit time of a change (SCD2 bounds)
 HIDDEN_PREFIX: Final = "__cdc_"
 
 # Table properties of a state table
-TRUNCATED_BEFORE: Final = "cdc.truncated-before"  # JSON {"v": sequence} of the latest truncate
+TRUNCATED_BEFORE: Final = "cdc.truncated-before"  # SCD2: JSON {"v": sequence} of the latest truncate
 PURGED_AT: Final = "cdc.tombstones-purged-at"  # ISO time of the last tombstone purge
 
 # --metadata-columns NAME -> the change-frame columns written to the target under the same names
@@ -63,14 +66,17 @@ __all__ = [
     "DROP",
     "END_AT",
     "END_SEQUENCE",
+    "FLOOR_KEY",
     "HIDDEN_PREFIX",
     "IMAGE_SEQUENCE",
+    "KEY",
     "METADATA",
     "ORDER",
     "PURGED_AT",
     "SEQUENCE",
     "START_AT",
     "START_SEQUENCE",
+    "TABLE",
     "TIME",
     "TRUNCATED_BEFORE",
     "WRITE_PREFIX",

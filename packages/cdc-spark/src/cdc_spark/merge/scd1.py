@@ -1,11 +1,13 @@
 """SCD type 1: the batch folded per key, then resolved against the key's state into what to write.
 
-The target holds one row per live key and only the source's columns. The state table beside it holds, per key,
-the newest applied sequence, since when the key is deleted (a tombstone), the newest full image and, for columns
-set by partial updates newer than that image, their sequences. A change writes a column only if it is newer than
-what last set the column, and decides whether the row lives only if it is newer than every change applied to the
-key: a late older change never overwrites a newer value, and a late older upsert never resurrects a deleted row
-while its tombstone is kept. A truncate turns every key whose state is older into a tombstone.
+The target holds one row per live key and only the source's columns. The key state holds, per key, the newest
+applied sequence, since when the key is deleted (a tombstone), the newest full image and, for columns set by partial
+updates newer than that image, their sequences. One key state serves every table of a sink (:func:`state_schema`:
+rows by table and key text, :mod:`cdc_spark.merge.keys`), so a batch writes it once whatever its tables. A change
+writes a column only if it is newer than what last set the column, and decides whether the row lives only if it is
+newer than every change applied to the key: a late older change never overwrites a newer value, and a late older
+upsert never resurrects a deleted row while its tombstone is kept. A truncate turns every key whose state is older
+into a tombstone.
 
 :func:`resolve` returns one frame per batch (computed once by the sink) with, per key whose target row or state
 changes, both the target action (``__cdc_action`` upsert/delete with ``__cdc_write__<col>`` flags) and the new
@@ -18,40 +20,82 @@ import datetime as dt
 from functools import reduce
 from typing import TYPE_CHECKING, Final
 
-from cdc_spark.merge.batch import BatchSummary
+from cdc_spark.merge.batch import BatchSummary, Sequence
 from cdc_spark.merge.columns import (
     ACTION,
     COLUMN_SEQUENCES,
     DELETED_AT,
+    FLOOR_KEY,
     IMAGE_SEQUENCE,
+    KEY,
     ORDER,
     SEQUENCE,
+    TABLE,
     WRITE_PREFIX,
 )
+from cdc_spark.merge.keys import key_text, key_values
 from cdc_spark.merge.spec import ApplySpec
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
 
 _SET: Final = "__cdc_set__"  # the sequence of the batch's newest change that set a column
 _STORED_SET: Final = "__cdc_stored_set__"  # the sequence of what set a column before the batch
 _NEW_SET: Final = "__cdc_new_set__"  # ... and after it
-_STORED: Final = "__cdc_stored__"  # stored key columns, before they are coalesced with the batch's
+_STORED_KEY: Final = "__cdc_stored_key"  # the stored key's text, before it is coalesced with the batch's
 
 
-def state_schema(spec: ApplySpec, key_types: StructType, seq_type: DataType) -> StructType:
-    """The SCD1 state table: the keys, then the bookkeeping columns."""
+def state_schema(seq_type: DataType) -> StructType:
+    """The SCD1 key state every table of a sink shares: the table, the key's text, then the bookkeeping."""
     from pyspark.sql import types as T
 
     return T.StructType(
         [
-            *[key_types[k] for k in spec.keys],
+            T.StructField(TABLE, T.StringType(), False),
+            T.StructField(KEY, T.StringType(), False),
             T.StructField(SEQUENCE, seq_type),
             T.StructField(DELETED_AT, T.TimestampType()),
             T.StructField(IMAGE_SEQUENCE, seq_type),
             T.StructField(COLUMN_SEQUENCES, T.MapType(T.StringType(), seq_type)),
         ]
+    )
+
+
+def table_state(state: DataFrame, table: str) -> DataFrame:
+    """One table's keys in the shared key state (its truncate floor, kept under the empty key, left out)."""
+    from pyspark.sql import functions as F
+
+    return state.where((F.col(TABLE) == table) & (F.col(KEY) != FLOOR_KEY))
+
+
+def floors(state: DataFrame, tables: list[str]) -> DataFrame:
+    """The stored truncate floors of ``tables`` (columns ``table``, ``floor``)."""
+    from pyspark.sql import functions as F
+
+    kept = state.where((F.col(KEY) == FLOOR_KEY) & F.col(TABLE).isin(*tables))
+    return kept.select(F.col(TABLE).alias("table"), F.col(SEQUENCE).alias("floor"))
+
+
+def state_rows(resolved: DataFrame, table: str) -> DataFrame:
+    """The new key state rows of one table's resolved batch, in :func:`state_schema`'s columns."""
+    from pyspark.sql import functions as F
+
+    return resolved.select(F.lit(table).alias(TABLE), KEY, SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES)
+
+
+def floor_row(spark: SparkSession, table: str, floor: Sequence, seq_type: DataType) -> DataFrame:
+    """The state row that keeps a table's truncate floor: changes at or before it are ignored from now on."""
+    from pyspark.sql import functions as F
+
+    empty_map = F.lit(None).cast(state_schema(seq_type)[COLUMN_SEQUENCES].dataType)
+    return spark.range(1).select(
+        F.lit(table).alias(TABLE),
+        F.lit(FLOOR_KEY).alias(KEY),
+        floor.column().alias(SEQUENCE),
+        F.lit(None).cast("timestamp").alias(DELETED_AT),
+        F.lit(None).cast(seq_type).alias(IMAGE_SEQUENCE),
+        empty_map.alias(COLUMN_SEQUENCES),
     )
 
 
@@ -114,30 +158,34 @@ def _any(flags: list[Column]) -> Column:
 
 
 def _joined(net: DataFrame, stored: DataFrame, spec: ApplySpec, summary: BatchSummary) -> DataFrame:
-    """The net changes next to the keys' stored state (``__cdc_e_*``). On a truncate, every key stored before it
-    is joined too, and its state is reset to a tombstone at the truncate (``__cdc_was_live`` keeps whether the
-    target still holds its row)."""
+    """The net changes next to the keys' stored state (``__cdc_e_*``), matched by the keys' text. On a truncate,
+    every key stored before it is joined too (its typed key read back from the text), and its state is reset to a
+    tombstone at the truncate (``__cdc_was_live`` keeps whether the target still holds its row)."""
     from pyspark.sql import functions as F
 
+    fields = [net.schema[k] for k in spec.keys]
+    net = net.withColumn(KEY, key_text(fields))
     old = stored.select(
-        *[F.col(k).alias(_STORED + k) for k in spec.keys],
+        F.col(KEY).alias(_STORED_KEY),
         F.col(SEQUENCE).alias("__cdc_e_seq"),
         F.col(DELETED_AT).alias("__cdc_e_deleted_at"),
         F.coalesce(F.col(IMAGE_SEQUENCE), F.col(SEQUENCE)).alias("__cdc_e_image"),
         F.col(COLUMN_SEQUENCES).alias("__cdc_e_map"),
     )
-    on = reduce(lambda a, b: a & b, [net[k] == old[_STORED + k] for k in spec.keys])  # keys are never null
+    on = net[KEY] == old[_STORED_KEY]
     e_seq, e_deleted_at = F.col("__cdc_e_seq"), F.col("__cdc_e_deleted_at")
     was_live = e_seq.isNotNull() & e_deleted_at.isNull()
     if summary.truncate is None:
-        joined = net.join(old, on, "left")
+        joined = net.join(old, on, "left").drop(_STORED_KEY)
         return joined.select("*", was_live.alias("__cdc_was_live"), F.lit(False).alias("__cdc_reset"))
     floor = summary.truncate.column()
     joined = net.join(old, on, "full_outer").where(F.col("__cdc_n_seq").isNotNull() | ((e_seq < floor) & was_live))
     reset = F.coalesce(e_seq < floor, F.lit(False))
-    replaced = ("__cdc_e_seq", "__cdc_e_deleted_at", "__cdc_e_image", "__cdc_e_map", *spec.keys)
+    replaced = ("__cdc_e_seq", "__cdc_e_deleted_at", "__cdc_e_image", "__cdc_e_map", _STORED_KEY, KEY, *spec.keys)
+    stored_keys = key_values(F.col(_STORED_KEY), fields)
     return joined.select(
-        *[F.coalesce(F.col(k), F.col(_STORED + k)).alias(k) for k in spec.keys],
+        *[F.coalesce(F.col(k), typed).alias(k) for k, typed in zip(spec.keys, stored_keys, strict=True)],
+        F.coalesce(F.col(KEY), F.col(_STORED_KEY)).alias(KEY),
         *[c for c in joined.columns if c not in replaced],
         was_live.alias("__cdc_was_live"),
         F.when(reset, floor).otherwise(e_seq).alias("__cdc_e_seq"),
@@ -156,8 +204,8 @@ def resolve(
     summary: BatchSummary,
     now: dt.datetime,
 ) -> DataFrame:
-    """The batch's net changes resolved against the state table ``stored``: one row per key whose target row or
-    state changes, with the target action and write flags and the new state columns."""
+    """The batch's net changes resolved against the table's key state ``stored`` (:func:`table_state`): one row per
+    key whose target row or state changes, with the target action and write flags and the new state columns."""
     from pyspark.sql import functions as F
 
     seq_type = stored.schema[SEQUENCE].dataType
@@ -218,6 +266,7 @@ def resolve(
     )
     return step.select(
         *spec.keys,
+        KEY,
         *[F.when(F.col(WRITE_PREFIX + c), F.col(c)).alias(c) for c in (*spec.value_columns, *spec.metadata)],
         *flags,
         action.alias(ACTION),
@@ -243,4 +292,4 @@ def _column_sequences(spec: ApplySpec, image: Column, seq_type: DataType) -> Col
     return F.when(newer, F.map_from_entries(kept)).otherwise(empty)
 
 
-__all__ = ["fold", "resolve", "state_schema"]
+__all__ = ["floor_row", "floors", "fold", "resolve", "state_rows", "state_schema", "table_state"]

@@ -98,7 +98,8 @@ def _close_at_truncate(stored: DataFrame, summary: BatchSummary) -> DataFrame:
         return stored
     floor = summary.truncate.column()
     crosses = (F.col(START_SEQUENCE) < floor) & (F.col(END_SEQUENCE).isNull() | (F.col(END_SEQUENCE) > floor))
-    when = F.lit(summary.truncate_time).cast(stored.schema[END_AT].dataType)
+    moment = summary.truncate_time.column() if summary.truncate_time is not None else F.lit(None)
+    when = moment.cast(stored.schema[END_AT].dataType)
     return stored.withColumn(END_AT, F.when(crosses, when).otherwise(F.col(END_AT))).withColumn(
         END_SEQUENCE, F.when(crosses, floor).otherwise(F.col(END_SEQUENCE))
     )

@@ -20,9 +20,11 @@ from cdc_spark.merge.columns import (
     END_AT,
     END_SEQUENCE,
     IMAGE_SEQUENCE,
+    KEY,
     SEQUENCE,
     START_AT,
     START_SEQUENCE,
+    TABLE,
     WRITE_PREFIX,
 )
 from cdc_spark.merge.spec import ApplySpec
@@ -64,9 +66,12 @@ def properties_sql(properties: Mapping[str, str]) -> str:
     return ", ".join(f"{literal(k)} = {literal(v)}" for k, v in sorted(properties.items()))
 
 
-def create_table(table: str, schema: StructType, using: str, properties: Mapping[str, str]) -> str:
+def create_table(
+    table: str, schema: StructType, using: str, properties: Mapping[str, str], partitioned_by: tuple[str, ...] = ()
+) -> str:
+    parts = f" PARTITIONED BY ({', '.join(quote(c) for c in partitioned_by)})" if partitioned_by else ""
     extra = f" TBLPROPERTIES ({properties_sql(properties)})" if properties else ""
-    return f"CREATE TABLE IF NOT EXISTS {table} ({columns_ddl(schema.fields)}) USING {using}{extra}"
+    return f"CREATE TABLE IF NOT EXISTS {table} ({columns_ddl(schema.fields)}) USING {using}{parts}{extra}"
 
 
 def add_columns(table: str, fields: Iterable[StructField]) -> str:
@@ -96,9 +101,12 @@ class Merge:
     delete_when: str | None = None
     insert_when: str | None = None
     nullable: tuple[str, ...] = ()  # columns of ``on`` matched null-safely (keys are never null)
+    within: str | None = None  # a condition on the target alone, ANDed to ``on``: the files the MERGE may touch
 
     def sql(self, target: str, source: str) -> str:
         on = " AND ".join(f"t.{quote(c)} {'<=>' if c in self.nullable else '='} s.{quote(c)}" for c in self.on)
+        if self.within is not None:
+            on = f"{on} AND {self.within}"
         lines = [f"MERGE INTO {target} t USING {source} s ON {on}"]
         if self.delete_when is not None:
             lines.append(f"WHEN MATCHED AND {self.delete_when} THEN DELETE")
@@ -118,14 +126,28 @@ class Merges:
     state: Merge
 
 
+KEY_STATE: tuple[str, ...] = (SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES)
+
+
+def key_state_merge(tables: Iterable[str]) -> Merge:
+    """The MERGE of a batch's new SCD1 key state rows, every table's at once, into the sink's key state; only the
+    partitions of the batch's ``tables`` are read for matches."""
+    names = ", ".join(literal(t) for t in sorted(tables))
+    return Merge(
+        on=(TABLE, KEY),
+        within=f"t.{quote(TABLE)} IN ({names})",
+        update=tuple((c, f"s.{quote(c)}") for c in KEY_STATE),
+        insert=(TABLE, KEY, *KEY_STATE),
+    )
+
+
 def merges(spec: ApplySpec) -> Merges:
-    """The MERGE rules of a spec: its target and its state table."""
+    """The MERGE rules of a spec: its target and its state (SCD1: the sink's key state, :func:`key_state_merge`)."""
     if spec.scd == 1:
         written = (*spec.value_columns, *spec.metadata)
         updates = tuple(
             (c, f"CASE WHEN s.{quote(WRITE_PREFIX + c)} THEN s.{quote(c)} ELSE t.{quote(c)} END") for c in written
         )
-        state = (SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES)
         return Merges(
             target=Merge(
                 on=spec.keys,
@@ -134,11 +156,7 @@ def merges(spec: ApplySpec) -> Merges:
                 insert=spec.target_columns,
                 insert_when=f"s.{quote(ACTION)} = 'upsert'",
             ),
-            state=Merge(
-                on=spec.keys,
-                update=tuple((c, f"s.{quote(c)}") for c in state),
-                insert=(*spec.keys, *state),
-            ),
+            state=key_state_merge([spec.table]),
         )
 
     def versions(identity: str, columns: tuple[str, ...]) -> Merge:
@@ -165,6 +183,7 @@ __all__ = [
     "alter_type",
     "columns_ddl",
     "create_table",
+    "key_state_merge",
     "literal",
     "merges",
     "purge_tombstones",

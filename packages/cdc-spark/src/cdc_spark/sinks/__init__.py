@@ -3,12 +3,13 @@
 A sink is chosen by name from the entry-point group ``cdc_spark.sinks`` (``delta``, ``iceberg``; a new table
 format is one module registered there), like pyiceberg chooses catalogs: :func:`load_sink`. Every built-in sink
 is a :class:`~cdc_spark.sinks.tables.TableSink` running the SQL of :mod:`cdc_spark.merge` on Spark through a
-:class:`~cdc_spark.sinks.tables.TableFormat` that names the tables and marks commits.
+:class:`~cdc_spark.sinks.tables.TableFormat` that names the tables and marks commits; a micro-batch's tables are
+written with one call (``write_batch``), so what every table shares is written once per batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
@@ -60,12 +61,13 @@ class Sink(Protocol):
         """The target table of ``table``; a :class:`~cdc_core.errors.StorageError` where there is none."""
         ...
 
-    def committed(self, table: str, batch: BatchInfo) -> bool:
-        """Whether ``table`` (its target and its state) holds ``batch`` already: a replay writes nothing."""
-        ...
-
     def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
         """Apply one batch of one table; False where it had been applied before (a replay)."""
+        ...
+
+    def write_batch(self, plans: Sequence[MergePlan], batch: BatchInfo | None, parallelism: int = 1) -> dict[str, bool]:
+        """Apply one batch of every table at once, ``parallelism`` targets side by side; by table, False where it
+        had been applied before (a replay)."""
         ...
 
     def write_dead_letters(self, letters: DataFrame, batch: BatchInfo) -> None:

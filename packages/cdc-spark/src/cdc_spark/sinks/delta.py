@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructField, StructType
 
 STATE_DIR = "_cdc_state"
+KEY_STATE = "_cdc_keys"
 DEAD_LETTERS = "_dead_letters"
 
 
@@ -73,6 +74,11 @@ class DeltaFormat:
         if self.catalog is not None:
             return f"{quote(self.catalog)}.`default`.`cdc_dead_letters`"
         return path_identifier(f"{self.root}/{DEAD_LETTERS}")
+
+    def key_state(self, suffix: str) -> str:
+        if self.catalog is not None:
+            return f"{quote(self.catalog)}.`default`.{quote(KEY_STATE.lstrip('_') + suffix)}"
+        return path_identifier(f"{self.root}/{KEY_STATE}{suffix}")
 
     def _location(self, name: str) -> str | None:
         """The table's directory: from a path identifier, or the catalog's (None: no such table)."""
@@ -113,10 +119,19 @@ class DeltaFormat:
             self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
 
     def create_from(
-        self, name: str, schema: StructType, rows: DataFrame, properties: dict[str, str], batch: BatchInfo | None
+        self,
+        name: str,
+        schema: StructType,
+        rows: DataFrame,
+        properties: dict[str, str],
+        batch: BatchInfo | None,
+        *,
+        partitioned_by: tuple[str, ...] = (),
     ) -> None:
         """One commit that creates the table and writes its rows (columns nullable, as Delta creates them)."""
         writer = rows.write.format("delta").mode("append")
+        if partitioned_by:
+            writer = writer.partitionBy(*partitioned_by)
         if batch is not None:
             writer = writer.option("txnAppId", batch.app_id).option("txnVersion", str(batch.batch_id))
             writer = writer.option("userMetadata", _user_metadata(batch))
@@ -254,7 +269,7 @@ def _catalog_tables(spark: SparkSession, catalog: str) -> list[str]:
         namespace = str(row[0])
         for table in spark.sql(f"SHOW TABLES IN {quote(catalog)}.{quote(namespace)}").collect():
             name = str(table["tableName"])
-            if not name.endswith("__cdc_state") and not name.startswith("cdc_dead_letters"):
+            if not name.endswith("__cdc_state") and not name.startswith(("cdc_dead_letters", "cdc_keys")):
                 names.append(f"{namespace}.{name}")
     return sorted(names)
 
@@ -265,4 +280,4 @@ def delta_sink(spark: SparkSession, target: str, options: Mapping[str, str]) -> 
     return TableSink(DeltaFormat(spark, root=None if catalog else target, catalog=catalog))
 
 
-__all__ = ["DEAD_LETTERS", "STATE_DIR", "DeltaFormat", "delta_sink", "path_identifier"]
+__all__ = ["DEAD_LETTERS", "KEY_STATE", "STATE_DIR", "DeltaFormat", "delta_sink", "path_identifier"]

@@ -42,6 +42,7 @@ APP_ID: Final = "cdc.app-id"
 BATCH_ID: Final = "cdc.batch-id"
 OFFSETS: Final = "cdc.offsets"
 STATE_NAMESPACE: Final = "_cdc_state"
+KEY_STATE: Final = "_cdc_keys"
 DEAD_LETTERS: Final = "_dead_letters"
 
 
@@ -102,6 +103,11 @@ class IcebergFormat:
             return f"{quote(self.catalog)}.{quote(DEAD_LETTERS)}"
         return f"{quote(self.catalog)}.`default`.`cdc_dead_letters`"
 
+    def key_state(self, suffix: str) -> str:
+        if self.own:
+            return f"{quote(self.catalog)}.{quote(KEY_STATE + suffix)}"
+        return f"{quote(self.catalog)}.`default`.{quote(KEY_STATE.lstrip('_') + suffix)}"
+
     def _load(self, name: str) -> Any:
         if not self.spark.catalog.tableExists(name):
             return None
@@ -134,9 +140,16 @@ class IcebergFormat:
             self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
 
     def create_from(
-        self, name: str, schema: StructType, rows: DataFrame, properties: dict[str, str], batch: BatchInfo | None
+        self,
+        name: str,
+        schema: StructType,
+        rows: DataFrame,
+        properties: dict[str, str],
+        batch: BatchInfo | None,
+        *,
+        partitioned_by: tuple[str, ...] = (),
     ) -> None:
-        self.spark.sql(create_table(name, schema, self.name, properties))
+        self.spark.sql(create_table(name, schema, self.name, properties, partitioned_by))
         with self.marked(batch):
             rows.writeTo(name).append()
 
@@ -167,7 +180,7 @@ class IcebergFormat:
                 continue
             for table in self.spark.sql(f"SHOW TABLES IN {quote(self.catalog)}.{quote(namespace)}").collect():
                 name = str(table["tableName"])
-                if not name.endswith("__cdc_state") and name != "cdc_dead_letters":
+                if not name.endswith("__cdc_state") and name != "cdc_dead_letters" and not name.startswith("cdc_keys"):
                     names.append(f"{namespace}.{name}")
         return sorted(names)
 

@@ -1,6 +1,8 @@
-"""The sink every table format shares: a target and a state table per source table, written by Spark.
+"""The sink every table format shares: target tables equal to their source tables, and the state beside them.
 
-Per batch and table (:meth:`TableSink.write`):
+A batch's SCD1 tables are written together (:mod:`cdc_spark.sinks.scd1_batch`): one commit per target, and one
+to the sink's key state whatever the number of tables. An SCD2 table keeps its versions in a state table of its
+own and is written on its own (:class:`BatchWrite`):
 
 1. read both tables' metadata (no Spark job): a table whose last committed batch for this app is at or past
    the batch's id already holds it; if both do, the batch is a replay and nothing runs;
@@ -17,23 +19,25 @@ unchanged inputs. The state never runs ahead of its target.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Final, Protocol
 
 import attrs
 
 from cdc_core.errors import StorageError
-from cdc_spark.merge import scd1, scd2
+from cdc_spark.merge import scd2
 from cdc_spark.merge.batch import BatchSummary, ordered, sequence_type, summarize
-from cdc_spark.merge.columns import ACTION, END_AT, PURGED_AT, START_AT, TIME, TRUNCATED_BEFORE
+from cdc_spark.merge.columns import END_AT, PURGED_AT, START_AT, TIME, TRUNCATED_BEFORE
 from cdc_spark.merge.evolution import evolve
 from cdc_spark.merge.spec import ApplySpec
-from cdc_spark.merge.statements import Merge, add_columns, merges, purge_tombstones, quote, set_properties
+from cdc_spark.merge.statements import Merge, add_columns, merges, quote, set_properties
 from cdc_spark.session_conf import session_conf
 from cdc_spark.sinks import BatchInfo, MergePlan
-from cdc_spark.sinks.commits import TableInfo, batch_committed, pending, purge_due
+from cdc_spark.sinks.commits import TableInfo, pending
+from cdc_spark.table_workers import bound_to, own_session, run_each
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -56,7 +60,7 @@ class TableFormat(Protocol):
         ...
 
     def state(self, table: str) -> str:
-        """The SQL identifier of its state table."""
+        """The SQL identifier of its SCD2 state table."""
         ...
 
     def dead_letters(self) -> str: ...
@@ -73,8 +77,19 @@ class TableFormat(Protocol):
         """Whatever must exist before ``CREATE TABLE name`` (a namespace)."""
         ...
 
+    def key_state(self, suffix: str) -> str:
+        """The SQL identifier of the SCD1 key state every table shares (``suffix``: of a sequence type)."""
+        ...
+
     def create_from(
-        self, name: str, schema: StructType, rows: DataFrame, properties: dict[str, str], batch: BatchInfo | None
+        self,
+        name: str,
+        schema: StructType,
+        rows: DataFrame,
+        properties: dict[str, str],
+        batch: BatchInfo | None,
+        *,
+        partitioned_by: tuple[str, ...] = (),
     ) -> None:
         """Create the table with its first rows, the write marked with ``batch``."""
         ...
@@ -96,26 +111,33 @@ class TableFormat(Protocol):
         ...
 
 
+class CommitWatch(Protocol):
+    """Told of the commits a batch makes, by table (the key state's by its own name): fault tests kill the job at
+    these points."""
+
+    def before(self, name: str) -> None: ...
+
+    def after(self, name: str) -> None: ...
+
+
 def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
 @attrs.define
 class TableSink:
-    """Target tables equal to their source tables, with a state table beside each (see the module doc)."""
+    """Target tables equal to their source tables, with their state beside them (see the module doc)."""
 
     format: TableFormat
     clock: Callable[[], dt.datetime] = _utc_now  # tests pin tombstone ages with it
+    # told of each commit a batch is about to make and has made (where the fault tests kill the job)
+    commits: CommitWatch | None = None
+    # tables whose SCD1 state from an earlier version has been looked for (cdc_spark.sinks.state_migration)
+    checked: set[str] = attrs.field(factory=set)
 
     @property
     def spark(self) -> SparkSession:
         return self.format.spark
-
-    def committed(self, table: str, batch: BatchInfo) -> bool:
-        return all(
-            batch_committed(self.format.describe(name, batch.app_id), batch)
-            for name in (self.format.target(table), self.format.state(table))
-        )
 
     def read_target(self, spark: SparkSession, table: str) -> DataFrame | None:
         name = self.format.target(table)
@@ -142,14 +164,47 @@ class TableSink:
         bound: TableFormat = attrs.evolve(self.format, spark=session)  # type: ignore[misc]
         return bound
 
+    def _writer(self, session: SparkSession) -> BatchWrite:
+        return BatchWrite(self._on(session), self.clock)
+
     def write(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
-        """Apply one batch to its target and state; False when both had committed it (a replay)."""
-        return BatchWrite(self._on(plan.changes.sparkSession), self.clock).run(plan, batch)
+        """Apply one batch of one table; False when it had been applied before (a replay)."""
+        return self.write_batch([plan], batch)[plan.spec.table]
+
+    def write_batch(self, plans: Sequence[MergePlan], batch: BatchInfo | None, parallelism: int = 1) -> dict[str, bool]:
+        """Apply one batch of every table in ``plans``, ``parallelism`` tables at once; per table, False when the
+        batch had been applied to it before (a replay). Each plan's ``summary`` is set once counted."""
+        from cdc_spark.sinks.scd1_batch import Scd1Batch
+
+        written: dict[str, bool] = {}
+        scd1 = [plan for plan in plans if plan.spec.scd == 1]
+        if scd1:
+            session = scd1[0].changes.sparkSession
+            writer = Scd1Batch(self._on(session), self._writer, self.clock, parallelism, self.commits, self.checked)
+            written.update(writer.run(scd1, batch))
+        tasks = [
+            (plan.spec.table, functools.partial(self._history, plan, batch, parallelism > 1))
+            for plan in plans
+            if plan.spec.scd == 2
+        ]
+        written.update(run_each(tasks, parallelism))
+        return written
+
+    def _history(self, plan: MergePlan, batch: BatchInfo | None, parallel: bool) -> bool:
+        session = own_session(plan.changes.sparkSession) if parallel else plan.changes.sparkSession
+        changes = bound_to(plan.changes, session)
+        if self.commits is not None:
+            self.commits.before(plan.spec.table)
+        written = self._writer(session).run(attrs.evolve(plan, changes=changes), batch, plan)
+        if self.commits is not None:
+            self.commits.after(plan.spec.table)
+        return written
 
 
 @attrs.define
 class BatchWrite:
-    """One batch of one table, run in the session of its change frame."""
+    """One table's writes, run in the session of its change frame: an SCD2 batch (:meth:`run`), and the steps a
+    batch of SCD1 tables takes per table (:mod:`cdc_spark.sinks.scd1_batch`)."""
 
     format: TableFormat
     clock: Callable[[], dt.datetime]
@@ -158,7 +213,9 @@ class BatchWrite:
     def spark(self) -> SparkSession:
         return self.format.spark
 
-    def run(self, plan: MergePlan, batch: BatchInfo | None) -> bool:
+    def run(self, plan: MergePlan, batch: BatchInfo | None, counted: MergePlan | None = None) -> bool:
+        """An SCD2 batch of one table into its target and state table; False when both had committed it. The
+        summary is recorded on ``counted`` (the caller's plan) as well."""
         spec = plan.spec
         target, state = self.format.target(spec.table), self.format.state(spec.table)
         app = batch.app_id if batch is not None else None
@@ -169,13 +226,16 @@ class BatchWrite:
         floor = state_info.properties.get(TRUNCATED_BEFORE) if state_info is not None else None
         summary = summarize(plan.changes, spec, floor)
         plan.summary = summary
+        if counted is not None:
+            counted.summary = summary
         if summary.changes == 0:
             return True
         now = self.clock()
         changes = ordered(plan.changes, spec, summary)
-        target_schema, state_schema = _schemas(changes, spec)
-        new_target = self._evolve(spec.table, target, target_schema, target_info)
-        new_state = self._evolve(spec.table, state, state_schema, state_info)
+        target_schema = self.target_schema(changes, spec)
+        state_schema = _history_schema(changes, spec)
+        new_target = self.evolve(spec.table, target, target_schema, target_info)
+        new_state = self.evolve(spec.table, state, state_schema, state_info)
         if new_state and summary.floor is not None:
             # A truncate's floor is a state table property, stored before the batch commits into the table (a
             # replay of a committed batch is skipped). When a table's first batch holds a truncate, the state
@@ -198,33 +258,33 @@ class BatchWrite:
                 return frame
             return frame.localCheckpoint()
 
-        def resolve_and_write() -> None:
-            if spec.scd == 1:
-                resolved = once(scd1.resolve(changes, spec, stored, summary, now))
-                target_source, state_source = resolved.where(resolved[ACTION].isNotNull()), resolved
-            else:
-                history = scd2.history(changes, spec, stored, summary)
-                history = attrs.evolve(history, versions=once(history.versions), stored=once(history.stored))
-                target_source, state_source = history.target_source(), history.state_source()
+        try:
+            history = scd2.history(changes, spec, stored, summary)
+            history = attrs.evolve(history, versions=once(history.versions), stored=once(history.stored))
             if todo.target:
                 create = target_schema if new_target else None
-                self._write(target, target_source, rules.target, create=create, properties={}, batch=batch)
+                self.write(target, history.target_source(), rules.target, create=create, batch=batch)
             self._record_floor(state, summary, floor)
             if todo.state:
                 create, purged = state_schema if new_state else None, {PURGED_AT: now.isoformat()}
-                self._write(state, state_source, rules.state, create=create, properties=purged, batch=batch)
-
-        try:
-            with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
-                resolve_and_write()
+                self.write(state, history.state_source(), rules.state, create=create, properties=purged, batch=batch)
         finally:
             for frame in kept:
                 frame.unpersist()
-        if spec.scd == 1:
-            self._purge(spec, state, state_info, now)
         return True
 
-    def _evolve(self, table: str, name: str, schema: StructType, info: TableInfo | None) -> bool:
+    def target_schema(self, changes: DataFrame, spec: ApplySpec) -> StructType:
+        """The target's columns for a batch (SCD2 adds the version bounds)."""
+        from pyspark.sql import types as T
+
+        types = changes.schema
+        target = T.StructType([types[c] for c in spec.target_columns])
+        if spec.scd == 1:
+            return target
+        time_type = types[TIME].dataType
+        return T.StructType([*target.fields, T.StructField(START_AT, time_type), T.StructField(END_AT, time_type)])
+
+    def evolve(self, table: str, name: str, schema: StructType, info: TableInfo | None) -> bool:
         """Add the batch's new columns and widen the widened ones; True if the table does not exist yet."""
         if info is None:
             return True
@@ -235,31 +295,33 @@ class BatchWrite:
             self.format.widen(table, name, change.widened)
         return False
 
-    def _write(
+    def write(
         self,
         name: str,
         source: DataFrame,
         rule: Merge,
         *,
         create: StructType | None,
-        properties: dict[str, str],
         batch: BatchInfo | None,
+        properties: dict[str, str] | None = None,
     ) -> None:
         """MERGE ``source`` into the table, or create it (``create``: its columns) with the rows it inserts."""
         if create is None:
-            self._merge(name, source, rule.sql, batch)
+            self.merge(name, source, rule.sql, batch)
             return
         self.format.prepare(name)
-        wanted = {**self.format.create_properties(), **properties}
-        self.format.create_from(name, create, _inserted_rows(rule, source), wanted, batch)
+        wanted = {**self.format.create_properties(), **(properties or {})}
+        with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
+            self.format.create_from(name, create, _inserted_rows(rule, source), wanted, batch)
 
-    def _merge(
+    def merge(
         self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None
     ) -> None:
+        """``statement`` (a MERGE of a source view into a table) run on ``source``, marked with ``batch``."""
         view = f"cdc_merge_{uuid.uuid4().hex}"
         source.createOrReplaceTempView(view)
         try:
-            with self.format.marked(batch):
+            with self.format.marked(batch), session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
                 self.spark.sql(statement(name, view))
         finally:
             self.spark.catalog.dropTempView(view)
@@ -267,14 +329,6 @@ class BatchWrite:
     def _record_floor(self, state: str, summary: BatchSummary, stored: str | None) -> None:
         if summary.floor is not None and summary.floor.text != stored:
             self.spark.sql(set_properties(state, {TRUNCATED_BEFORE: summary.floor.text}))
-
-    def _purge(self, spec: ApplySpec, state: str, info: TableInfo | None, now: dt.datetime) -> None:
-        """Delete tombstones older than the retention, at most ten times per retention period."""
-        retention = spec.tombstone_retention
-        if retention is None or not purge_due(retention, info, now):
-            return
-        self.spark.sql(purge_tombstones(state, now - retention))
-        self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
 
 
 def _inserted_rows(rule: Merge, source: DataFrame) -> DataFrame:
@@ -286,18 +340,10 @@ def _inserted_rows(rule: Merge, source: DataFrame) -> DataFrame:
     return chosen.select(*[F.col(quote(c)) for c in rule.insert])
 
 
-def _schemas(changes: DataFrame, spec: ApplySpec) -> tuple[StructType, StructType]:
-    """The target's and the state's columns for a batch."""
-    from pyspark.sql import types as T
-
+def _history_schema(changes: DataFrame, spec: ApplySpec) -> StructType:
+    """An SCD2 state table's columns for a batch."""
     types = changes.schema
-    seq_type = sequence_type(changes, spec)
-    target = T.StructType([types[c] for c in spec.target_columns])
-    if spec.scd == 1:
-        return target, scd1.state_schema(spec, types, seq_type)
-    time_type = types[TIME].dataType
-    bounds = [T.StructField(START_AT, time_type), T.StructField(END_AT, time_type)]
-    return T.StructType([*target.fields, *bounds]), scd2.state_schema(spec, types, seq_type, time_type)
+    return scd2.state_schema(spec, types, sequence_type(changes, spec), types[TIME].dataType)
 
 
-__all__ = ["TableFormat", "TableInfo", "TableSink", "session_conf"]
+__all__ = ["BatchWrite", "CommitWatch", "TableFormat", "TableInfo", "TableSink", "session_conf"]

@@ -1,0 +1,217 @@
+"""What a micro-batch costs per table: ``cdc apply``'s batch of T tables against two plain Spark loops over the same
+tables, measured in the same session.
+
+The changefeed is Canal-JSON over the 20-column mixed row of ``workload.py`` (JSON, TIME, SET, BIT, ENUM, binary,
+unsigned...), spread over T tables with the same total of changes. Batch 0 inserts every key (it creates the
+tables, not timed); batch 1, timed, changes them: 70 % updates, 10 % deletes, 20 % inserts of new keys, each
+table's changes interleaved with the others' in commit order as a changefeed delivers them.
+
+* ``cdc apply``: the job's batch function (:class:`cdc_spark.job.BatchProcessor`, the code ``cdc apply`` runs per
+  micro-batch): decode, then every table applied with its state; the default ``table-parallelism``;
+* the bare-MERGE loop: one plain Delta ``MERGE INTO`` per table, one after the other, of the same changes already
+  decoded and cached (its input costs it nothing): delete, update every column, insert; no sequence check, no
+  state, no partial updates;
+* a plain Delta append of the same rows, per table, one after the other.
+
+Printed per T: seconds per table-batch of each, and ``cdc apply``'s time as a ratio of the bare-MERGE loop's
+(goal at T = 50: 0.5x or less); with the batch's Spark jobs and where its time went (decode, apply). Then the small
+batches: micro-batches of about 100 messages over 3 tables, each batch's seconds after the first (goal: 2 s).
+
+    nox -s bench -- benchmarks/bench_spark_apply_tables.py -s
+    CDC_BENCH_TABLES=1,10,50 CDC_BENCH_TABLE_CHANGES=5000 nox -s bench -- benchmarks/bench_spark_apply_tables.py -s
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from spark_timing import bench_session, kafka_frames
+from workload import ROW, SCHEMA
+
+from cdc_core.events import Op, RowChange
+from cdc_core.message import Message
+from cdc_core.registry import get_codec
+from cdc_core.tso import compose
+
+COUNTS = [int(t) for t in os.environ.get("CDC_BENCH_TABLES", "1,10,50,200").split(",")]
+TOTAL = int(os.environ.get("CDC_BENCH_TABLE_CHANGES", "10000"))
+OPTIONS = {"enable-tidb-extension": "true"}
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    with bench_session("bench-apply-tables", driver_memory="4g") as session:
+        yield session
+
+
+def _row(rng: random.Random, key: int, generation: int) -> dict[str, Any]:
+    return {
+        **ROW,
+        "id": key,
+        "name": f"name-{key}-{generation}",
+        "balance": Decimal(rng.randint(0, 10**8)) / 100,
+        "score": rng.random(),
+        "counter": rng.randint(0, 4_000_000_000),
+    }
+
+
+def changefeed(tables: int, per_table: int, generation: int, seed: int = 7) -> list[Message]:
+    """Generation 0 inserts keys 0..per_table-1 of every table; later ones update 70 %, delete 10 % and insert
+    20 % new keys; the tables' changes interleaved in commit order."""
+    rng = random.Random(seed + generation)
+    encoder = get_codec("canal-json").encoder(OPTIONS)
+    base = 1_709_280_000_000 + generation * 10_000_000
+    messages: list[Message] = []
+    for n in range(per_table):
+        for index in range(tables):
+            schema = attrs.evolve(SCHEMA, table=f"t{index:03d}", table_id=1000 + index)
+            key, draw = n, rng.random() if generation else 1.0
+            if generation == 0:
+                op, before, after = Op.INSERT, None, _row(rng, key, 0)
+            elif draw < 0.1:
+                op, before, after = Op.DELETE, _row(rng, key, generation - 1), None
+            elif draw < 0.3:
+                key = per_table * generation + n
+                op, before, after = Op.INSERT, None, _row(rng, key, generation)
+            else:
+                op, before, after = Op.UPDATE, _row(rng, key, generation - 1), _row(rng, key, generation)
+            event = RowChange(
+                op=op,
+                database="shop",
+                table=schema.table,
+                before=before,
+                after=after,
+                commit_ts=compose(base + n * tables + index),
+                table_id=schema.table_id,
+                schema_version=schema.version,
+                schema=schema,
+            )
+            messages.extend(encoder.encode(event))
+    return messages
+
+
+def frames(spark: Any, tables: int, generations: int) -> list[Any]:
+    """Each generation as the rows of Spark's Kafka source, offsets following on, cached."""
+    from pyspark.sql import functions as F
+
+    result, offset = [], 0
+    for generation in range(generations):
+        messages = changefeed(tables, max(1, TOTAL // tables), generation)
+        _, many = kafka_frames(spark, messages, 1)
+        frame = many.withColumn("offset", F.col("offset") + offset).cache()
+        frame.count()
+        result.append(frame)
+        offset += len(messages)
+    return result
+
+
+def jobs_of(spark: Any, group: str) -> int:
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def cdc_batches(spark: Any, root: Path, batches: list[Any]) -> list[tuple[float, int, Any]]:
+    """Each batch through the job's batch function: (seconds, Spark jobs, report)."""
+    from cdc_spark.job import BatchProcessor, JobConfig, SourceSpec, make_sink
+
+    config = JobConfig(
+        protocol="canal-json",
+        source=SourceSpec(kind="file", location=str(root / "in")),
+        target=str(root / "cdc"),
+        checkpoint=str(root / "checkpoint"),
+        options=OPTIONS,
+    )
+    reports: list[Any] = []
+    processor = BatchProcessor(config=config, sink=make_sink(spark, config), progress=reports.append)
+    timings = []
+    for batch_id, frame in enumerate(batches):
+        group = f"cdc-{root.name}-{batch_id}"
+        spark.sparkContext.setJobGroup(group, "cdc apply batch")
+        started = time.perf_counter()
+        processor(frame, batch_id)
+        timings.append((time.perf_counter() - started, jobs_of(spark, group), reports[-1]))
+    return timings
+
+
+def plain_loops(spark: Any, root: Path, batches: list[Any]) -> tuple[float, float]:
+    """Seconds of the bare-MERGE loop and of the plain append loop over the last batch's tables."""
+    from cdc_spark.decoding import decode
+    from cdc_spark.merge.batch import storable
+
+    def tables_of(frame: Any) -> list[tuple[str, Any]]:
+        decoded = decode(frame, "canal-json", OPTIONS)
+        typed = {}
+        for database, table in decoded.tables():
+            changes = decoded.table(database, table)
+            typed[f"{database}/{table}"] = storable(changes, tuple(changes.columns)).cache()
+            typed[f"{database}/{table}"].count()
+        return sorted(typed.items())
+
+    first, last = tables_of(batches[0]), tables_of(batches[-1])
+    for name, changes in first:
+        columns = [c for c in changes.columns if not c.startswith("_cdc_")]
+        for kind in ("merged", "appended"):
+            changes.where("_cdc_op != 'delete'").select(*columns).write.format("delta").save(str(root / kind / name))
+    started = time.perf_counter()
+    for name, changes in last:
+        columns = [f"`{c}`" for c in changes.columns if not c.startswith("_cdc_")]
+        changes.createOrReplaceTempView("bench_changes")
+        spark.sql(
+            f"MERGE INTO delta.`{root / 'merged' / name}` t USING bench_changes s ON t.id = s.id"
+            " WHEN MATCHED AND s._cdc_op = 'delete' THEN DELETE"
+            f" WHEN MATCHED THEN UPDATE SET {', '.join(f't.{c} = s.{c}' for c in columns[1:])}"
+            f" WHEN NOT MATCHED AND s._cdc_op <> 'delete' THEN INSERT ({', '.join(columns)})"
+            f" VALUES ({', '.join(f's.{c}' for c in columns)})"
+        )
+    merged = time.perf_counter() - started
+    started = time.perf_counter()
+    for name, changes in last:
+        columns = [c for c in changes.columns if not c.startswith("_cdc_")]
+        changes.select(*columns).write.format("delta").mode("append").save(str(root / "appended" / name))
+    return merged, time.perf_counter() - started
+
+
+@pytest.mark.parametrize("tables", COUNTS)
+def test_seconds_per_table_batch(benchmark: Any, spark: Any, tmp_path: Path, tables: int) -> None:
+    from cdc_spark.job import describe
+
+    batches = frames(spark, tables, 3)
+    # batch 0 creates the tables and batch 1 warms the session; batch 2 is the steady batch measured
+    timings = benchmark.pedantic(lambda: cdc_batches(spark, tmp_path, batches), rounds=1, iterations=1)
+    seconds, jobs, report = timings[-1]
+    merged, appended = plain_loops(spark, tmp_path, batches)
+    print(
+        f"\nT={tables} ({report.messages} messages, {report.messages // tables} a table): cdc apply"
+        f" {seconds / tables:.2f} s a table ({seconds:.1f} s, {jobs} Spark jobs, {jobs / tables:.1f} a table;"
+        f" decode {report.decode_seconds:.1f} s, apply {report.apply_seconds:.1f} s); bare-MERGE loop"
+        f" {merged / tables:.2f} s a table ({merged:.1f} s); plain append loop {appended / tables:.2f} s a table"
+        f" ({appended:.1f} s); cdc apply / bare MERGE = {seconds / merged:.2f}x, / append = {seconds / appended:.2f}x"
+        f"\n  {describe(report)}"
+    )
+
+
+def test_small_batches(benchmark: Any, spark: Any, tmp_path: Path) -> None:
+    """Micro-batches of about 100 messages over 3 tables, as a stream of small batches delivers them."""
+    from pyspark.sql import functions as F
+
+    batches, offset = [], 0
+    for generation in range(6):
+        messages = changefeed(3, 33, generation, seed=11)
+        _, frame = kafka_frames(spark, messages, 1)
+        batches.append(frame.withColumn("offset", F.col("offset") + offset).cache())
+        batches[-1].count()
+        offset += len(messages)
+    timings = benchmark.pedantic(lambda: cdc_batches(spark, tmp_path, batches), rounds=1, iterations=1)
+    later = [seconds for seconds, _, _ in timings[1:]]
+    print(
+        f"\nsmall batches (~100 messages, 3 tables): first {timings[0][0]:.1f} s, then"
+        f" {', '.join(f'{s:.1f}' for s in later)} s (Spark jobs {[j for _, j, _ in timings]});"
+        f" steady {sum(r.messages for _, _, r in timings[1:]) / sum(later):.0f} messages/s"
+    )

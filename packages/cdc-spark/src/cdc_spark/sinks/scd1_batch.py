@@ -1,0 +1,191 @@
+"""A micro-batch's SCD1 tables written together: every target first, then the sink's key state once.
+
+Per batch (:meth:`Scd1Batch.run`):
+
+1. the key state's metadata (no Spark job): when it holds the batch, every target does too (it is written last)
+   and nothing runs; otherwise each target's own mark says whether it holds the batch already;
+2. one aggregate over every table's changes and their stored truncate floors (:func:`summarize_all`);
+3. per table, ``parallelism`` tables at once, each in a session of its own: add or widen the target's columns,
+   resolve the batch against its keys' state (checkpointed: computed once), MERGE it into the target marked with
+   the batch (or create the target with its rows);
+4. one MERGE of every table's new key state rows, and of the floors a truncate moved, into the key state, marked
+   with the batch;
+5. tombstones older than the retention deleted, at most ten times per retention period.
+
+A table therefore costs one commit per batch; the key state one per batch, whatever the number of tables. A crash
+between 3 and 4 leaves targets holding the batch and a key state without it: the replay resolves the same batch
+against the same, unchanged key state, skips the targets that hold the batch and writes the others and the state.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import zlib
+from collections.abc import Callable, Sequence
+from functools import reduce
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from cdc_spark.merge import scd1
+from cdc_spark.merge.batch import Pending, ordered, sequence_type, summarize_all
+from cdc_spark.merge.columns import ACTION, PURGED_AT, TABLE
+from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
+from cdc_spark.sinks.commits import TableInfo, batch_committed, purge_due
+from cdc_spark.sinks.state_migration import move_old_states
+from cdc_spark.table_workers import bound_to, own_session, run_each
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import DataType
+
+    from cdc_spark.sinks import BatchInfo, MergePlan
+    from cdc_spark.sinks.tables import BatchWrite, CommitWatch, TableFormat
+
+# The sequence type of decode's change frames: its key state has the plain name, any other type one of its own.
+DECODE_SEQUENCE: Final = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
+
+
+def key_state_suffix(seq_type: DataType) -> str:
+    """The key state of sequences of ``seq_type``: ``""`` for decode's, else a suffix naming the type."""
+    text = seq_type.simpleString()
+    return "" if text == DECODE_SEQUENCE else f"_{zlib.crc32(text.encode()):08x}"
+
+
+@attrs.frozen
+class TableDone:
+    """What one table's part of a batch left for the key state write."""
+
+    rows: DataFrame  # the table's new key state rows (of its checkpointed resolved batch)
+
+
+@attrs.define
+class Scd1Batch:
+    """The SCD1 tables of one batch (see the module doc); ``writer`` makes a table's writer for a session."""
+
+    format: TableFormat
+    writer: Callable[[SparkSession], BatchWrite]
+    clock: Callable[[], dt.datetime]
+    parallelism: int = 1
+    commits: CommitWatch | None = None  # told of each commit (fault tests kill the job there)
+    # tables whose state from an earlier version has been looked for (cdc_spark.sinks.state_migration)
+    checked: set[str] = attrs.field(factory=set)
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.format.spark
+
+    def run(self, plans: Sequence[MergePlan], batch: BatchInfo | None) -> dict[str, bool]:
+        """Apply every plan; per table, False when the batch had been applied before (a replay)."""
+        groups: dict[str, list[MergePlan]] = {}
+        for plan in plans:
+            groups.setdefault(key_state_suffix(sequence_type(plan.changes, plan.spec)), []).append(plan)
+        written: dict[str, bool] = {}
+        for suffix, group in groups.items():
+            written.update(self._group(group, batch, self.format.key_state(suffix)))
+        return written
+
+    def _group(self, plans: list[MergePlan], batch: BatchInfo | None, state: str) -> dict[str, bool]:
+        app = batch.app_id if batch is not None else None
+        state_info = self.format.describe(state, app)
+        if batch_committed(state_info, batch):
+            return {plan.spec.table: False for plan in plans}
+        tables = [plan.spec.table for plan in plans]
+        seq_type = sequence_type(plans[0].changes, plans[0].spec)
+        now = self.clock()
+        if state_info is None:
+            self._create(state, seq_type, now)
+        unchecked = [plan.spec for plan in plans if plan.spec.table not in self.checked]
+        if unchecked:
+            move_old_states(self.writer(self.spark), unchecked, state, seq_type)
+            self.checked.update(spec.table for spec in unchecked)
+        stored = self.spark.table(state)
+        summaries = summarize_all([Pending(plan.changes, plan.spec) for plan in plans], scd1.floors(stored, tables))
+        for plan in plans:
+            plan.summary = summaries[plan.spec.table]
+        parallel = self.parallelism > 1 and len(plans) > 1
+        tasks = [
+            (plan.spec.table, functools.partial(self._table, plan, stored, batch, now, parallel))
+            for plan in plans
+            if plan.summary is not None and plan.summary.changes
+        ]
+        done = run_each(tasks, self.parallelism)
+        self._write_state(state, plans, done, seq_type, batch)
+        self._purge(state, plans, state_info, now)
+        return {table: table in done for table in tables}
+
+    def _table(
+        self, plan: MergePlan, stored: DataFrame, batch: BatchInfo | None, now: dt.datetime, parallel: bool
+    ) -> TableDone:
+        """Resolve one table's batch and write its target; its key state rows are left for the batch's write."""
+        from pyspark.sql import functions as F
+
+        session = own_session(self.spark) if parallel else plan.changes.sparkSession
+        write = self.writer(session)
+        spec, summary = plan.spec, plan.summary
+        assert summary is not None
+        changes = ordered(bound_to(plan.changes, session), spec, summary)
+        app = batch.app_id if batch is not None else None
+        target = write.format.target(spec.table)
+        target_info = write.format.describe(target, app)
+        schema = write.target_schema(changes, spec)
+        new_target = write.evolve(spec.table, target, schema, target_info)
+        stored_keys = scd1.table_state(bound_to(stored, session), spec.table)
+        # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as Delta's
+        # MERGE refuses a source cached while it runs
+        resolved = scd1.resolve(changes, spec, stored_keys, summary, now).localCheckpoint()
+        if not batch_committed(target_info, batch):
+            source = resolved.where(F.col(ACTION).isNotNull())
+            if self.commits is not None:
+                self.commits.before(spec.table)
+            write.write(target, source, merges(spec).target, create=schema if new_target else None, batch=batch)
+            if self.commits is not None:
+                self.commits.after(spec.table)
+        return TableDone(rows=scd1.state_rows(resolved, spec.table))
+
+    def _write_state(
+        self,
+        state: str,
+        plans: list[MergePlan],
+        done: dict[str, TableDone],
+        seq_type: DataType,
+        batch: BatchInfo | None,
+    ) -> None:
+        """Every table's new key state rows, and the floors truncates moved, in one MERGE."""
+        frames = [bound_to(part.rows, self.spark) for part in done.values()]
+        for plan in plans:
+            summary = plan.summary
+            if summary is not None and summary.truncate is not None and summary.floor is not None:
+                frames.append(scd1.floor_row(self.spark, plan.spec.table, summary.floor, seq_type))
+        if not frames:
+            return
+        rows = reduce(lambda a, b: a.unionByName(b), frames)
+        if self.commits is not None:
+            self.commits.before(state)
+        self.writer(self.spark).merge(state, rows, key_state_merge(sorted(done)).sql, batch)
+        if self.commits is not None:
+            self.commits.after(state)
+
+    def _create(self, state: str, seq_type: DataType, now: dt.datetime) -> None:
+        """An empty key state, partitioned by table (a batch reads and rewrites only its tables' files)."""
+        schema = scd1.state_schema(seq_type)
+        self.format.prepare(state)
+        empty = self.spark.createDataFrame([], schema)
+        properties = {**self.format.create_properties(), PURGED_AT: now.isoformat()}
+        self.format.create_from(state, schema, empty, properties, None, partitioned_by=(TABLE,))
+
+    def _purge(self, state: str, plans: list[MergePlan], info: TableInfo | None, now: dt.datetime) -> None:
+        """Delete tombstones older than the longest retention the batch's tables ask for, at most ten times per
+        retention period (tables that keep tombstones for ever keep every one)."""
+        retentions = [plan.spec.tombstone_retention for plan in plans]
+        if not retentions or any(r is None for r in retentions):
+            return
+        retention = max(r for r in retentions if r is not None)
+        if not purge_due(retention, info, now):
+            return
+        self.spark.sql(purge_tombstones(state, now - retention))
+        self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
+
+
+__all__ = ["DECODE_SEQUENCE", "Scd1Batch", "TableDone", "key_state_suffix"]
