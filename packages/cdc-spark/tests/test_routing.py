@@ -59,7 +59,9 @@ def test_bad_routes_are_config_errors_when_the_rules_are_made(route: str, messag
         Routing(routes=[route])
 
 
-@pytest.mark.parametrize("target", ["orders", "a.b.c", "../x.y", "_cdc_state.orders", "shop/x.y", "shop."])
+@pytest.mark.parametrize(
+    "target", ["orders", "a.b.c", "../x.y", "_cdc_state.orders", "_cdc_keys.orders", "shop/x.y", "shop."]
+)
 def test_a_route_target_is_database_dot_table_and_no_path(target: str) -> None:
     routing = Routing(routes=[f"shop\\.orders={target}"])
     with pytest.raises(ConfigError, match=r"a target is database\.table"):

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 # Directories beside the tables under --target: a target may not take their names
-RESERVED_DATABASES: Final = frozenset({"_cdc_state", "_dead_letters", "_checkpoint"})
+RESERVED_DATABASES: Final = frozenset({"_cdc_state", "_cdc_keys", "_dead_letters", "_checkpoint"})
 _PLACEHOLDER: Final = re.compile(r"\{(\w+)\}")
 
 

@@ -1,9 +1,10 @@
 """Delta Lake tables written by Spark (delta-spark): the default sink of ``cdc apply``.
 
-Tables live under the target directory (``<target>/<database>/<table>``, state tables in
-``<target>/_cdc_state/<database>/<table>``, dead letters in ``<target>/_dead_letters``) or, with the option
-``catalog=NAME``, in a catalog Spark already has (``NAME.<database>.<table>`` and ``<table>__cdc_state`` beside
-it). A table is created by its first write (one commit, all columns nullable). Every write of a batch carries
+Tables live under the target directory (``<target>/<database>/<table>``, the SCD1 key state in
+``<target>/_cdc_keys``, SCD2 state tables in ``<target>/_cdc_state/<database>/<table>``, dead letters in
+``<target>/_dead_letters``) or, with the option ``catalog=NAME``, in a catalog Spark already has
+(``NAME.<database>.<table>``, ``NAME.default.cdc_keys``, and ``<table>__cdc_state`` beside an SCD2 target).
+A table is created by its first write (one commit, all columns nullable). Every write of a batch carries
 Delta's app transaction (``txnAppId`` = the job's app id, ``txnVersion`` = the batch id): Delta itself skips a
 write whose version it has seen, and the sink reads the table's transaction version to skip replays before
 computing anything. The commit's user metadata records the batch's offsets.

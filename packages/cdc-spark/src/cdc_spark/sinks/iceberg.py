@@ -3,9 +3,10 @@
 Without ``catalog=``, the sink registers a Hadoop catalog rooted at the target directory
 (``spark.sql.catalog.<name> = org.apache.iceberg.spark.SparkCatalog``, ``type=hadoop``, ``warehouse=<target>``;
 the name is ``cdc`` unless the option ``catalog-name`` says otherwise): targets are ``cdc.<database>.<table>``
-(``<target>/<database>/<table>``), state tables ``cdc._cdc_state.<database>.<table>`` and dead letters
-``cdc._dead_letters``. With ``catalog=NAME`` (a catalog configured in the session: Hive, Glue, REST, Nessie...)
-targets are ``NAME.<database>.<table>`` and state tables ``NAME.<database>.<table>__cdc_state``.
+(``<target>/<database>/<table>``), the SCD1 key state ``cdc._cdc_keys``, SCD2 state tables
+``cdc._cdc_state.<database>.<table>`` and dead letters ``cdc._dead_letters``. With ``catalog=NAME`` (a catalog
+configured in the session: Hive, Glue, REST, Nessie...) targets are ``NAME.<database>.<table>``, the key state
+``NAME.default.cdc_keys`` and SCD2 state tables ``NAME.<database>.<table>__cdc_state``.
 
 Every MERGE of a batch records ``cdc.app-id``, ``cdc.batch-id`` and ``cdc.offsets`` in its snapshot summary
 (Iceberg's ``spark.sql.iceberg.snapshot-property.*`` session settings); the sink reads them back along the
