@@ -155,6 +155,7 @@ def summarize_all(items: list[Pending], floors: DataFrame | None = None) -> dict
         "table",
         "null_keys",
         "changes",
+        *(f"op_{name}" for name in CHANGE_OPS),
         "partial",
         "unknown",
         F.to_json(F.struct(newer.alias("v"))).alias("truncate"),
