@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+
+# Off while a MERGE or a resolve is planned: on a wide table it grows the resolve's write flags into Or trees whose
+# canonical forms exhaust the driver's heap, and the plans gain nothing from the constraints it would infer.
+CONSTRAINT_PROPAGATION: Final = "spark.sql.constraintPropagation.enabled"
 
 
 @contextmanager
@@ -26,4 +31,4 @@ def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[N
                 spark.conf.set(key, old)
 
 
-__all__ = ["session_conf"]
+__all__ = ["CONSTRAINT_PROPAGATION", "session_conf"]

@@ -32,6 +32,7 @@ from cdc_spark.merge import scd1
 from cdc_spark.merge.batch import Pending, ordered, sequence_type, summarize_all
 from cdc_spark.merge.columns import ACTION, PURGED_AT, TABLE
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
+from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf
 from cdc_spark.sinks.commits import TableInfo, batch_committed, purge_due
 from cdc_spark.sinks.state_migration import move_old_states
 from cdc_spark.table_workers import bound_to, own_session, run_each
@@ -133,8 +134,9 @@ class Scd1Batch:
         new_target = write.evolve(spec.table, target, schema, target_info)
         stored_keys = scd1.table_state(bound_to(stored, session), spec.table)
         # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as Delta's
-        # MERGE refuses a source cached while it runs
-        resolved = scd1.resolve(changes, spec, stored_keys, summary, now).localCheckpoint()
+        # MERGE refuses a source cached while it runs; planned without constraint propagation, as the MERGEs are
+        with session_conf(session, {CONSTRAINT_PROPAGATION: "false"}):
+            resolved = scd1.resolve(changes, spec, stored_keys, summary, now).localCheckpoint()
         if not batch_committed(target_info, batch):
             source = resolved.where(F.col(ACTION).isNotNull())
             if self.commits is not None:

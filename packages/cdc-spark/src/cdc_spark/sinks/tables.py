@@ -23,7 +23,7 @@ import functools
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -34,7 +34,7 @@ from cdc_spark.merge.columns import END_AT, PURGED_AT, START_AT, TIME, TRUNCATED
 from cdc_spark.merge.evolution import evolve
 from cdc_spark.merge.spec import ApplySpec
 from cdc_spark.merge.statements import Merge, add_columns, merges, quote, set_properties
-from cdc_spark.session_conf import session_conf
+from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf
 from cdc_spark.sinks import BatchInfo, MergePlan
 from cdc_spark.sinks.commits import TableInfo, pending
 from cdc_spark.table_workers import bound_to, own_session, run_each
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 # Spark's constraint propagation grows exponentially with the aliases a wide table's resolution names (it ran out
 # of heap at 16 value columns); the resolution gains nothing from the filters it infers, so it is off while a
 # batch is resolved and written.
-CONSTRAINT_PROPAGATION: Final = "spark.sql.constraintPropagation.enabled"
 
 
 class TableFormat(Protocol):
