@@ -138,7 +138,8 @@ def summarize_all(items: list[Pending], floors: DataFrame | None = None) -> dict
         return {}
     seq_type = sequence_type(items[0].changes, items[0].spec)
     for item in items[1:]:
-        if sequence_type(item.changes, item.spec) != seq_type:
+        # compared as text, as the key states are grouped: fields that differ only in nullability union alike
+        if sequence_type(item.changes, item.spec).simpleString() != seq_type.simpleString():
             raise ConfigError(
                 f"table {item.spec.table}: sequences of type {sequence_type(item.changes, item.spec).simpleString()}"
                 f" cannot be summarized with {seq_type.simpleString()}"
