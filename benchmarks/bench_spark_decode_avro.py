@@ -46,7 +46,7 @@ def test_avro_decode_against_from_avro(benchmark: Any, spark: Any, schema_regist
     from pyspark.sql.avro.functions import from_avro
 
     from cdc_avro.registry import Registry, RegistrySettings
-    from cdc_spark.decoding.jvm_path import BATCH_CACHE
+    from cdc_spark.decoding.jvm.wide import BATCH_CACHE
     from cdc_spark.session_conf import session_conf
     from cdc_testing.changefeed import encode, generate
 

@@ -56,19 +56,14 @@ def counted_py4j_calls(spark: Any) -> Iterator[list[int]]:
         del client.send_command  # the class's method again
 
 
-def _kept() -> tuple[Any, ...]:
+def _kept(spark: Any) -> tuple[Any, ...]:
     """Every map of expressions and shapes the decode keeps for the next batch (the speculation of the Java row typer
-    is not one: it decides how a batch is typed, not what the driver builds)."""
-    from cdc_spark.decoding import avro, jvm_path
+    is not one: it decides how a batch is typed, not what the driver builds): the application's decoder's."""
+    from cdc_spark.decoding import Decoder
 
-    return (
-        jvm_path.TYPINGS,
-        jvm_path.SHAPES,
-        jvm_path.ROW_CALLS,
-        jvm_path.CHANGE_COLUMNS,
-        jvm_path.PARTS,
-        avro.PREPARED,
-    )
+    decoder = Decoder.shared(spark)
+    jvm = decoder.jvm
+    return (jvm.typings, jvm.shapes, jvm.row_calls, jvm.change_columns, jvm.parts, decoder.avro_columns)
 
 
 def _batch(
@@ -79,7 +74,7 @@ def _batch(
     from cdc_spark.decoding import decode
 
     if not reuse:
-        for kept in _kept():
+        for kept in _kept(spark):
             kept.clear()
     with counted_py4j_calls(spark) as calls:
         started = time.perf_counter()
@@ -117,10 +112,10 @@ def test_later_batches_reuse_the_typing(benchmark: Any, spark: Any, protocol: st
     batch(False)  # warm: code generation, the JIT, the cache of generated classes
     rebuilt = [batch(False) for _ in range(3)]
     batch(True)  # a job's batch before: what it builds is kept
-    builds = [k.builds for k in _kept()]
+    builds = [k.builds for k in _kept(spark)]
     reused: list[tuple[float, float, int]] = []
     benchmark.pedantic(lambda: reused.append(batch(True)), rounds=3, iterations=1)
-    assert [k.builds for k in _kept()] == builds, "a batch with the same shapes built expressions or readers again"
+    assert [k.builds for k in _kept(spark)] == builds, "a batch with the same shapes built expressions or readers again"
 
     def best(runs: list[tuple[float, float, int]], field: int) -> float:
         return min(run[field] for run in runs)

@@ -160,15 +160,16 @@ def time_decode_against(
     # the first batch of a job, and a Java row typer's second batch is the first typed in its shapes' pass (another
     # plan, compiled in its turn); every later batch of a stream runs both compiled. The warm-up rounds' times are
     # printed with the timed ones.
-    from cdc_spark.decoding import jvm_path
+    from cdc_spark.decoding import Decoder
 
-    speculated = dict(jvm_path.SPECULATED)
-    clocks = dict(jvm_path.RUNNING_CLOCKS)
+    planned = Decoder.shared(many.sparkSession).jvm  # what the jvm rounds planned, counted by the decoder they use
+    speculated = dict(planned.speculated)
+    clocks = dict(planned.running_clocks)
     benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=3, iterations=1, warmup_rounds=2)
     # how the running clock of changes without a commit ts was read: by the tasks as they read, or sorted
-    running = {k: v - clocks.get(k, 0) for k, v in jvm_path.RUNNING_CLOCKS.items() if v != clocks.get(k, 0)}
+    running = {k: v - clocks.get(k, 0) for k, v in planned.running_clocks.items() if v != clocks.get(k, 0)}
     # how each round was typed: in its shapes' pass (typed), again after a miss (retyped), or unspeculated
-    ways = {k: v - speculated.get(k, 0) for k, v in jvm_path.SPECULATED.items() if v != speculated.get(k, 0)}
+    ways = {k: v - speculated.get(k, 0) for k, v in planned.speculated.items() if v != speculated.get(k, 0)}
     jvm = large / benchmark.stats.stats.min
     fastest = min(steps[-3:], key=lambda s: sum(s.values()))  # the timed rounds' steps, the warm-ups' before them
     rounds = [{k: round(v, 2) for k, v in s.items()} for s in steps[-5:]]

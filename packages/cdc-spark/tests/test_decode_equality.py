@@ -30,10 +30,13 @@ from cdc_core.messagelines import read_lines
 from cdc_core.registry import get_codec, installed_codecs
 from cdc_core.schema import TableSchema
 from cdc_core.types import LogicalType
-from cdc_spark.decoding import DecodedChanges, decode, jvm_path, python_path
+from cdc_spark.decoding import DecodedChanges, Decoder, decode, python_path
 from cdc_spark.decoding.adapter import ParsedReader
 from cdc_spark.decoding.java_rows import SWITCH_ENV as ROWS_SWITCH_ENV
 from cdc_spark.decoding.java_text import SWITCH_ENV
+from cdc_spark.decoding.jvm import clock
+from cdc_spark.decoding.jvm.shapes import ShapeReuse
+from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.source.columns import KAFKA_COLUMNS
 from cdc_testing.changefeed import encode, generate, schema_versions
 from cdc_testing.corpus import corpus_files
@@ -94,16 +97,18 @@ def text_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 def assert_same_decode(spark: Any, messages: list[Message], protocol: str, options: dict[str, object] | None = None,
                        *, jvm_share: float = 0.5, dead_offsets: set[int] | None = None,
                        known_versions: list[TableSchema] | None = None,
-                       arrange: Callable[[Any], Any] | None = None) -> DecodedChanges:  # fmt: skip
+                       arrange: Callable[[Any], Any] | None = None,
+                       decoder: Decoder | None = None) -> DecodedChanges:  # fmt: skip
     """Both plans on ``messages``: equal tables, schemas, rows, control rows, dead letters and clocks; the JVM typed
     at least ``jvm_share`` of the changes; the dead letters are the messages at ``dead_offsets`` when given. Both
     plans are given ``known_versions`` (schema versions of earlier batches), if any. ``arrange``: how the frame's rows
-    are laid out over Spark's partitions (by default in offset order, two ranges, as Kafka's source reads them)."""
+    are laid out over Spark's partitions (by default in offset order, two ranges, as Kafka's source reads them).
+    ``decoder``: the JVM plan's (default: the application's)."""
     frame = _frame(spark, messages)
     frame = (frame if arrange is None else arrange(frame)).cache()
     known = known_versions or []
     expected = decode(frame, protocol, options, plan="python", known_versions=known)
-    actual = decode(frame, protocol, options, plan="jvm", known_versions=known)
+    actual = decode(frame, protocol, options, plan="jvm", known_versions=known, decoder=decoder)
     try:
         assert actual.tables() == expected.tables()
         for name in expected.tables():
@@ -201,9 +206,8 @@ def test_simple_timestamps_are_parsed_once_per_image_not_where_they_are_read(
         raise AssertionError("a TIMESTAMP object parsed where it is read")
 
     monkeypatch.setattr(ParsedReader, "__call__", parsed_where_read)
-    jvm_path.TYPINGS.clear()  # projections built by an earlier test would not call the readers at all
     frame = _frame(spark, list(encode(generate(seed=7, transactions=30), "simple")))
-    decoded = decode(frame, "simple", {}, plan="jvm")
+    decoded = decode(frame, "simple", {}, plan="jvm", decoder=Decoder())  # its own: every reader is called
     try:
         timestamps = [name for name in decoded.tables() if any(
             c.data_type.logical is LogicalType.TIMESTAMP for c in decoded.schemas()[name].stored_columns)]  # fmt: skip
@@ -363,14 +367,16 @@ def test_the_codec_reads_the_source_again_only_for_messages_the_jvm_gave_up(
         document["data"][0] = dict.fromkeys(document["data"][0], "not a value")
         messages[index] = Message(value=json.dumps(document).encode(), partition=0)
     plans: list[str] = []
-    whole = jvm_path._whole
+    from cdc_spark.decoding.jvm import batch
+
+    whole = batch.whole
 
     def spy(residue: Any, source: Any) -> Any:
         frame = whole(residue, source)
         plans.append(frame._jdf.queryExecution().optimizedPlan().toString())
         return frame
 
-    monkeypatch.setattr(jvm_path, "_whole", spy)
+    monkeypatch.setattr(batch, "whole", spy)
     decoded = assert_same_decode(spark, messages, "canal-json")
     assert decoded.paths["codec"] >= 2, decoded.paths  # the DDL and the broken message at least
     assert plans, "no residue went to the codec"
@@ -394,8 +400,8 @@ def test_a_released_batch_leaves_nothing_cached(spark: Any, codec_rows: bool) ->
         messages.append(_spatial_message())
     persisted = spark.sparkContext._jsc.getPersistentRDDs
     before = persisted().size()
-    jvm_path.SPECULATIONS.clear()  # typed apart from its parse, not in it: a cache of its own
-    decoded = decode(_frame(spark, messages), "canal-json", {}, plan="jvm")
+    # a decoder of its own, without a speculation: typed apart from its parse, not in it, a cache of its own
+    decoded = decode(_frame(spark, messages), "canal-json", {}, plan="jvm", decoder=Decoder())
     try:
         for name in decoded.tables():
             decoded.table(*name).count()
@@ -528,23 +534,22 @@ def test_a_later_avro_batch_of_the_same_schema_ids_builds_and_describes_nothing_
         return describe(self, samples, known)
 
     monkeypatch.setattr(avro_path.AvroAdapter, "describe", counted)
-    avro_path.PREPARED.clear()
-    jvm_path.SHAPES.clear()
-    assert_same_decode(spark, messages, "avro", options)
-    shapes = jvm_path.SHAPES.builds
-    assert avro_path.PREPARED.builds == 1 and shapes >= 3 and sum(described) == shapes
+    decoder = Decoder()
+    assert_same_decode(spark, messages, "avro", options, decoder=decoder)
+    shapes, columns = decoder.jvm.shapes.builds, decoder.avro_columns
+    assert columns.builds == 1 and shapes >= 3 and sum(described) == shapes
     described.clear()
-    assert_same_decode(spark, messages, "avro", options)
-    assert (avro_path.PREPARED.builds, avro_path.PREPARED.hits) == (1, 1)
-    assert jvm_path.SHAPES.builds == shapes and described == []  # nothing to describe: not called
+    assert_same_decode(spark, messages, "avro", options, decoder=decoder)
+    assert (columns.builds, columns.hits) == (1, 1)
+    assert decoder.jvm.shapes.builds == shapes and described == []  # nothing to describe: not called
 
     def ids(batch: list[Message]) -> set[bytes]:
         return {m.value[1:5] for m in batch if m.value and m.value[0] == 0 and len(m.value) > 9}
 
     first_table = [m for m in messages if m.value and m.value[:5] == messages[0].value[:5]]
     assert ids(first_table) != ids(messages)
-    assert_same_decode(spark, first_table, "avro", options)
-    assert avro_path.PREPARED.builds == 2
+    assert_same_decode(spark, first_table, "avro", options, decoder=decoder)
+    assert columns.builds == 2
 
 
 @pytest.mark.parametrize("encoder", AVRO_VARIANTS, ids=["plain", "extension"])
@@ -575,22 +580,23 @@ def test_a_later_avro_batch_is_typed_in_its_shapes_pass_and_decodes_alike(
     customers = [m for m in messages if m.key and m.key[:5] == (newest.key or b"")[:5]]  # its rows and tombstones
     assert ids(customers) < ids(messages) and ids(customers) - ids(half)
     stored: list[list[str]] = []  # the columns of each batch's cache
-    without_payloads = jvm_path._without_payloads
+    from cdc_spark.decoding.jvm import batch as jvm_batch
+
+    without_payloads = jvm_batch.without_payloads
 
     def spied(prepared: Any, keep_value: bool = False) -> Any:
         frame = without_payloads(prepared, keep_value)
         stored.append(frame.columns)
         return frame
 
-    monkeypatch.setattr(jvm_path, "_without_payloads", spied)
-    jvm_path.SPECULATIONS.clear()
-    jvm_path.SPECULATED.clear()
+    monkeypatch.setattr(jvm_batch, "without_payloads", spied)
+    jvm = Decoder()
     ways = []
     for batch in (half, messages, messages, customers):
-        before = dict(jvm_path.SPECULATED)
-        decoded = assert_same_decode(spark, batch, "avro", options)
+        before = dict(jvm.jvm.speculated)
+        decoded = assert_same_decode(spark, batch, "avro", options, decoder=jvm)
         assert decoded.paths["codec"] >= (3 if batch is messages else 0)
-        ways += [k for k, v in jvm_path.SPECULATED.items() if v != before.get(k, 0)]
+        ways += [k for k, v in jvm.jvm.speculated.items() if v != before.get(k, 0)]
     assert ways == ["unspeculated", "retyped", "typed", "typed"]
     # the first batch's cache holds its records, the others' (the one that missed too) the typed changes alone
     records = (avro_path._record("k", ""), avro_path._record("v", ""))
@@ -614,18 +620,18 @@ def test_a_later_simple_batch_of_the_same_schema_versions_fetches_no_row_sample(
         return describe(self, samples, known)
 
     monkeypatch.setattr(simple_path.SimpleAdapter, "describe", counted)
-    jvm_path.SHAPES.clear()
-    assert_same_decode(spark, messages, "simple")
+    decoder = Decoder()
+    assert_same_decode(spark, messages, "simple", decoder=decoder)
     shapes = sum(rows)
-    assert shapes >= 3 and jvm_path.SHAPES.builds == shapes
+    assert shapes >= 3 and decoder.jvm.shapes.builds == shapes
     rows.clear()
-    assert_same_decode(spark, messages, "simple")  # no known schemas: none of the kept readers is confirmed
+    assert_same_decode(spark, messages, "simple", decoder=decoder)  # no known schemas: no kept reader is confirmed
     assert sum(rows) == shapes
     # the versions a stream's earlier batches brought (what `cdc_spark.job` passes): every kept reader serves
     known = schema_versions(messages, "simple")
     rows.clear()
-    assert_same_decode(spark, messages, "simple", known_versions=known)
-    assert sum(rows) == 0 and jvm_path.SHAPES.hits >= 3
+    assert_same_decode(spark, messages, "simple", known_versions=known, decoder=decoder)
+    assert sum(rows) == 0 and decoder.jvm.shapes.hits >= 3
 
 
 def test_simple_readers_are_kept_only_where_the_sample_located_every_timestamp() -> None:
@@ -667,8 +673,7 @@ def test_simple_readers_are_kept_only_where_the_sample_located_every_timestamp()
             return {("shop", "t", "1"): self.readers}
 
     for readers, kept in ((located, True), (unlocated, False)):
-        jvm_path.SHAPES.clear()
-        reuse = jvm_path._ShapeReuse(None, Described(readers), [schema])
+        reuse = ShapeReuse(None, Described(readers), Reuse(capacity=8), [schema])
         assert reuse.described([sample(None)], ()) == {("shop", "t", "1"): readers}
         assert reuse.kept("shop", "t", "1") is kept
     # the kept readers serve a later batch only where its known schemas hold their very schema: a version number
@@ -676,10 +681,10 @@ def test_simple_readers_are_kept_only_where_the_sample_located_every_timestamp()
     wider = TableSchema(
         database="shop", table="t", columns=[*columns, Column(name="x", data_type=columns[0].data_type)]
     )
-    jvm_path._ShapeReuse(None, Described(located), [schema]).described([sample(None)], ())
+    held: Reuse[Any] = Reuse(capacity=8)
+    ShapeReuse(None, Described(located), held, [schema]).described([sample(None)], ())
     for known, kept in (([schema], True), ([], False), ([wider], False)):
-        assert jvm_path._ShapeReuse(None, Described(located), known).kept("shop", "t", "1") is kept
-    jvm_path.SHAPES.clear()
+        assert ShapeReuse(None, Described(located), held, known).kept("shop", "t", "1") is kept
 
 
 def _java_descriptors(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -711,9 +716,8 @@ def test_every_column_type_decodes_alike_in_avro(spark: Any, schema_registry: An
         pytest.skip("needs cdc-avro")
     options = {"schema-registry": schema_registry.url, "time-zone": "Asia/Shanghai"}
     messages = _kitchen_sink("avro", {**options, "enable-tidb-extension": True}, 60)
-    jvm_path.SHAPES.clear()  # shapes described by an earlier test would not build their readers again
-    jvm_path.TYPINGS.clear()
-    assert_same_decode(spark, messages, "avro", options)
+    # a decoder of its own: shapes described by an earlier test would not build their readers again
+    assert_same_decode(spark, messages, "avro", options, decoder=Decoder())
     if os.environ[SWITCH_ENV] == "on":
         assert {"date", "datetime", "timestamp:Asia/Shanghai", "time", "json"} <= set(avro_readers), avro_readers
     else:
@@ -1276,16 +1280,14 @@ def test_text_after_a_debezium_document_is_refused_as_the_codec_refuses_it(spark
 def test_a_batch_typed_in_its_shapes_pass_decodes_alike(spark: Any, protocol: str) -> None:
     """The changefeed decoded twice with the Java row typer: the second batch is typed by the first's typings in
     its shapes' pass (a speculation that holds), and decodes as the codec does, residue and all."""
-    from cdc_spark.decoding import jvm_path
 
     if protocol not in installed_codecs():
         pytest.skip(f"needs {protocol}")
     messages = list(encode(generate(seed=5, transactions=40), protocol))
-    jvm_path.SPECULATIONS.clear()
-    jvm_path.SPECULATED.clear()
-    assert_same_decode(spark, messages, protocol)
-    assert_same_decode(spark, messages, protocol)
-    assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
+    decoder = Decoder()
+    assert_same_decode(spark, messages, protocol, decoder=decoder)
+    assert_same_decode(spark, messages, protocol, decoder=decoder)
+    assert decoder.jvm.speculated["typed"] == 1, decoder.jvm.speculated
 
 
 @pytest.mark.parametrize("topic", ["named", "null"])
@@ -1298,19 +1300,16 @@ def test_odd_envelopes_typed_in_their_shapes_pass_decode_alike(spark: Any, proto
     same, a null topic as the codec keeps it."""
     from pyspark.sql import functions as F
 
-    from cdc_spark.decoding import jvm_path
-
     if protocol not in installed_codecs():
         pytest.skip(f"needs {protocol}")
     head = [m for m in encode(generate(seed=9, transactions=8), protocol) if m.value]
     messages = [*head, *[Message(value=v, partition=0) for v in _odd_envelopes(protocol)]]
-    jvm_path.SPECULATIONS.clear()
-    jvm_path.SPECULATED.clear()
+    decoder = Decoder()
     untopic = (lambda f: f.withColumn("topic", F.lit(None).cast("string"))) if topic == "null" else None
-    first = assert_same_decode(spark, messages, protocol, jvm_share=0.0, arrange=untopic)
-    second = assert_same_decode(spark, messages, protocol, jvm_share=0.0, arrange=untopic)
+    first = assert_same_decode(spark, messages, protocol, jvm_share=0.0, arrange=untopic, decoder=decoder)
+    second = assert_same_decode(spark, messages, protocol, jvm_share=0.0, arrange=untopic, decoder=decoder)
     assert second.paths["codec"] > 0, second.paths
-    assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
+    assert decoder.jvm.speculated["typed"] == 1, decoder.jvm.speculated
     assert second.paths == first.paths  # none typed by the row typer alone went to the codec
     assert second.paths["jvm"] >= len(head) // 2, second.paths
 
@@ -1324,10 +1323,9 @@ def test_changes_without_a_ts_after_timed_ones_are_ordered_alike_when_typed_in_t
     them: each untimed change takes the newest ts before it in its partition. Decoded twice, the second batch typed
     in its shapes' pass (the running clock joined to the cached changes; taken again without the dead letter), both
     as the codec orders them; the clocks broadcast to the rows, or (as for a batch of many untimed changes) not."""
-    from cdc_spark.decoding import jvm_path
 
     if not broadcast:
-        monkeypatch.setattr(jvm_path, "BROADCAST_CLOCKS", 0)
+        monkeypatch.setattr(clock, "BROADCAST_CLOCKS", 0)
 
     messages = []
     days = ["2024-02-28", "2024-02-29", "2024-02-30" if dead_letter else "2024-03-04", "2024-03-01", "2024-03-02"]
@@ -1341,11 +1339,10 @@ def test_changes_without_a_ts_after_timed_ones_are_ordered_alike_when_typed_in_t
         if number % 2 == 0:
             document["_tidb"] = {"commitTs": 100 * (number + 1)}
         messages.append(Message(value=json.dumps(document).encode(), partition=0))
-    jvm_path.SPECULATIONS.clear()
-    jvm_path.SPECULATED.clear()
-    first = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5)
-    second = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5)
-    assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
+    decoder = Decoder()
+    first = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5, decoder=decoder)
+    second = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5, decoder=decoder)
+    assert decoder.jvm.speculated["typed"] == 1, decoder.jvm.speculated
     assert second.paths == first.paths
 
 
@@ -1355,8 +1352,6 @@ def test_the_running_clock_is_read_as_the_tasks_read_unless_the_input_is_out_of_
     partition a range of offsets, as Kafka's source reads them) each task reads the running clock as it reads, with
     no window; shuffled, a window sorts. Both as the codec orders them, and their order ts asserted from the input."""
     from pyspark.sql import functions as F
-
-    from cdc_spark.decoding import jvm_path
 
     messages, expected = [], {}
     newest: dict[int, int] = {}
@@ -1374,10 +1369,10 @@ def test_the_running_clock_is_read_as_the_tasks_read_unless_the_input_is_out_of_
             newest[partition] = max(ts, newest.get(partition, ts))
         messages.append(Message(value=json.dumps(document).encode(), partition=partition))
     arrange = (lambda frame: frame.repartition(2, F.rand(seed=5))) if order == "shuffled" else None
-    jvm_path.SPECULATIONS.clear()
-    jvm_path.RUNNING_CLOCKS.clear()
-    decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5, arrange=arrange)
-    assert set(jvm_path.RUNNING_CLOCKS) == {"task" if order == "offset-order" else "sorted"}, jvm_path.RUNNING_CLOCKS
+    decoder = Decoder()
+    decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5, arrange=arrange, decoder=decoder)
+    planned = decoder.jvm.running_clocks
+    assert set(planned) == {"task" if order == "offset-order" else "sorted"}, planned
     ordered = {r["_cdc_offset"]: r["_cdc_sequence"]["commit_ts"] for r in decoded.table("shop", "lines").collect()}
     assert {offset: ordered[offset] for offset in expected} == expected
 
@@ -1403,10 +1398,9 @@ def test_changes_without_a_ts_before_any_timed_one_take_the_last_batchs_clock(sp
     frame = spark.createDataFrame(rows, KAFKA_COLUMNS).cache()
     seeds = {(topic, 0): 5000}
     orders = []
-    jvm_path.SPECULATIONS.clear()
-    jvm_path.SPECULATED.clear()
+    decoder = Decoder()
     for plan in ("python", "jvm", "jvm"):  # the second JVM batch typed in its shapes' pass: its clocks joined
-        decoded = decode(frame, "canal-json", plan=plan, partition_ts=seeds)
+        decoded = decode(frame, "canal-json", plan=plan, partition_ts=seeds, decoder=decoder)
         try:
             table = decoded.table("shop", "seeded").select("_cdc_offset", F.col("_cdc_sequence.commit_ts").alias("ts"))
             orders.append({r["_cdc_offset"]: r["ts"] for r in table.collect()})
@@ -1414,7 +1408,7 @@ def test_changes_without_a_ts_before_any_timed_one_take_the_last_batchs_clock(sp
         finally:
             decoded.release()
     frame.unpersist()
-    assert jvm_path.SPECULATED["typed"] == 1, jvm_path.SPECULATED
+    assert decoder.jvm.speculated["typed"] == 1, decoder.jvm.speculated
     assert orders == [{0: 5000, 1: 5000, 2: 9000, 3: 9000}] * 3
 
 
@@ -1433,9 +1427,9 @@ def test_changes_without_a_ts_take_the_clock_of_their_own_topic(spark: Any) -> N
         if topic == "late" or number < 4:  # the early topic's last changes have no ts
             document["_tidb"] = {"commitTs": (9000 if topic == "late" else 100) + number}
         messages.append(Message(value=json.dumps(document).encode(), topic=topic, partition=0))
-    jvm_path.SPECULATIONS.clear()
+    decoder = Decoder()  # the second batch typed in its shapes' pass
     for _ in range(2):
-        decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5)
+        decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5, decoder=decoder)
     early = {r["_cdc_offset"]: r["_cdc_sequence"]["commit_ts"] for r in decoded.table("shop", "early").collect()}
     assert early == {1: 101, 3: 103, 5: 103, 7: 103}, early
 

@@ -1,8 +1,8 @@
 """The JVM decode path reuses a batch's typing projections for the next batch with the same shapes, and only then.
 
 A streaming job decodes batch after batch of the same tables: the projections that type their columns are built
-once (:data:`cdc_spark.decoding.jvm_path.TYPINGS` counts builds and hits), and Canal's shapes are described once
-(:data:`~cdc_spark.decoding.jvm_path.SHAPES`). Whatever they capture is in the key: a
+once (a :class:`~cdc_spark.decoding.Decoder`'s ``jvm.typings`` counts builds and hits), and Canal's shapes are
+described once (its ``jvm.shapes``). Each test makes its own decoder. Whatever they capture is in the key: a
 batch under another session time zone, another ``time-zone`` option or another column type gets projections of
 its own, and the values show it (each expected instant is worked out here, not taken from a decode).
 """
@@ -12,13 +12,16 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from cdc_core.message import Message
-from cdc_spark.decoding import decode, java_rows, java_text, jvm_path
+from cdc_spark.decoding import Decoder, decode, java_rows
+from cdc_spark.decoding.jvm import java_typing
+from cdc_spark.decoding.jvm.wide import SPLIT_METHODS
 from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.jit import executors_compile_huge_methods
 from cdc_spark.session_conf import session_conf
@@ -42,14 +45,14 @@ def _message(number: int, value: str, value_type: tuple[str, int] = ("int(11)", 
 
 
 def _decoded(
-    spark: Any, messages: list[Message], zone_option: str = "UTC", table: str = EVENTS[1]
+    spark: Any, decoder: Decoder, messages: list[Message], zone_option: str = "UTC", table: str = EVENTS[1]
 ) -> list[tuple[int, int, Any]]:
     """``(id, at as microseconds since the epoch, v)`` of every change (all of ``table``), all typed in the JVM."""
     from pyspark.sql import functions as F
 
     stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
     rows = [(m.key, m.value, "shop", 0, i, stamp, 0, None) for i, m in enumerate(messages)]
-    decoded = decode(spark.createDataFrame(rows, KAFKA_COLUMNS), "canal-json", {"time-zone": zone_option})
+    decoded = decoder.decode(spark.createDataFrame(rows, KAFKA_COLUMNS), "canal-json", {"time-zone": zone_option})
     try:
         assert decoded.paths == {"jvm": len(messages), "codec": 0}
         assert list(decoded.steps) == ["shapes", "schemas", "typing"], decoded.steps  # no residue: no codec step
@@ -60,33 +63,37 @@ def _decoded(
 
 
 @pytest.fixture
-def typings(monkeypatch: pytest.MonkeyPatch) -> Iterator[Reuse[Any]]:
-    """The kept projections (and the kept shapes), empty; the batches typed by Spark SQL, whose projections these
-    are (the Java row typer's reuse is tested below)."""
+def decoder() -> Decoder:
+    """A decoder of its own: nothing kept from other tests."""
+    return Decoder()
+
+
+@pytest.fixture
+def typings(decoder: Decoder, monkeypatch: pytest.MonkeyPatch) -> Iterator[Reuse[Any]]:
+    """The decoder's kept projections; the batches typed by Spark SQL, whose projections these are (the Java row
+    typer's reuse is tested below)."""
     monkeypatch.setenv(java_rows.SWITCH_ENV, "off")
-    jvm_path.TYPINGS.clear()
-    jvm_path.SHAPES.clear()
-    yield jvm_path.TYPINGS
-    jvm_path.TYPINGS.clear()
-    jvm_path.SHAPES.clear()
+    yield decoder.jvm.typings
 
 
 @pytest.mark.spark
-def test_a_batch_with_the_shapes_of_the_last_reuses_its_typing(spark: Any, typings: Reuse[Any]) -> None:
+def test_a_batch_with_the_shapes_of_the_last_reuses_its_typing(
+    spark: Any, decoder: Decoder, typings: Reuse[Any]
+) -> None:
     """The second batch (other rows, same table and shape) is typed by the first one's projections, correctly, and
     its shape's readers are the first batch's (Canal's shape digest fixes them: no sample fetched or decoded)."""
-    assert _decoded(spark, [_message(0, "7"), _message(1, "8")]) == [(0, UTC_MICROS, 7), (1, UTC_MICROS, 8)]
+    assert _decoded(spark, decoder, [_message(0, "7"), _message(1, "8")]) == [(0, UTC_MICROS, 7), (1, UTC_MICROS, 8)]
     assert (typings.builds, typings.hits) == (1, 0)
-    assert (jvm_path.SHAPES.builds, jvm_path.SHAPES.hits) == (1, 0)
-    assert _decoded(spark, [_message(5, "-3"), _message(6, "12"), _message(7, "0")]) == [
+    assert (decoder.jvm.shapes.builds, decoder.jvm.shapes.hits) == (1, 0)
+    assert _decoded(spark, decoder, [_message(5, "-3"), _message(6, "12"), _message(7, "0")]) == [
         (5, UTC_MICROS, -3), (6, UTC_MICROS, 12), (7, UTC_MICROS, 0),
     ]  # fmt: skip
     assert (typings.builds, typings.hits) == (1, 1)
-    assert (jvm_path.SHAPES.builds, jvm_path.SHAPES.hits) == (1, 1)
+    assert (decoder.jvm.shapes.builds, decoder.jvm.shapes.hits) == (1, 1)
 
 
 @pytest.mark.spark
-def test_another_session_time_zone_builds_the_typing_again(spark: Any, typings: Reuse[Any]) -> None:
+def test_another_session_time_zone_builds_the_typing_again(spark: Any, decoder: Decoder, typings: Reuse[Any]) -> None:
     """The projections capture the session zone (the TIMESTAMP reader converts into it): under another one, the
     same shapes are typed by projections of their own and the instant stays the one the text names."""
     key = "spark.sql.session.timeZone"
@@ -94,57 +101,68 @@ def test_another_session_time_zone_builds_the_typing_again(spark: Any, typings: 
     messages = [_message(0, "7")]
     try:
         spark.conf.set(key, "UTC")
-        assert _decoded(spark, messages) == [(0, UTC_MICROS, 7)]
+        assert _decoded(spark, decoder, messages) == [(0, UTC_MICROS, 7)]
         spark.conf.set(key, "America/New_York")
-        assert _decoded(spark, messages) == [(0, UTC_MICROS, 7)]
+        assert _decoded(spark, decoder, messages) == [(0, UTC_MICROS, 7)]
     finally:
         spark.conf.set(key, before)
     assert (typings.builds, typings.hits) == (2, 0)
 
 
 @pytest.mark.spark
-def test_another_time_zone_option_builds_the_typing_again(spark: Any, typings: Reuse[Any]) -> None:
+def test_another_time_zone_option_builds_the_typing_again(spark: Any, decoder: Decoder, typings: Reuse[Any]) -> None:
     """The changefeed's ``time-zone`` option names the zone of TIMESTAMP text: each zone types its own instant, and
     going back to the first zone reuses the first projections."""
     messages = [_message(0, "7")]
-    assert _decoded(spark, messages, "UTC") == [(0, UTC_MICROS, 7)]
-    assert _decoded(spark, messages, "Asia/Shanghai") == [(0, SHANGHAI_MICROS, 7)]
+    assert _decoded(spark, decoder, messages, "UTC") == [(0, UTC_MICROS, 7)]
+    assert _decoded(spark, decoder, messages, "Asia/Shanghai") == [(0, SHANGHAI_MICROS, 7)]
     assert (typings.builds, typings.hits) == (2, 0)
-    assert _decoded(spark, messages, "UTC") == [(0, UTC_MICROS, 7)]
+    assert _decoded(spark, decoder, messages, "UTC") == [(0, UTC_MICROS, 7)]
     assert (typings.builds, typings.hits) == (2, 1)
-    assert (jvm_path.SHAPES.builds, jvm_path.SHAPES.hits) == (2, 1)  # the zone is in the shapes' key too
+    assert (decoder.jvm.shapes.builds, decoder.jvm.shapes.hits) == (2, 1)  # the zone is in the shapes' key too
 
 
 @pytest.mark.spark
-def test_another_column_type_builds_the_typing_again(spark: Any, typings: Reuse[Any]) -> None:
+def test_another_column_type_builds_the_typing_again(spark: Any, decoder: Decoder, typings: Reuse[Any]) -> None:
     """The same table and column names with ``v`` now a VARCHAR: a new shape and schema, so new projections (the
     integer reader would find ``0x1F`` bad and send the message to the codec; the string reader keeps the text)."""
-    assert _decoded(spark, [_message(0, "31")]) == [(0, UTC_MICROS, 31)]
-    assert _decoded(spark, [_message(1, "0x1F", ("varchar(20)", 12))]) == [(1, UTC_MICROS, "0x1F")]
+    assert _decoded(spark, decoder, [_message(0, "31")]) == [(0, UTC_MICROS, 31)]
+    assert _decoded(spark, decoder, [_message(1, "0x1F", ("varchar(20)", 12))]) == [(1, UTC_MICROS, "0x1F")]
     assert (typings.builds, typings.hits) == (2, 0)
-    assert (jvm_path.SHAPES.builds, jvm_path.SHAPES.hits) == (2, 0)
+    assert (decoder.jvm.shapes.builds, decoder.jvm.shapes.hits) == (2, 0)
 
 
 @pytest.mark.spark
-def test_the_java_row_typer_is_registered_once_per_plan(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_java_row_typer_is_registered_once_per_plan(
+    spark: Any, decoder: Decoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A batch with the shapes of the last is typed by the function registered for the last (none registered
     again); another ``time-zone`` option is another plan, so another function, and each types its own instant."""
     from cdc_spark.java_code import install
 
     monkeypatch.setenv(java_rows.SWITCH_ENV, "on")
     assert install(spark)
-    counted = java_text.REGISTRATIONS
-    before = {name for name in counted if name.startswith("cdc_rows_")}
-    assert _decoded(spark, [_message(20, "7"), _message(21, "8")], "Europe/Lisbon") == [
+    counted: Counter[str] = Counter()  # the row typer's functions registered from now on
+    register_once = java_rows.register_once
+
+    def counting(session: Any, name: str, register: Callable[[], object]) -> str:
+        def registered() -> object:
+            counted[name] += 1
+            return register()
+
+        return register_once(session, name, registered)
+
+    monkeypatch.setattr(java_rows, "register_once", counting)
+    assert _decoded(spark, decoder, [_message(20, "7"), _message(21, "8")], "Europe/Lisbon") == [
         (20, UTC_MICROS, 7), (21, UTC_MICROS, 8),
     ]  # fmt: skip
-    first = {name for name in counted if name.startswith("cdc_rows_")} - before
+    first = {name for name in counted if name.startswith("cdc_rows_")}
     assert len(first) == 1 and all(counted[name] == 1 for name in first)
-    assert _decoded(spark, [_message(25, "-3")], "Europe/Lisbon") == [(25, UTC_MICROS, -3)]
-    assert {name for name in counted if name.startswith("cdc_rows_")} - before == first
+    assert _decoded(spark, decoder, [_message(25, "-3")], "Europe/Lisbon") == [(25, UTC_MICROS, -3)]
+    assert {name for name in counted if name.startswith("cdc_rows_")} == first
     assert all(counted[name] == 1 for name in first)  # not registered again
-    assert _decoded(spark, [_message(20, "7")], "Asia/Shanghai") == [(20, SHANGHAI_MICROS, 7)]
-    assert len({name for name in counted if name.startswith("cdc_rows_")} - before) == 2
+    assert _decoded(spark, decoder, [_message(20, "7")], "Asia/Shanghai") == [(20, SHANGHAI_MICROS, 7)]
+    assert len({name for name in counted if name.startswith("cdc_rows_")}) == 2
 
 
 @pytest.mark.spark
@@ -152,10 +170,10 @@ def test_the_java_row_typer_is_registered_once_per_plan(spark: Any, monkeypatch:
 def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_as_it_was(
     spark: Any, monkeypatch: pytest.MonkeyPatch, rows: str, typing_codegen: bool
 ) -> None:
-    """Both JVM caches of a batch (the parse, the typed rows) take :data:`jvm_path.BATCH_CACHE` (uncompressed,
-    2,000 rows a cached batch), and the session's own settings are untouched: one the user set keeps its value,
-    one left unset stays unset, and so does whole-stage codegen, which the SQL typing turns off while it runs (the
-    Java row typer's projection is small: it keeps it)."""
+    """Both JVM caches of a batch (the parse, the typed rows) take :data:`~cdc_spark.decoding.jvm.wide.BATCH_CACHE`
+    (uncompressed, 2,000 rows a cached batch), and the session's own settings are untouched: one the user set keeps
+    its value, one left unset stays unset, and so does whole-stage codegen, which the SQL typing turns off while it
+    runs (the Java row typer's projection is small: it keeps it)."""
     monkeypatch.setenv(java_rows.SWITCH_ENV, rows)
     size, compressed = "spark.sql.inMemoryColumnarStorage.batchSize", "spark.sql.inMemoryColumnarStorage.compressed"
     messages = [_message(0, "7"), _message(1, "8")]
@@ -176,7 +194,29 @@ def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_
             decoded.release()
         assert spark.conf.get(size) == "7000"
         assert spark.conf.get(compressed, None) is None
-        assert all(spark.conf.get(key, None) is None for key in jvm_path.SPLIT_METHODS)
+        assert all(spark.conf.get(key, None) is None for key in SPLIT_METHODS)
+
+
+@pytest.mark.spark
+def test_decode_without_a_decoder_uses_the_applications_and_clear_forgets_what_it_kept(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``decode`` without a decoder keeps its projections and checked options in the Spark application's decoder
+    (one for every session of it); ``clear`` forgets them, so the next batch builds them again."""
+    monkeypatch.setenv(java_rows.SWITCH_ENV, "off")
+    shared = Decoder.shared(spark)
+    assert Decoder.shared(spark.newSession()) is shared
+    shared.clear()
+    stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+    frame = spark.createDataFrame([(None, _message(0, "7").value, "shop", 0, 0, stamp, 0, None)], KAFKA_COLUMNS)
+    decode(frame, "canal-json", {}).release()
+    decode(frame, "canal-json", {}).release()
+    assert (shared.jvm.typings.builds, shared.jvm.typings.hits, shared.checked_options.builds) == (1, 1, 1)
+    shared.clear()
+    assert (len(shared.jvm.typings), len(shared.jvm.shapes), len(shared.checked_options)) == (0, 0, 0)
+    decode(frame, "canal-json", {}).release()
+    assert (shared.jvm.typings.builds, shared.jvm.typings.hits) == (1, 0)
+    shared.clear()
 
 
 def test_the_reuse_keeps_the_most_recently_used_within_its_capacity() -> None:
@@ -200,7 +240,7 @@ def test_the_reuse_keeps_the_most_recently_used_within_its_capacity() -> None:
 
 @pytest.mark.spark
 def test_the_next_batch_is_typed_by_the_last_ones_java_typer_in_its_shapes_pass(
-    spark: Any, monkeypatch: pytest.MonkeyPatch
+    spark: Any, decoder: Decoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A batch whose tables, schemas and shapes the last batch's Java typings cover is typed while its shapes are
     found (its cache holds typed rows, not text); one with a new column type misses, is typed again from the
@@ -209,29 +249,30 @@ def test_the_next_batch_is_typed_by_the_last_ones_java_typer_in_its_shapes_pass(
 
     monkeypatch.setenv(java_rows.SWITCH_ENV, "on")
     assert install(spark)
-    jvm_path.SPECULATIONS.clear()
-    jvm_path.SPECULATED.clear()
-    kept = (jvm_path.ROW_CALLS, jvm_path.CHANGE_COLUMNS, jvm_path.PARTS)
-    for reuse in kept:
-        reuse.clear()
-    assert _decoded(spark, [_message(0, "7"), _message(1, "8")]) == [(0, UTC_MICROS, 7), (1, UTC_MICROS, 8)]
-    assert jvm_path.SPECULATED == {"unspeculated": 1}
-    assert _decoded(spark, [_message(5, "-3"), _message(6, "12")]) == [(5, UTC_MICROS, -3), (6, UTC_MICROS, 12)]
-    assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 1}
+    kept = (decoder.jvm.row_calls, decoder.jvm.change_columns, decoder.jvm.parts)
+    assert _decoded(spark, decoder, [_message(0, "7"), _message(1, "8")]) == [(0, UTC_MICROS, 7), (1, UTC_MICROS, 8)]
+    assert decoder.jvm.speculated == {"unspeculated": 1}
+    assert _decoded(spark, decoder, [_message(5, "-3"), _message(6, "12")]) == [
+        (5, UTC_MICROS, -3),
+        (6, UTC_MICROS, 12),
+    ]
+    assert decoder.jvm.speculated == {"unspeculated": 1, "typed": 1}
     # (builds, hits) of the typer calls, change columns and part columns: the typed batch calls the typer's rows
     # from the envelope's (built anew), and its change and part columns are the first batch's
     assert [(r.builds, r.hits) for r in kept] == [(2, 0), (1, 1), (1, 1)]
-    assert _decoded(spark, [_message(9, "0x1F", ("varchar(20)", 12))]) == [(9, UTC_MICROS, "0x1F")]
-    assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 1, "retyped": 1}
-    assert _decoded(spark, [_message(10, "0x20", ("varchar(20)", 12))]) == [(10, UTC_MICROS, "0x20")]
-    assert jvm_path.SPECULATED == {"unspeculated": 1, "typed": 2, "retyped": 1}
+    assert _decoded(spark, decoder, [_message(9, "0x1F", ("varchar(20)", 12))]) == [(9, UTC_MICROS, "0x1F")]
+    assert decoder.jvm.speculated == {"unspeculated": 1, "typed": 1, "retyped": 1}
+    assert _decoded(spark, decoder, [_message(10, "0x20", ("varchar(20)", 12))]) == [(10, UTC_MICROS, "0x20")]
+    assert decoder.jvm.speculated == {"unspeculated": 1, "typed": 2, "retyped": 1}
     assert [(r.builds, r.hits) for r in kept] == [(4, 1), (1, 4), (2, 2)]  # a new schema: new calls and parts
-    assert _decoded(spark, [_message(11, "0x21", ("varchar(20)", 12))]) == [(11, UTC_MICROS, "0x21")]
+    assert _decoded(spark, decoder, [_message(11, "0x21", ("varchar(20)", 12))]) == [(11, UTC_MICROS, "0x21")]
     assert [(r.builds, r.hits) for r in kept] == [(4, 2), (1, 5), (2, 3)]  # a stream's steady state builds none
 
 
 @pytest.mark.spark
-def test_a_speculation_keeps_the_tables_of_earlier_batches(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_speculation_keeps_the_tables_of_earlier_batches(
+    spark: Any, decoder: Decoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Batches that each touch some of a stream's tables: a batch of a table the speculation lacks misses, and the
     next speculation keeps the earlier batch's table beside its own, so a batch of that earlier table hits (up to
     ``SPECULATED_TABLES`` tables, as recent first)."""
@@ -239,36 +280,34 @@ def test_a_speculation_keeps_the_tables_of_earlier_batches(spark: Any, monkeypat
 
     monkeypatch.setenv(java_rows.SWITCH_ENV, "on")
     assert install(spark)
-    jvm_path.SPECULATIONS.clear()
-    jvm_path.SPECULATED.clear()
-    assert _decoded(spark, [_message(0, "7")]) == [(0, UTC_MICROS, 7)]
-    assert jvm_path.SPECULATED == {"unspeculated": 1}
+    assert _decoded(spark, decoder, [_message(0, "7")]) == [(0, UTC_MICROS, 7)]
+    assert decoder.jvm.speculated == {"unspeculated": 1}
     other = [_message(1, "0x1F", ("varchar(20)", 12), table="other")]
-    assert _decoded(spark, other, table="other") == [(1, UTC_MICROS, "0x1F")]
-    assert jvm_path.SPECULATED == {"unspeculated": 1, "retyped": 1}
-    assert _decoded(spark, [_message(2, "8")]) == [(2, UTC_MICROS, 8)]
-    assert jvm_path.SPECULATED == {"unspeculated": 1, "retyped": 1, "typed": 1}
-    kept = next(iter(jvm_path.SPECULATIONS._entries.values()))
+    assert _decoded(spark, decoder, other, table="other") == [(1, UTC_MICROS, "0x1F")]
+    assert decoder.jvm.speculated == {"unspeculated": 1, "retyped": 1}
+    assert _decoded(spark, decoder, [_message(2, "8")]) == [(2, UTC_MICROS, 8)]
+    assert decoder.jvm.speculated == {"unspeculated": 1, "retyped": 1, "typed": 1}
+    kept = next(iter(decoder.jvm.speculations._entries.values()))
     assert [(t.index, t.schema.table) for t in kept] == [(0, "other"), (1, "events")]
-    monkeypatch.setattr(jvm_path, "SPECULATED_TABLES", 1)
-    assert _decoded(spark, [_message(3, "0x20", ("varchar(20)", 12), table="third")], table="third") == [
+    monkeypatch.setattr(java_typing, "SPECULATED_TABLES", 1)
+    assert _decoded(spark, decoder, [_message(3, "0x20", ("varchar(20)", 12), table="third")], table="third") == [
         (3, UTC_MICROS, "0x20")
     ]
-    kept = next(iter(jvm_path.SPECULATIONS._entries.values()))
+    kept = next(iter(decoder.jvm.speculations._entries.values()))
     assert [(t.index, t.schema.table) for t in kept] == [(0, "third")]
 
 
 @pytest.mark.spark
 def test_the_options_are_checked_once_per_set_and_refused_options_every_time(
-    spark: Any, monkeypatch: pytest.MonkeyPatch
+    spark: Any, decoder: Decoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``decode`` checks the protocol and options on the driver, before any job, by making the codec's decoder: once
     per set of options (a stream's every batch made one), while options the codec refuses fail every call."""
     from cdc_core.errors import ConfigError
-    from cdc_spark import decoding
+    from cdc_spark.decoding import decoder as decoder_module
 
     made: list[dict[str, object]] = []  # the options of each decoder decode made
-    codec_of = decoding.get_codec
+    codec_of = decoder_module.get_codec
 
     class Counted:
         def __init__(self, protocol: str) -> None:
@@ -278,12 +317,11 @@ def test_the_options_are_checked_once_per_set_and_refused_options_every_time(
             made.append(dict(options))
             return self.codec.decoder(options)
 
-    monkeypatch.setattr(decoding, "get_codec", Counted)
-    decoding.CHECKED_OPTIONS.clear()
+    monkeypatch.setattr(decoder_module, "get_codec", Counted)
     empty = spark.createDataFrame([], KAFKA_COLUMNS)
 
     def decode_nothing(options: dict[str, object]) -> None:
-        decode(empty, "canal-json", options).release()
+        decoder.decode(empty, "canal-json", options).release()
 
     for _ in range(2):
         with pytest.raises(ConfigError, match="unknown option"):
@@ -294,4 +332,3 @@ def test_the_options_are_checked_once_per_set_and_refused_options_every_time(
         decode_nothing({"time-zone": "UTC"})
     decode_nothing({"time-zone": "Asia/Shanghai"})
     assert made == [{"time-zone": "UTC"}, {"time-zone": "Asia/Shanghai"}]
-    decoding.CHECKED_OPTIONS.clear()

@@ -162,17 +162,18 @@ def test_a_simple_streams_later_batches_decode_no_sample_of_a_schema_version_aga
     sample of it again; a version new to the stream (the ADD COLUMN half way) is described once, where it appears."""
     if "simple" not in installed_codecs():
         pytest.skip("needs the simple codec")
-    from cdc_spark.decoding import jvm_path
+    from cdc_spark.decoding import Decoder
+    from cdc_spark.decoding.jvm.shapes import ShapeReuse
 
     batches: list[list[tuple[tuple[str, str, str], bool]]] = []  # per batch: each JVM shape, and whether it was sampled
-    described = jvm_path._ShapeReuse.described
+    described = ShapeReuse.described
 
     def recorded(self: Any, samples: Any, known: Any) -> Any:
         batches.append([((s.database, s.table, s.shape), s.message is not None) for s in samples if s.jvm])
         return described(self, samples, known)
 
-    monkeypatch.setattr(jvm_path._ShapeReuse, "described", recorded)
-    jvm_path.SHAPES.clear()  # shapes an earlier test of this session described are not this stream's
+    monkeypatch.setattr(ShapeReuse, "described", recorded)
+    Decoder.shared(spark).clear()  # shapes an earlier test of this session described are not this stream's
     feed = generate(seed=11, transactions=60)
     record(spark, feed, tmp_path / "messages", files=3, seed=1, protocol="simple", options={})
     reports: list[BatchReport] = []

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cdc_spark.decoding import adapter as A
-from cdc_spark.decoding.jvm_path import _fetched, _rank, _shape_groups
+from cdc_spark.decoding.jvm.shapes import _fetched, _rank, shape_groups
 
 pytestmark = pytest.mark.spark
 
@@ -40,7 +40,7 @@ def _groups(spark: Any, messages: list[tuple[str, int, int | None, int, int]]) -
         f" topic string, partition int, {A.TS} long, offset long, rows int",
     )
     prepared = frame.withColumn(A.RANK, A.rank(F.col("rows") - 1))
-    return {(row[A.SHAPE], row["partition"]): row for row in _shape_groups(prepared)}
+    return {(row[A.SHAPE], row["partition"]): row for row in shape_groups(prepared)}
 
 
 def _expected(messages: list[tuple[str, int, int | None, int, int]]) -> dict[tuple[str, int], tuple[Any, Any]]:
@@ -124,7 +124,7 @@ def test_a_cache_of_typed_changes_counts_messages_and_rows_apart(spark: Any) -> 
         f" topic string, partition int, {A.TS} long, offset long, last int, {A.POSITION} int, __tidx int,"
         " __change_bad boolean",
     )
-    groups = _shape_groups(frame.withColumn(A.RANK, A.rank(F.col("last"))), changes=True)
+    groups = shape_groups(frame.withColumn(A.RANK, A.rank(F.col("last"))), changes=True)
     found = {(r["__tidx"], r["partition"], r["__change_bad"]): r for r in groups}
     assert {key: (r["messages"], r["rows"], r["untimed"]) for key, r in found.items()} == {
         (0, 0, True): (1, 1, 0),  # the bad first change of the message at offset 1

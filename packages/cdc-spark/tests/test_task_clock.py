@@ -116,7 +116,7 @@ def test_sparks_kafka_source_reads_in_offset_order_so_avro_tombstones_take_the_t
     import zlib
 
     from cdc_core.registry import installed_codecs
-    from cdc_spark.decoding import decode, jvm_path
+    from cdc_spark.decoding import Decoder, decode
     from cdc_testing import kafka
     from cdc_testing.changefeed import encode, generate
 
@@ -144,10 +144,10 @@ def test_sparks_kafka_source_reads_in_offset_order_so_avro_tombstones_take_the_t
         if min_partitions is not None:
             assert frame.rdd.getNumPartitions() > 3  # some partition's offsets are read by two tasks
         expected = decode(frame, "avro", options, plan="python")
-        jvm_path.RUNNING_CLOCKS.clear()
-        actual = decode(frame, "avro", options, plan="jvm")
+        decoder = Decoder()
+        actual = decode(frame, "avro", options, plan="jvm", decoder=decoder)
         decoded += [expected, actual]
-        assert set(jvm_path.RUNNING_CLOCKS) == {"task"}, jvm_path.RUNNING_CLOCKS
+        assert set(decoder.jvm.running_clocks) == {"task"}, decoder.jvm.running_clocks
         assert actual.paths["jvm"] > 0
         assert actual.tables() == expected.tables()
         tombstones = 0

@@ -1,4 +1,4 @@
-"""What a protocol brings to the JVM decode path (:mod:`cdc_spark.decoding.jvm_path`).
+"""What a protocol brings to the JVM decode path (:mod:`cdc_spark.decoding.jvm`).
 
 An adapter parses its envelope with Spark's ``from_json`` (or ``from_avro``) and says, per message, where it
 goes; it flattens row messages into one row per change with the values still in their wire form; and it turns one

@@ -9,7 +9,7 @@ per schema id, the header cut off in the JVM. A change is:
   an insert without a commit ts otherwise), its one image the value record;
 * a tombstone delete (a key with a null value, or the testing switch's ``0x03`` + TSO), its image the key record
   and its commit ts none (plain tombstone) or the TSO: such a change is ordered after the newest commit ts before
-  it in its partition (``clock_before`` of :mod:`cdc_spark.decoding.jvm_path`);
+  it in its partition (``clock_before`` of :mod:`cdc_spark.decoding.jvm.clock`);
 * the testing switch's watermark (``0x02`` + TSO), a control row made in the JVM.
 
 A shape is the pair of schema ids (key, value); the codec decodes one sample of each on the driver (once: a later
@@ -328,7 +328,7 @@ def _tso(value: Column) -> Column:
 
 
 @attrs.frozen
-class _Prepared:
+class PreparedColumns:
     """The columns ``prepare`` adds, in the order each may name the ones before: the records' schema ids, the
     records read, the route, whether a message is a tombstone delete, and the rest."""
 
@@ -339,16 +339,15 @@ class _Prepared:
     derived: dict[str, Column]
 
 
-# ``prepare``'s columns by the schema ids of a batch: several hundred py4j calls each (about half a second per batch
-# at three tables), the same for every batch of the same schemas. The key holds the Spark app (its JVM objects),
-# the adapter's expressions key and the ids, which fix the writer schemas (an id's schema never changes).
-PREPARED: Final[Reuse[_Prepared]] = Reuse(capacity=8)
-
-
 @attrs.define
 class AvroAdapter:
     options: Mapping[str, object]
     session_zone: str
+    # ``prepare``'s columns by the schema ids of a batch, kept by the decoder: several hundred py4j calls each (about
+    # half a second per batch at three tables), the same for every batch of the same schemas. The key holds the
+    # Spark app (its JVM objects), the adapter's expressions key and the ids, which fix the writer schemas (an id's
+    # schema never changes).
+    kept_columns: Reuse[PreparedColumns]
     java: JavaText | None = None  # the session's Java readers, if it has them
     protocol: str = PROTOCOL
     # a shape is its pair of schema ids, and the codec's schema of a sample comes from those writer schemas alone
@@ -403,11 +402,11 @@ class AvroAdapter:
 
         self._learn_schemas(messages)
         key = (app_of(messages), self.expressions_key(), tuple(self.keys), tuple(self.values))
-        built = PREPARED.get(key, self._prepared)
+        built = self.kept_columns.get(key, self._prepared)
         frame = messages.withColumns(built.ids).select("*", *built.records)
         return frame.withColumns(built.routed).withColumns(built.marked).withColumns(built.derived)
 
-    def _prepared(self) -> _Prepared:
+    def _prepared(self) -> PreparedColumns:
         """The columns ``prepare`` adds for the batch's schema ids (:attr:`keys`, :attr:`values`)."""
         from pyspark.sql import functions as F
 
@@ -497,7 +496,7 @@ class AvroAdapter:
             A.RANK: A.rank(F.lit(0)),
             A.SAMPLE: jvm,
         }
-        return _Prepared(
+        return PreparedColumns(
             ids=ids, records=records, routed={A.ROUTE: route}, marked={"__tombstone": tombstone & jvm}, derived=derived
         )
 

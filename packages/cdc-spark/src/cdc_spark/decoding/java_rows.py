@@ -1,6 +1,6 @@
 """A table's row messages typed in one Java pass per message (``cdc.spark.rows.ImageRows``: ``CanalRows``,
 ``SimpleRows``), instead of the Spark SQL typing's four projections over the parsed maps
-(:mod:`cdc_spark.decoding.jvm_path`).
+(:mod:`cdc_spark.decoding.jvm`).
 
 The Java parses the message again from its bytes (the batch's cache then holds them, not the parsed maps) and types
 every value of every row with the readers :mod:`~cdc_spark.decoding.java_text` names, following the SQL typing's

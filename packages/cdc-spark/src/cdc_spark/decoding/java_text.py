@@ -9,7 +9,6 @@ value they read is the SQL readers' value (``tests/test_java_text.py`` holds the
 
 from __future__ import annotations
 
-import collections
 import hashlib
 import json
 import os
@@ -190,10 +189,6 @@ class JavaText:
         return read_text
 
 
-# How many times each Java function was registered in a session (the tests read it)
-REGISTRATIONS: Final[collections.Counter[str]] = collections.Counter()
-
-
 class SimpleJavaText(CanalJavaText):
     """The Java reader of a Simple JSON column: Canal's, except that integers are held to their Spark type only (the
     codec does not bound them), a TIMESTAMP is its ``{"location", "value"}`` object (read where the location is
@@ -284,7 +279,6 @@ def register_once(spark: SparkSession, name: str, register: Callable[[], object]
     if not spark._jsparkSession.catalog().functionExists(name):
         _class_loader_of(spark)
         register()
-        REGISTRATIONS[name] += 1
     return name
 
 
@@ -305,7 +299,6 @@ def read(function: str, text: Column, descriptor: str) -> Column:
 
 __all__ = [
     "FUNCTION_CLASS",
-    "REGISTRATIONS",
     "SWITCH_ENV",
     "CanalJavaText",
     "CanalRowText",

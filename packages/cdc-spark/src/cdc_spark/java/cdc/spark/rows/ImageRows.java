@@ -17,7 +17,7 @@ import org.apache.spark.sql.api.java.UDF2;
  * One table's row messages typed in one pass: {@code (message, shape)} to one {@code struct<op, bad, row>} per change
  * of the message, {@code row} being the decode contract's struct of the table (its columns in the table's final
  * schema, {@code _cdc_before}, {@code _cdc_changed_columns}, {@code _cdc_zero_dates}). A protocol parses its messages
- * into {@link Change}s; the typing follows the rules of the Spark SQL typing ({@code cdc_spark.decoding.jvm_path})
+ * into {@link Change}s; the typing follows the rules of the Spark SQL typing ({@code cdc_spark.decoding.jvm.table_typing})
  * exactly: the images (an old image completed from a base), changed columns, zero dates and bad rows (a text that did
  * not convert and is not a zero date). A message that cannot be read, or a shape the plan does not have, gives null:
  * each of its changes is then bad and the message goes to the codec.

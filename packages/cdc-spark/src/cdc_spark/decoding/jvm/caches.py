@@ -1,0 +1,51 @@
+"""What the JVM path keeps from one batch to the next: built expressions and the last batch's typings.
+
+A streaming job decodes batch after batch of the same shapes, and building a table's typing expressions costs
+thousands of py4j calls. Every kept value is keyed by the Spark app (its JVM objects) and what it captures, so
+one set of caches may serve several queries and sessions; :meth:`JvmCaches.clear` forgets them all.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from cdc_spark.decoding.adapter import ShapeReaders
+from cdc_spark.decoding.reuse import Reuse
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+    from cdc_spark.decoding.jvm.table_typing import TableTyping, Typing
+
+
+class JvmCaches:
+    """The JVM path's caches, and counts of what it planned (the tests read them)."""
+
+    def __init__(self) -> None:
+        # built typing projections, by key; small, as a job types few distinct sets of shapes at a time
+        self.typings: Reuse[Typing] = Reuse(capacity=8)
+        # readers of shapes described in earlier batches, for adapters whose shape digest fixes the readers
+        self.shapes: Reuse[ShapeReaders] = Reuse(capacity=256)
+        # a few dozen to a few hundred py4j calls each: a Java-typed batch's table index and typer calls, its change
+        # columns, and each table's part columns
+        self.row_calls: Reuse[tuple[Column, tuple[Column, ...]]] = Reuse(capacity=8)
+        self.change_columns: Reuse[tuple[Column, tuple[Column, ...]]] = Reuse(capacity=8)
+        self.parts: Reuse[tuple[Column, list[Column]]] = Reuse(capacity=64)
+        # the tables a Java row typer (or, where rows are messages, the SQL typing) typed in the last batch
+        self.speculations: Reuse[tuple[TableTyping, ...]] = Reuse(capacity=8)
+        # batches typed in their shapes' pass ("typed"), again after a speculation that missed ("retyped"), or
+        # without one ("unspeculated")
+        self.speculated: Counter[str] = Counter()
+        # how the running clock was planned: by the tasks as they read ("task") or sorted by a window ("sorted")
+        self.running_clocks: Counter[str] = Counter()
+
+    def clear(self) -> None:
+        """Forget every kept value and count."""
+        for kept in (self.typings, self.shapes, self.row_calls, self.change_columns, self.parts, self.speculations):
+            kept.clear()
+        self.speculated.clear()
+        self.running_clocks.clear()
+
+
+__all__ = ["JvmCaches"]

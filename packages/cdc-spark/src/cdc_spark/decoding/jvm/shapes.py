@@ -1,0 +1,337 @@
+"""Stage one of a JVM decode: the batch's shapes, their samples and the partition clock, in one job.
+
+The adapter has parsed every envelope; a grouping by route, table, wire shape and topic-partition yields the
+messages per route, the newest and oldest message of each shape (fetched by their coordinates: the only payloads
+that reach the driver) and the newest commit ts per partition. The batch's cache holds the messages without the
+payloads the JVM has parsed (:func:`without_payloads`); the residue takes them from the source (:func:`whole`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from cdc_core.message import Message
+from cdc_core.schema import TableSchema
+from cdc_spark.decoding import adapter as A
+from cdc_spark.decoding.adapter import Adapter, Route, Sample, ShapeReaders
+from cdc_spark.decoding.coordinates import COORDINATES, at_coordinates, join_on_coordinates
+from cdc_spark.decoding.jvm.clock import clocked
+from cdc_spark.decoding.python_path import MESSAGE_COLUMNS, Rank, row_message
+from cdc_spark.decoding.reuse import Reuse
+from cdc_spark.partition_clock import PartitionKey
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, Row
+
+    from cdc_spark.decoding.task_clock import TaskSeeds
+
+
+@attrs.frozen
+class Shapes:
+    """What the shapes job found: samples, message counts per route, the partition clock."""
+
+    samples: list[Sample]
+    python_messages: int
+    clock: dict[PartitionKey, int]
+    # the clock of the messages not routed to the JVM's typing (theirs comes from rows that converted)
+    other_clock: dict[PartitionKey, int] = attrs.field(factory=dict)
+    # some change without a commit ts follows a timed message in its partition (it is ordered by that one's ts)
+    untimed_after_timed: bool = False
+    untimed: int = 0  # messages without a commit ts (the running clock's are joined to the rows)
+    # Per typed table (``__tidx``), goodness (``__change_bad``) and shape: the changes, their newest ts and the
+    # topic-partition, where the cache holds typed changes (a speculation): the typing's counts without a job of theirs
+    typed_groups: list[Row] | None = None
+    watermarks: int = 0  # watermark messages (none: the control frame need not read the cache for them)
+    # every message routed to the codec, where each is the sample of its shape (Simple's schema messages): the driver
+    # holds them all; else None
+    held: tuple[Message, ...] | None = None
+    topics: tuple[str, ...] = ()  # every topic of the batch's messages (none for a null topic)
+    # the running clock read by each task as it reads (:mod:`~cdc_spark.decoding.task_clock`), where the messages
+    # come in offset order; None: sorted by a window
+    task: TaskSeeds | None = None
+
+    def clocked(self, rows: DataFrame, messages: DataFrame, planned: Counter[str]) -> DataFrame:
+        """``rows`` with the running clock of ``messages`` (:func:`~cdc_spark.decoding.jvm.clock.clocked`, which
+        ``planned`` counts) where a change without a commit ts follows a timed message; otherwise as they are (none
+        needs it). ``rows`` that are ``messages`` themselves take their task clock in place: no join."""
+        if not self.untimed_after_timed:
+            return rows
+        if self.task is not None and rows is messages:
+            planned["task"] += 1
+            return self.task.clocked(messages)
+        return clocked(rows, messages, self.untimed, self.topics, self.task, planned=planned)
+
+
+# A message's rank within its group (one topic-partition) is (ts, offset): its ts (-1 for none), then its offset. In
+# a partition whose messages come in ts order, the newest message of a group is its last offset and the oldest its
+# first: longs, which Spark aggregates by hashing. The first aggregate checks that (the ts at the last offset is the
+# newest ts, the one at the first the oldest) and only where it does not hold is the rank aggregated again, as one
+# decimal(38,0): ts plus one, then the offset in the low 19 digits (every long from 0 up has at most 19). A decimal
+# that wide is a BigInteger to Spark: about a tenth of a Simple decode's executor samples went to it. A struct's max
+# Spark aggregates by sorting every message by the group's keys (measured at 10^6 Canal-JSON messages: 0.78 s
+# against the decimal's 0.40 s), kept for a frame's own offsets below zero.
+_OFFSET_DIGITS: Final = 10**19
+_RANK_ORDER: Final = "decimal(38,0)"
+
+
+def _rank_order() -> Column:
+    from pyspark.sql import functions as F
+
+    rank = F.col(A.RANK)
+    shifted = rank["ts"].cast(_RANK_ORDER) + F.lit(1)  # ts may be the largest long
+    return shifted * F.lit(str(_OFFSET_DIGITS)).cast(_RANK_ORDER) + rank["offset"].cast(_RANK_ORDER)
+
+
+def _rank(row: Row, end: str) -> Rank:
+    """The newest (``end``: rank) or oldest (oldest) rank of a group of :func:`shape_groups`."""
+    if f"{end}_offset" in row.__fields__:  # a group in ts order: its last (first) offset and its newest (oldest) ts
+        return (row[f"{end}_ts"], row["partition"] or 0, row[f"{end}_offset"], row[f"{end}_position"])
+    ranked = row[end]
+    if not isinstance(ranked, Decimal):  # a frame's own offsets, not Kafka's: the struct itself was aggregated
+        return (ranked["ts"], ranked["partition"], ranked["offset"], ranked["position"])
+    ts_part, offset = divmod(int(ranked), _OFFSET_DIGITS)
+    return (ts_part - 1, row["partition"] or 0, offset, row[f"{end}_position"])
+
+
+def _in_ts_order(row: Row) -> bool:
+    """Whether a group of the first aggregate has its newest ts at its last offset and its oldest at its first."""
+    return bool(
+        row["lowest_offset"] >= 0 and row["ts_at_last"] == row["rank_ts"] and row["ts_at_first"] == row["oldest_ts"]
+    )
+
+
+def shape_groups(prepared: DataFrame, changes: bool = False) -> list[Row]:
+    """One row per route, table, shape, sampling and topic-partition: messages, newest and oldest rank (by offset
+    where the group is in ts order, else by :func:`_rank_order`, or where an offset is negative by the rank struct
+    itself), newest commit ts and how many messages have none. With ``changes`` (``prepared`` holds a row per typed
+    change, :func:`change_rows`), also per typed table and goodness of the change, with ``rows``, how many."""
+    from pyspark.sql import functions as F
+
+    keys = [A.ROUTE, A.DATABASE, A.TABLE, A.SHAPE, A.SAMPLE, "topic", "partition"]
+    rank = F.col(A.RANK)
+    ts, offset, position = rank["ts"], rank["offset"], rank["position"]
+    first = F.col(A.POSITION) == 0 if changes else F.lit(True)  # a message's own row
+    counts = [
+        F.count_if(first).alias("messages"),
+        F.max(A.TS).alias("ts"),
+        F.count_if(F.col(A.TS).isNull() & first).alias("untimed"),
+        F.min(offset).alias("lowest_offset"),
+    ]
+    if changes:
+        keys += ["__tidx", "__change_bad"]
+        counts.append(F.count(F.lit(1)).alias("rows"))
+    groups = (
+        prepared.groupBy(*keys)
+        .agg(
+            *counts,
+            F.max(ts).alias("rank_ts"),
+            F.max(offset).alias("rank_offset"),
+            F.max_by(ts, offset).alias("ts_at_last"),
+            F.max_by(position, offset).alias("rank_position"),
+            F.min(ts).alias("oldest_ts"),
+            F.min(offset).alias("oldest_offset"),
+            F.min_by(ts, offset).alias("ts_at_first"),
+            F.min_by(position, offset).alias("oldest_position"),
+        )
+        .collect()
+    )
+    if all(_in_ts_order(row) for row in groups):
+        return groups
+    if all(row["lowest_offset"] >= 0 for row in groups):
+        order = _rank_order()
+        return (
+            prepared.groupBy(*keys)
+            .agg(
+                *counts,
+                F.max(order).alias("rank"),
+                F.max_by(position, order).alias("rank_position"),
+                F.min(order).alias("oldest"),
+                F.min_by(position, order).alias("oldest_position"),
+            )
+            .collect()
+        )
+    return prepared.groupBy(*keys).agg(*counts, F.max(A.RANK).alias("rank"), F.min(A.RANK).alias("oldest")).collect()
+
+
+def find_shapes(
+    prepared: DataFrame, messages: DataFrame, described: Callable[[str, str, str], bool], changes: bool = False
+) -> Shapes:
+    """One aggregate per shape and topic-partition (:func:`shape_groups`), then the newest and the oldest message
+    of each sampled shape fetched by their coordinates: no payload goes through the aggregate. A message routed to
+    the JVM comes from ``messages`` (the source; ``prepared`` holds no payload of it), any other from ``prepared``
+    (the batch's cache holds it whole: the source is not read again). A JVM shape that is ``described(database,
+    table, shape)`` already needs no message (its sample has none). With ``changes``, ``prepared`` holds a row per
+    typed change (:func:`shape_groups`)."""
+    from pyspark.sql import functions as F
+
+    groups = shape_groups(prepared, changes)
+    typed_groups = [row for row in groups if row[A.ROUTE] == Route.JVM] if changes else None
+    clock: dict[PartitionKey, int] = {}
+    other_clock: dict[PartitionKey, int] = {}
+    untimed: set[PartitionKey] = set()
+    untimed_messages = 0
+    python_messages = 0
+    watermarks = 0
+    newest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
+    oldest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
+    routes: dict[tuple[str, str, str, bool], set[str]] = {}
+    for row in groups:
+        where = (row["topic"], row["partition"])
+        if row["ts"] is not None and row["ts"] > clock.get(where, -1):
+            clock[where] = row["ts"]
+        if row[A.ROUTE] != Route.JVM and row["ts"] is not None and row["ts"] > other_clock.get(where, -1):
+            other_clock[where] = row["ts"]
+        if row[A.ROUTE] == Route.PYTHON:
+            python_messages += row["messages"]
+        if row[A.ROUTE] == Route.WATERMARK:
+            watermarks += row["messages"]
+        untimed_messages += row["untimed"]
+        if row[A.ROUTE] == Route.JVM and row["untimed"]:
+            untimed.add(where)
+        if not row[A.SAMPLE] or row[A.DATABASE] is None or row[A.TABLE] is None:
+            continue
+        rank, first = _rank(row, "rank"), _rank(row, "oldest")
+        key = (row[A.DATABASE], row[A.TABLE], row[A.SHAPE] or "", row[A.ROUTE] == Route.JVM)
+        routes.setdefault(key, set()).add(row[A.ROUTE])
+        if key not in newest or (rank, row["topic"]) > newest[key]:
+            newest[key] = (rank, row["topic"])
+        if key not in oldest or (first, row["topic"]) < oldest[key]:
+            oldest[key] = (first, row["topic"])
+    untimed_after_timed = bool(untimed & clock.keys())
+    topics = tuple(sorted({row["topic"] for row in groups if row["topic"] is not None}))
+    if not newest:
+        return Shapes(
+            [], python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks,
+            topics=topics,
+        )  # fmt: skip
+    known = {key for key in newest if key[3] and described(*key[:3])}
+    key_of = {(topic, rank[1], rank[2]): key for picked in (newest, oldest) for key, (rank, topic) in picked.items()
+              if key not in known}  # fmt: skip
+    ends = {(t, p, o, key[3]) for (t, p, o), key in key_of.items()}
+    # the batch's cache keeps the payloads of the messages not routed to the JVM: no second read of the source
+    fetched = _fetched(
+        (messages, {(t, p, o) for t, p, o, jvm in ends if jvm}),
+        (prepared.where(F.col(A.ROUTE) != Route.JVM), {(t, p, o) for t, p, o, jvm in ends if not jvm}),
+    )
+    samples: list[Sample] = []
+    for (database, table, shape, jvm), (rank, topic) in newest.items():
+        if (database, table, shape, jvm) in known:
+            samples.append(Sample(database=database, table=table, shape=shape, message=None, rank=rank, jvm=jvm))
+            continue
+        found = fetched.get((topic, rank[1], rank[2]))
+        if found is None:
+            continue
+        first, first_topic = oldest[(database, table, shape, jvm)]
+        other = fetched.get((first_topic, first[1], first[2]))
+        fallback = None if other is None or other is found else row_message(other)
+        samples.append(
+            Sample(database=database, table=table, shape=shape, message=row_message(found), rank=rank, jvm=jvm,
+                   fallback=fallback)
+        )  # fmt: skip
+    residue = {(t, p, o) for t, p, o, jvm in ends if not jvm and routes.get(key_of[t, p, o]) == {Route.PYTHON.value}}
+    held = [row_message(fetched[end]) for end in residue if end in fetched]  # PythonPath.run puts them in order
+    return Shapes(
+        samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks,
+        held=tuple(held) if held and len(held) == python_messages else None, topics=topics,
+    )  # fmt: skip
+
+
+def _fetched(*wanted: tuple[DataFrame, set[tuple[str, int, int]]]) -> dict[tuple[str, int, int], Row]:
+    """The messages at the coordinates (topic, partition, offset) wanted of each frame, by them: one job."""
+    from pyspark.sql import functions as F
+
+    found: DataFrame | None = None
+    for frame, ends in wanted:
+        if not ends:
+            continue
+        # The offsets first, a set of longs, cheap to test on every message; then the coordinates (at_coordinates)
+        offsets = F.col("offset").isin(*sorted({o for _, _, o in ends}))
+        picked = frame.where(offsets & at_coordinates(ends)).select(*MESSAGE_COLUMNS)
+        found = picked if found is None else found.unionByName(picked)
+    rows = [] if found is None else found.collect()
+    return {(r["topic"], r["partition"], r["offset"]): r for r in rows}
+
+
+# In the cache, a message's rank is its last row's position alone: the rest of it is the ts and coordinates, cached
+# anyway, and a struct column is copied whole into the cache and out of it on every read of one of its fields.
+_LAST: Final = "__last"
+
+
+def without_payloads(prepared: DataFrame, keep_value: bool = False) -> DataFrame:
+    """What the batch's cache holds: a message the JVM types without its key and value (they are parsed already;
+    Debezium's with their schemas are most of a message), any other whole, for the codec. A JVM message the codec
+    needs after all (a value the JVM could not convert, a shape it cannot describe) comes from the source
+    (:func:`whole`), as do the samples. ``keep_value``: the value stays, for a Java row typer that reads it. The
+    rank is kept as its position alone (:func:`ranked` makes it again)."""
+    from pyspark.sql import functions as F
+
+    routed_here = F.col(A.ROUTE) == Route.JVM
+    dropped = ("key",) if keep_value else ("key", "value")
+    stripped = prepared.withColumns({name: F.when(~routed_here, F.col(name)) for name in dropped})
+    return stripped.withColumn(_LAST, F.col(A.RANK)["position"]).drop(A.RANK)
+
+
+def ranked(stored: DataFrame) -> DataFrame:
+    """The cache of :func:`without_payloads` with ``A.RANK`` made again (where it is read)."""
+    from pyspark.sql import functions as F
+
+    return stored.withColumn(A.RANK, A.rank(F.col(_LAST))).drop(_LAST)
+
+
+def whole(residue: DataFrame, messages: DataFrame) -> DataFrame:
+    """The ``residue``'s messages with their payloads: those the cache holds without theirs, from ``messages`` (the
+    source), by their coordinates. Where the residue's filter routes none of those, Spark's optimizer finds the
+    join empty and the source is not read again."""
+    from pyspark.sql import functions as F
+
+    routed_here = F.col(A.ROUTE) == Route.JVM
+    wanted = residue.where(routed_here).select(*COORDINATES)
+    fetched = join_on_coordinates(messages, wanted, "left_semi")
+    return residue.where(~routed_here).select(*MESSAGE_COLUMNS).unionByName(fetched.select(*MESSAGE_COLUMNS))
+
+
+@attrs.frozen
+class ShapeReuse:
+    """Readers of shapes described in earlier batches (``kept_readers``), for an adapter with ``readers_by_shape``:
+    such a shape's sample is neither fetched nor decoded again. Readers of a shape that names a schema version only
+    (``ShapeReaders.by_version``) serve where the schemas of earlier batches (``known``) hold theirs: a version
+    number alone does not tell one table's schemas apart everywhere (hand-made messages, say)."""
+
+    app: str | None
+    adapter: Adapter
+    kept_readers: Reuse[ShapeReaders]
+    known: Sequence[TableSchema] = ()
+
+    def _key(self, database: str, table: str, shape: str) -> Hashable:
+        return (self.app, self.adapter.expressions_key(), database, table, shape)
+
+    def kept(self, database: str, table: str, shape: str) -> bool:
+        readers = self.kept_readers.held(self._key(database, table, shape)) if self.adapter.readers_by_shape else None
+        return readers is not None and (not readers.by_version or readers.schema in self.known)
+
+    def described(
+        self, samples: Sequence[Sample], known: Sequence[TableSchema]
+    ) -> dict[tuple[str, str, str], ShapeReaders | None]:
+        """The adapter's readers for the samples with a message, the kept ones for the others (then kept too)."""
+        with_message = [s for s in samples if s.message is not None]
+        # a batch of known shapes asks the adapter nothing: its codec's decoder is not even made (TiCDC Avro's makes a
+        # registry client, about 25 ms)
+        described = self.adapter.describe(with_message, known) if with_message else {}
+        retry = [attrs.evolve(s, message=s.fallback, fallback=None) for s in samples
+                 if s.fallback is not None and described.get((s.database, s.table, s.shape)) is None]  # fmt: skip
+        if retry:  # the newest message of these shapes did not decode: their oldest may
+            described.update({k: v for k, v in self.adapter.describe(retry, known).items() if v is not None})
+        for sample in samples:
+            name = (sample.database, sample.table, sample.shape)
+            if sample.jvm and sample.message is None:
+                described[name] = self.kept_readers.peek(
+                    self._key(*name)
+                )  # None (the codec) if it was dropped meanwhile
+            elif self.adapter.readers_by_shape and (readers := described.get(name)) is not None and readers.reusable:
+                self.kept_readers.put(self._key(*name), readers)
+        return described
