@@ -17,6 +17,7 @@ from cdc_core.textual import split_members
 from cdc_core.types import INTEGER_BITS, DataType, LogicalType, MySQLType, parse_type_text
 from cdc_debezium.names import SOURCE_LENGTH, SOURCE_SCALE, SOURCE_TYPE, Logical
 
+# Kafka Connect's integer kinds and the MySQL type each is the natural home of.
 CONNECT_INT: Final[Mapping[str, MySQLType]] = {
     "int8": MySQLType.TINYINT,
     "int16": MySQLType.SMALLINT,
