@@ -191,21 +191,22 @@ def docs(session: nox.Session) -> None:
     session.run(str(bindir / "mkdocs"), "build", "--strict", "--site-dir", "site", external=True, env=_env(bindir))
 
 
+# The fast tests of the Debezium codec's column readers (its value converters, column types and converter choice).
+_DEBEZIUM_READER_TESTS = [
+    "tests/test_decode_golden.py",
+    "tests/test_connector_shapes.py",
+    "tests/test_flavours.py",
+    "tests/test_malformed.py",
+    "tests/test_tables.py",
+    "tests/test_values.py",
+]
 # Mutation testing: each module that turns wire values into typed values (and the Simple schema cache), its
 # package, and that package's fast tests (no broker, no registry, no Spark), which alone must kill its mutants.
 MUTATE: dict[str, tuple[str, list[str]]] = {
     "cdc_core.textual": ("cdc-core", ["tests/test_textual.py", "tests/test_type_tables.py", "tests/test_naming.py"]),
-    "cdc_debezium.inbound": (
-        "cdc-debezium",
-        [
-            "tests/test_decode_golden.py",
-            "tests/test_connector_shapes.py",
-            "tests/test_flavours.py",
-            "tests/test_malformed.py",
-            "tests/test_tables.py",
-            "tests/test_values.py",
-        ],
-    ),
+    "cdc_debezium.wire_values": ("cdc-debezium", _DEBEZIUM_READER_TESTS),
+    "cdc_debezium.wire_types": ("cdc-debezium", _DEBEZIUM_READER_TESTS),
+    "cdc_debezium.column_readers": ("cdc-debezium", _DEBEZIUM_READER_TESTS),
     "cdc_canal.inbound": (
         "cdc-canal",
         [

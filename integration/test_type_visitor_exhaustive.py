@@ -77,7 +77,7 @@ def test_a_new_member_fails_the_type_check_until_every_switch_handles_it(tmp_pat
     adapters = (
         "cdc_canal.outbound",
         "cdc_debezium.outbound",
-        "cdc_debezium.inbound",
+        "cdc_debezium.column_readers",
         "cdc_simple.columns",
         "cdc_spark.decoding.spark_types",
         "cdc_spark.decoding.canal",
@@ -98,8 +98,8 @@ def test_a_new_member_fails_the_type_check_until_every_switch_handles_it(tmp_pat
     # the JVM path's readers (a protocol's reader subclasses jvm_values.TextReader: both lack the new method) and the
     # Debezium codec's converter choice
     for module, visitor in (
-        ("cdc_debezium/inbound", "_PlainConverter"),
-        ("cdc_debezium/inbound", "_Schemaless"),
+        ("cdc_debezium/column_readers", "_PlainConverter"),
+        ("cdc_debezium/column_readers", "_Schemaless"),
         ("cdc_spark/decoding/canal", "_CanalReader"),
         ("cdc_spark/decoding/simple", "_SimpleReader"),
         ("cdc_spark/decoding/debezium", "_SchemalessForm"),

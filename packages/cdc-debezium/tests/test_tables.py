@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from cdc_core.types import LogicalType, MySQLType
+from cdc_debezium.column_readers import converter_for
+from cdc_debezium.connector_modes import Modes
 from cdc_debezium.ddl import JDBC_TYPES
-from cdc_debezium.inbound import Modes, converter_for
 from cdc_debezium.outbound import WRITERS, connect_type
 from cdc_testing.strategies import KITCHEN_SINK_TYPES
 

@@ -15,19 +15,10 @@ from cdc_core.schema import Column
 from cdc_core.textual import wkb_point
 from cdc_core.types import DataType, MySQLType
 from cdc_core.values import Geometry
-from cdc_debezium.inbound import (
-    CONVERSION_ERRORS,
-    UNTYPED,
-    BinaryMode,
-    DecimalMode,
-    Modes,
-    TimePrecisionMode,
-    reader_from_column,
-    reader_from_field,
-    type_from_source,
-    type_from_tidb,
-    type_from_wire,
-)
+from cdc_debezium.column_readers import reader_from_column, reader_from_field
+from cdc_debezium.connector_modes import BinaryMode, DecimalMode, Modes, TimePrecisionMode
+from cdc_debezium.wire_types import type_from_source, type_from_tidb, type_from_wire
+from cdc_debezium.wire_values import CONVERSION_ERRORS, UNTYPED
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 SOURCE = "__debezium.source.column"

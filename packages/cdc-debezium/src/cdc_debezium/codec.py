@@ -7,9 +7,9 @@ from typing import Final
 from cdc_core.codec import Codec
 from cdc_core.fitting import UNKNOWN_PARAMETERS_OPTION
 from cdc_core.option_table import decoding, encoding, tidb_extension, time_zone
+from cdc_debezium.connector_modes import BinaryMode, DecimalMode, TimePrecisionMode
 from cdc_debezium.decoder import DebeziumDecoder
 from cdc_debezium.encoder import DebeziumEncoder
-from cdc_debezium.inbound import BinaryMode, DecimalMode, TimePrecisionMode
 from cdc_debezium.names import PROTOCOL
 
 OPTIONS: Final = (

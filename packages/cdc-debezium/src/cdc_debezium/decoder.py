@@ -21,22 +21,11 @@ from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
 from cdc_core.values import RowImage
 from cdc_debezium import ddl
-from cdc_debezium.inbound import (
-    CONVERSION_ERRORS,
-    TEXT_TYPE,
-    UNTYPED,
-    BinaryMode,
-    ColumnReader,
-    Converter,
-    DecimalMode,
-    Modes,
-    TimePrecisionMode,
-    binary_converter,
-    reader_from_column,
-    reader_from_field,
-)
+from cdc_debezium.column_readers import ColumnReader, binary_converter, reader_from_column, reader_from_field
+from cdc_debezium.connector_modes import BinaryMode, DecimalMode, Modes, TimePrecisionMode
 from cdc_debezium.jsonreader import JSONParseError, loads
 from cdc_debezium.names import PROTOCOL, Logical, WireOp
+from cdc_debezium.wire_values import CONVERSION_ERRORS, TEXT_TYPE, UNTYPED, Converter
 
 _ROW_OPS: Final = {
     WireOp.CREATE.value: Op.INSERT,
@@ -333,7 +322,7 @@ class DebeziumDecoder:
     def _text_readers(
         self, database: str, table: str, key_columns: tuple[str, ...], payload: dict[str, Any]
     ) -> _Readers:
-        """Every column as text (`inbound.UNTYPED`): a schemaless row whose table has no user schema. One type per
+        """Every column as text (`wire_values.UNTYPED`): a schemaless row whose table has no user schema. One type per
         column however its values are written; the table schema lists the columns this row has."""
         names: dict[str, None] = {}
         for image in (payload.get("after"), payload.get("before")):

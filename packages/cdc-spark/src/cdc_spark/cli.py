@@ -45,6 +45,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cdc apply``; each long flag is also a key of the config file (cdc_spark.config.KINDS).
 
     Nothing has a default here: a flag not given leaves the file's setting (or the job's default) in place."""
+    _add_endpoint_arguments(parser)
+    _add_table_arguments(parser)
+    _add_run_arguments(parser)
+    _add_fault_arguments(parser)
+
+
+def _add_endpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the changes come from (a config file, the protocol, the source or sink URI) and where they go."""
     parser.add_argument("--config", metavar="FILE", help="settings from a .toml or .yaml file (flags override it)")
     parser.add_argument("--protocol", help="codec protocol id, e.g. debezium, simple, canal-json")
     parser.add_argument("--source", help="kafka://HOST:PORT/TOPIC[,TOPIC] or file://PATH")
@@ -57,6 +65,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sink-uri-file", metavar="FILE", help="read --sink-uri from FILE (keeps credentials off ps)")
     parser.add_argument("--target", help="directory of the tables (DB/TABLE under it; with -o catalog=NAME: unused)")
     parser.add_argument("--checkpoint", help="checkpoint directory (default: TARGET/_checkpoint)")
+
+
+def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the tables get: keys, SCD type, which tables (and their targets) and columns, schema changes, metadata."""
     rules = "repeatable; 'TABLE_REGEX=VALUE' for the targets the pattern matches, or VALUE for every other"
     parser.add_argument(
         "--keys", action="append", help=f"key columns 'id,region' ({rules}; default: the schema's primary key)"
@@ -87,6 +99,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAMES",
         help=f"also write these to the targets: {','.join(METADATA)} (as _cdc_commit_ts, _cdc_op, ...)",
     )
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the job runs: once or continuously, codec/job options, Spark's master and settings, its progress."""
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
         "--once", action="store_true", default=None, help="apply what the source holds now, then stop (default)"
@@ -115,6 +131,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--progress-file", metavar="FILE", help="append the progress to FILE instead of stdout")
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+
+
+def _add_fault_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the run tolerates: dead letters, and restarts after an infrastructure fault."""
     parser.add_argument(
         "--max-dead-letters",
         type=count_argument,
