@@ -66,7 +66,7 @@ _DOUBLE_DIGITS: Final = 15  # a decimal with more significant digits may not sur
 
 
 class Form(StrEnum):
-    """How the codec reads a field's values (cdc_debezium.inbound.converter_for), for the JVM to do the same."""
+    """How the codec reads a field's values (cdc_debezium.column_readers.converter_for), for the JVM to do the same."""
 
     INT = "int"
     UINT64 = "uint64"
