@@ -23,7 +23,7 @@ EXTRAS = {
     "cdc-core": "[snappy,lz4,fsspec,kafka,registry]",
     "cdc-testing": "[kafka,databases]",
     "cdc-debezium": "[avro]",
-    "cdc-spark": "[yaml]",
+    "cdc-spark": "[yaml,demo]",
 }
 WORKSPACE = ROOT / ".nox" / "workspace"
 
