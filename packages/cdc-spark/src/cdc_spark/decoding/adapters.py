@@ -1,67 +1,36 @@
-"""Each protocol's JVM rules, made for a batch: the adapter modules are imported only when their protocol is decoded.
+"""Each protocol's JVM rules, found by entry point: group ``cdc_spark.decode_adapters``, one per protocol name.
 
-A new protocol's rules are one adapter module (:class:`~cdc_spark.decoding.adapter.Adapter`) and one entry here.
+An entry point names a function ``(options, session_zone, spark, decoder) -> Adapter | None`` (None: these options
+have no JVM rules, the codec decodes them). cdc-spark registers its own adapters so (``canal-json``, ``debezium``,
+``debezium-avro``, ``simple``, ``avro``); a package that brings a protocol registers its adapter the same way, and a
+protocol without one is decoded by its codec (the ``python`` plan). An adapter module is imported only when its
+protocol is decoded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from cdc_spark.decoding.decoder import AdapterFactory
 
-    from cdc_spark.decoding.adapter import Adapter
-    from cdc_spark.decoding.decoder import AdapterFactory, Decoder
-
-
-def _canal(options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder) -> Adapter | None:
-    from cdc_spark.decoding.canal import CanalAdapter
-    from cdc_spark.decoding.java_text import JavaText
-
-    return CanalAdapter(options, session_zone, java=JavaText.of(spark))
+GROUP: Final = "cdc_spark.decode_adapters"
+_LOG = logging.getLogger(__name__)
 
 
-def _debezium(
-    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder
-) -> Adapter | None:
-    from cdc_spark.decoding.debezium import DebeziumAdapter
-
-    return DebeziumAdapter(options, session_zone)
-
-
-def _debezium_avro(
-    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder
-) -> Adapter | None:
-    from cdc_spark.decoding.debezium_avro import DebeziumAvroAdapter
-
-    return DebeziumAvroAdapter(options, session_zone)
+def adapter_factory(protocol: str) -> AdapterFactory | None:
+    """The factory registered for ``protocol``, None where none is (or it cannot be imported: said once in the log,
+    and the codec decodes)."""
+    for point in entry_points(group=GROUP, name=protocol):
+        try:
+            factory: AdapterFactory = point.load()
+        except ImportError as exc:
+            _LOG.warning("decode adapter %s (%s) cannot be imported, the codec decodes: %s", protocol, point.value, exc)
+            return None
+        return factory
+    return None
 
 
-def _simple(options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder) -> Adapter | None:
-    if str(options.get("encoding-format", "json")) != "json":
-        return None  # Simple's Avro encoding: the codec (no JVM rules yet)
-    from cdc_spark.decoding.java_text import JavaText
-    from cdc_spark.decoding.simple import SimpleAdapter
-
-    return SimpleAdapter(options, session_zone, java=JavaText.of(spark))
-
-
-def _avro(options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder) -> Adapter | None:
-    if not str(options.get("schema-registry") or ""):
-        return None  # Glue-framed data only: the codec
-    from cdc_spark.decoding.avro import AvroAdapter
-    from cdc_spark.decoding.java_text import JavaText
-
-    return AvroAdapter(options, session_zone, decoder.avro_columns, java=JavaText.of(spark))
-
-
-ADAPTERS: Final[Mapping[str, AdapterFactory]] = {
-    "canal-json": _canal,
-    "debezium": _debezium,
-    "debezium-avro": _debezium_avro,
-    "simple": _simple,
-    "avro": _avro,
-}
-
-__all__ = ["ADAPTERS"]
+__all__ = ["GROUP", "adapter_factory"]

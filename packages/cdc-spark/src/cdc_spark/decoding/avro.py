@@ -68,7 +68,9 @@ from cdc_spark.decoding.reuse import Reuse, app_of, zoned_key
 from cdc_spark.decoding.spark_types import MAX_SPARK_PRECISION, UNDECLARED_SCALE, spark_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from cdc_spark.decoding.decoder import Decoder
 
 PROTOCOL: Final = "avro"
 _LONG_MAX: Final = 2**63 - 1
@@ -593,4 +595,14 @@ def _ddl_commit_ts(value: Column) -> Column:
     return F.when(complete & (digits != ""), digits.try_cast("decimal(20,0)"))
 
 
-__all__ = ["AvroAdapter", "WriterSchema", "value_reader", "writer_schema"]
+def adapter(
+    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder
+) -> A.Adapter | None:
+    """TiCDC Avro's JVM rules for a batch (entry point ``avro`` of ``cdc_spark.decode_adapters``); none without a
+    schema registry (Glue-framed data only: the codec), and the prepared columns kept by ``decoder``."""
+    if not str(options.get("schema-registry") or ""):
+        return None
+    return AvroAdapter(options, session_zone, decoder.avro_columns, java=JavaText.of(spark))
+
+
+__all__ = ["AvroAdapter", "WriterSchema", "adapter", "value_reader", "writer_schema"]

@@ -36,7 +36,9 @@ from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import zoned_key
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from cdc_spark.decoding.decoder import Decoder
 
 PROTOCOL: Final = "canal-json"
 ENVELOPE: Final = (
@@ -289,4 +291,9 @@ class CanalAdapter:
         return described
 
 
-__all__ = ["CanalAdapter"]
+def adapter(options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder) -> A.Adapter:
+    """Canal-JSON's JVM rules for a batch (entry point ``canal-json`` of ``cdc_spark.decode_adapters``)."""
+    return CanalAdapter(options, session_zone, java=JavaText.of(spark))
+
+
+__all__ = ["CanalAdapter", "adapter"]

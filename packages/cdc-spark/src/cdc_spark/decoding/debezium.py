@@ -49,8 +49,10 @@ from cdc_spark.decoding.reuse import zoned_key
 from cdc_spark.decoding.spark_types import spark_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import DataType as SparkType
+
+    from cdc_spark.decoding.decoder import Decoder
 
 PROTOCOL: Final = "debezium"
 _IMAGE: Final = "before map<string,string>, after map<string,string>, op string, ddl string, message string"
@@ -608,4 +610,9 @@ class DebeziumAdapter:
         return ShapeReaders(schema=schema, readers=readers, signatures=signatures)
 
 
-__all__ = ["DebeziumAdapter", "Form", "read", "wire_form"]
+def adapter(options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder) -> A.Adapter:
+    """Debezium JSON's JVM rules for a batch (entry point ``debezium`` of ``cdc_spark.decode_adapters``)."""
+    return DebeziumAdapter(options, session_zone)
+
+
+__all__ = ["DebeziumAdapter", "Form", "adapter", "read", "wire_form"]

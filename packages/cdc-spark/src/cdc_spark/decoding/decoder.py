@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 from cdc_core.errors import ConfigError
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
+from cdc_spark.decoding.adapters import adapter_factory
 from cdc_spark.decoding.contract import DecodedChanges
 from cdc_spark.decoding.jvm.caches import JvmCaches
 from cdc_spark.decoding.reuse import Reuse, options_key
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 PLANS: Final = ("jvm", "python")
 
-# protocol -> its JVM rules (None: not for these options), made per batch with the decoder that keeps their caches
+# a protocol's JVM rules (None: not for these options), made per batch with the decoder that keeps their caches
 AdapterFactory = Callable[[Mapping[str, object], str, "SparkSession", "Decoder"], "Adapter | None"]
 
 
@@ -48,6 +49,7 @@ class Decoder:
         # (protocol, options) a codec decoder was made with: a stream's every batch would make another (TiCDC Avro's
         # makes a registry client, about 25 ms); options that fail are not kept, so they fail every time
         self.checked_options: Reuse[bool] = Reuse(capacity=64)
+        self._factories: dict[str, AdapterFactory | None] = {}  # each protocol's, looked up once
 
     @classmethod
     def shared(cls, spark: SparkSession) -> Decoder:
@@ -63,6 +65,7 @@ class Decoder:
         self.jvm.clear()
         self.avro_columns.clear()
         self.checked_options.clear()
+        self._factories.clear()
 
     def decode(
         self,
@@ -105,9 +108,10 @@ class Decoder:
         self.checked_options.get((protocol, options_key(options)), check)
 
     def _adapter(self, protocol: str, options: Mapping[str, object], spark: SparkSession) -> Adapter | None:
-        from cdc_spark.decoding.adapters import ADAPTERS
-
-        factory = ADAPTERS.get(protocol)
+        """The protocol's JVM rules for these options, None for the codec (:mod:`~cdc_spark.decoding.adapters`)."""
+        if protocol not in self._factories:
+            self._factories[protocol] = adapter_factory(protocol)
+        factory = self._factories[protocol]
         session_zone = spark.conf.get("spark.sql.session.timeZone") or "UTC"
         return None if factory is None else factory(options, session_zone, spark, self)
 

@@ -41,7 +41,9 @@ from cdc_spark.decoding.reuse import options_key
 from cdc_spark.decoding.spark_types import spark_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from cdc_spark.decoding.decoder import Decoder
 
 PROTOCOL: Final = "simple"
 ENVELOPE: Final = (
@@ -353,4 +355,14 @@ def _timestamp_zones(sample: Sample) -> dict[str, str]:
     return zones
 
 
-__all__ = ["SimpleAdapter"]
+def adapter(
+    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder
+) -> A.Adapter | None:
+    """Simple's JVM rules for a batch (entry point ``simple`` of ``cdc_spark.decode_adapters``); none for its Avro
+    encoding, which the codec decodes."""
+    if str(options.get("encoding-format", "json")) != "json":
+        return None
+    return SimpleAdapter(options, session_zone, java=JavaText.of(spark))
+
+
+__all__ = ["SimpleAdapter", "adapter"]
