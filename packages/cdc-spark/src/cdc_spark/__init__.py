@@ -3,7 +3,8 @@
 The public API (everything else is private and free to move):
 
 * :func:`decode` and :class:`DecodedChanges`: Kafka-shaped rows in, typed change frames, control rows and dead
-  letters out, parsed and typed in the JVM where the protocol allows (docs/spark-source-decode.md);
+  letters out, parsed and typed in the JVM where the protocol allows (docs/spark-source-decode.md); a
+  :class:`Decoder` owns what decoding keeps from one batch to the next;
 * :func:`apply_changes`, :class:`Sink` and :class:`BatchInfo`: one batch of one table applied to a target;
 * :func:`build_session`: a SparkSession with the pinned Kafka, Avro, Delta Lake and Iceberg connectors;
 * :mod:`cdc_spark.job`: the streaming pipeline behind ``cdc apply``;
@@ -16,7 +17,7 @@ from importlib.metadata import version
 from cdc_spark.apply import apply_changes
 from cdc_spark.config import Settings
 from cdc_spark.config import run as run_settings
-from cdc_spark.decoding import DecodedChanges, decode
+from cdc_spark.decoding import DecodedChanges, Decoder, decode
 from cdc_spark.session import build_session
 from cdc_spark.sinks import BatchInfo, Sink
 
@@ -25,6 +26,7 @@ __version__ = version("cdc-spark")  # the repository's VERSION file, through the
 __all__ = [
     "BatchInfo",
     "DecodedChanges",
+    "Decoder",
     "Settings",
     "Sink",
     "apply_changes",
