@@ -13,13 +13,16 @@ instead (:attr:`ShapeReaders.image`): a change then has one image, the new one, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final, Protocol
 
 import attrs
 
+from cdc_core.errors import CdcError
+from cdc_core.events import RowChange
 from cdc_core.message import Message
+from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_spark.decoding.jvm_values import Typed
 
@@ -56,6 +59,24 @@ CHANGED_FROM: Final = "__changed_from"  # map<string,string>: an update's change
 
 
 Reader = Callable[["Column"], Typed]
+
+
+def codec_schemas(
+    protocol: str, options: Mapping[str, object], samples: Sequence[Sample]
+) -> Iterator[tuple[Sample, TableSchema | None]]:
+    """Each JVM sample with a message, and the schema the protocol's codec decodes from the message (the first row
+    change's), None where it decodes none or refuses the message: an adapter's ``describe`` makes readers of that
+    schema, so each shape is typed as the codec types it."""
+    decoder = get_codec(protocol).decoder(dict(options))
+    for sample in samples:
+        if not sample.jvm or sample.message is None:
+            continue
+        try:
+            events = decoder.decode(sample.message)
+        except (CdcError, ValueError):  # the codec reports it again, in the executors
+            events = []
+        schema = next((e.schema for e in events if isinstance(e, RowChange) and e.schema is not None), None)
+        yield sample, schema
 
 
 def no_typed_envelope(protocol: str, envelope: str | None) -> None:
@@ -148,6 +169,11 @@ class Sample:
     message: Message | None
     jvm: bool  # rows of this shape are for the JVM (else the sample only teaches a schema, e.g. a BOOTSTRAP)
     fallback: Message | None = None  # None: the shape has one message, or its sample needs none
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """``(database, table, shape)``: what :meth:`Adapter.describe` gives readers for."""
+        return (self.database, self.table, self.shape)
 
 
 @attrs.frozen(kw_only=True)
@@ -249,6 +275,7 @@ __all__ = [
     "RowTyper",
     "Sample",
     "ShapeReaders",
+    "codec_schemas",
     "documents",
     "no_typed_envelope",
     "rank",

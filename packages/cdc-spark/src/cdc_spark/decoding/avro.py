@@ -42,7 +42,6 @@ from cdc_avro.readers import WriterSchemaError, column_of, record_reader
 from cdc_avro.registry import RegistrySettings, SchemaNotFoundError
 from cdc_core.codec import Options
 from cdc_core.errors import CdcError
-from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone, zone_name
@@ -540,20 +539,8 @@ class AvroAdapter:
     def describe(
         self, samples: Sequence[Sample], known: Sequence[TableSchema] = ()
     ) -> dict[tuple[str, str, str], ShapeReaders | None]:
-        decoder = get_codec(PROTOCOL).decoder(dict(self.options))
-        described: dict[tuple[str, str, str], ShapeReaders | None] = {}
-        for sample in samples:
-            if not sample.jvm or sample.message is None:
-                continue
-            key = (sample.database, sample.table, sample.shape)
-            try:
-                events = decoder.decode(sample.message)
-            except CdcError:
-                described[key] = None
-                continue
-            schema = next((e.schema for e in events if isinstance(e, RowChange) and e.schema is not None), None)
-            described[key] = None if schema is None else self._readers(schema, sample.shape)
-        return described
+        shapes = A.codec_schemas(PROTOCOL, self.options, samples)
+        return {s.key: None if schema is None else self._readers(schema, s.shape) for s, schema in shapes}
 
     def _readers(self, schema: TableSchema, shape: str) -> ShapeReaders | None:
         """Readers of a shape's one image: the value record of a row, the key record of a tombstone."""

@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from cdc_core.codec import Options
-from cdc_core.errors import CdcError
-from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone, zone_name
@@ -267,28 +265,17 @@ class CanalAdapter:
     def describe(
         self, samples: Sequence[Sample], known: Sequence[TableSchema] = ()
     ) -> dict[tuple[str, str, str], ShapeReaders | None]:
-        decoder = get_codec(PROTOCOL).decoder(dict(self.options))
-        described: dict[tuple[str, str, str], ShapeReaders | None] = {}
-        for sample in samples:
-            if not sample.jvm or sample.message is None:
-                continue
-            try:
-                events = decoder.decode(sample.message)
-            except CdcError:
-                events = []
-            schema = next((e.schema for e in events if isinstance(e, RowChange) and e.schema is not None), None)
-            key = (sample.database, sample.table, sample.shape)
-            if schema is None:
-                described[key] = None
-                continue
-            read = _CanalReader(self._zone, self.session_zone, self.java)
-            readers = every_reader((c.name, read.visit(c.data_type)) for c in schema.stored_columns)
-            if readers is None:
-                described[key] = None  # spatial or array columns: the codec
-                continue
-            signatures = {c.name: c.data_type for c in schema.stored_columns}
-            described[key] = ShapeReaders(schema=schema, readers=readers, signatures=signatures)
-        return described
+        shapes = A.codec_schemas(PROTOCOL, self.options, samples)
+        return {sample.key: None if schema is None else self._readers(schema) for sample, schema in shapes}
+
+    def _readers(self, schema: TableSchema) -> ShapeReaders | None:
+        """None when a column has no reader here (spatial or array columns: the codec)."""
+        read = _CanalReader(self._zone, self.session_zone, self.java)
+        readers = every_reader((c.name, read.visit(c.data_type)) for c in schema.stored_columns)
+        if readers is None:
+            return None
+        signatures = {c.name: c.data_type for c in schema.stored_columns}
+        return ShapeReaders(schema=schema, readers=readers, signatures=signatures)
 
 
 def adapter(options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder) -> A.Adapter:

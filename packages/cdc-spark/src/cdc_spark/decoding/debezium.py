@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from cdc_core.codec import Options
-from cdc_core.errors import CdcError
-from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone, zone_name
@@ -570,26 +568,22 @@ class DebeziumAdapter:
     def describe(
         self, samples: Sequence[Sample], known: Sequence[TableSchema] = ()
     ) -> dict[tuple[str, str, str], ShapeReaders | None]:
-        decoder = get_codec(PROTOCOL).decoder(dict(self.options))
         described: dict[tuple[str, str, str], ShapeReaders | None] = {}
-        for sample in samples:
-            if not sample.jvm or sample.message is None:
-                continue
-            key = (sample.database, sample.table, sample.shape)
+        for sample, schema in A.codec_schemas(PROTOCOL, self.options, samples):
             try:
-                events = decoder.decode(sample.message)
-                document = json.loads(sample.message.value or b"")
-            except (CdcError, ValueError):
-                described[key] = None
+                document = json.loads((sample.message and sample.message.value) or b"")
+            except ValueError:
+                document = None
+            if schema is None or document is None:
+                described[sample.key] = None
                 continue
-            schema = next((e.schema for e in events if isinstance(e, RowChange) and e.schema is not None), None)
             enveloped = isinstance(document, dict) and "payload" in document
             schema_doc = document.get("schema") if enveloped else None
             payload = document.get("payload") if enveloped else document
             fields = _fields(schema_doc)
             if fields is not None and isinstance(payload, dict):
                 fields = _numeric_decimals(fields, payload)
-            described[key] = None if schema is None else self._readers(schema, fields)
+            described[sample.key] = self._readers(schema, fields)
         return described
 
     def _readers(

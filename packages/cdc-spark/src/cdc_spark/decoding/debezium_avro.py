@@ -28,7 +28,6 @@ import attrs
 
 from cdc_core.codec import Options
 from cdc_core.errors import CdcError
-from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_core.schema_registry import RegistrySettings, RegistryUnavailableError
@@ -250,23 +249,14 @@ class DebeziumAvroAdapter(DebeziumAdapter):
     def describe(
         self, samples: Sequence[Sample], known: Sequence[TableSchema] = ()
     ) -> dict[tuple[str, str, str], ShapeReaders | None]:
-        decoder = get_codec(PROTOCOL).decoder(dict(self.options))
         described: dict[tuple[str, str, str], ShapeReaders | None] = {}
-        for sample in samples:
-            if not sample.jvm or sample.message is None:
-                continue
-            key = (sample.database, sample.table, sample.shape)
+        for sample, schema in A.codec_schemas(PROTOCOL, self.options, samples):
             writer = self.values.get(int(sample.shape.rpartition(":")[2]))
-            try:
-                events = decoder.decode(sample.message)
-            except CdcError:
-                events = []
-            schema = next((e.schema for e in events if isinstance(e, RowChange) and e.schema is not None), None)
             if schema is None or writer is None:
-                described[key] = None
+                described[sample.key] = None
                 continue
             fields = {name: (f.get("type"), f.get("name")) for name, f in writer.columns.items()}
-            described[key] = self._readers(schema, fields)
+            described[sample.key] = self._readers(schema, fields)
         return described
 
 

@@ -282,7 +282,7 @@ class SimpleAdapter:
         for sample in samples:
             if not sample.jvm or sample.message is None:
                 continue
-            key = (sample.database, sample.table, sample.shape)
+            key = sample.key
             schema = decoder.schema(sample.database, sample.table, int(sample.shape))
             described[key] = None if schema is None else self._readers(schema, sample)
         return described

@@ -257,9 +257,9 @@ def _schemas(request: _Request, shaped: _Shaped) -> _Learned:
     for sample in shaped.found.samples:
         if not sample.jvm:
             continue
-        readers = described.get((sample.database, sample.table, sample.shape))
+        readers = described.get(sample.key)
         if readers is None:
-            python_shapes.append((sample.database, sample.table, sample.shape))
+            python_shapes.append(sample.key)
             continue
         name = (sample.database, sample.table)
         shapes_of.setdefault(name, {})[sample.shape] = readers

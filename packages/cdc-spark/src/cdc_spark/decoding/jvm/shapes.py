@@ -323,11 +323,11 @@ class ShapeReuse:
         # registry client, about 25 ms)
         described = self.adapter.describe(with_message, known) if with_message else {}
         retry = [attrs.evolve(s, message=s.fallback, fallback=None) for s in samples
-                 if s.fallback is not None and described.get((s.database, s.table, s.shape)) is None]  # fmt: skip
+                 if s.fallback is not None and described.get(s.key) is None]  # fmt: skip
         if retry:  # the newest message of these shapes did not decode: their oldest may
             described.update({k: v for k, v in self.adapter.describe(retry, known).items() if v is not None})
         for sample in samples:
-            name = (sample.database, sample.table, sample.shape)
+            name = sample.key
             if sample.jvm and sample.message is None:
                 described[name] = self.kept_readers.peek(
                     self._key(*name)
