@@ -28,10 +28,18 @@ from cdc_core.types import DataType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.java_rows import JavaRows, TypedEnvelope
-from cdc_spark.decoding.java_text import CanalJavaText, CanalRowText, JavaFirstReader, JavaText
+from cdc_spark.decoding.java_text import (
+    EveryText,
+    JavaDescriptors,
+    JavaFirstReader,
+    JavaText,
+    integer_descriptor,
+    member_names,
+)
 from cdc_spark.decoding.jvm_values import Typed, bounded, checked, every_reader, integer_text
 from cdc_spark.decoding.literal_lookup import lookup
 from cdc_spark.decoding.reuse import zoned_key
+from cdc_spark.decoding.spark_types import decimal_shape
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -64,6 +72,54 @@ def _binary(text: Column) -> Typed:
     from pyspark.sql import functions as F
 
     return checked(text, F.when(~text.rlike("[^\\x00-\\xFF]"), F.encode(text, "ISO-8859-1")))
+
+
+class CanalJavaText(JavaDescriptors):
+    """The Java reader of a Canal-JSON column (its descriptor), as Canal's codec reads it: integers and BIT(n) held
+    to their column's range; None where the SQL expressions read the type (or the codec does)."""
+
+    def visit_int(self, data_type: DataType) -> str | None:
+        return integer_descriptor(data_type, bounded=True)
+
+    def visit_bit(self, data_type: DataType) -> str | None:
+        return integer_descriptor(data_type, bounded=True)
+
+    def visit_year(self, data_type: DataType) -> str | None:
+        return integer_descriptor(data_type, bounded=False)
+
+    def visit_float(self, data_type: DataType) -> str | None:
+        return "float"
+
+    def visit_double(self, data_type: DataType) -> str | None:
+        return "double"
+
+    def visit_decimal(self, data_type: DataType) -> str | None:
+        shape = decimal_shape(data_type)
+        return None if shape is None else f"decimal:{shape[0]}:{shape[1]}"
+
+    def visit_date(self, data_type: DataType) -> str | None:
+        return "date"
+
+    def visit_datetime(self, data_type: DataType) -> str | None:
+        return "datetime"
+
+    def visit_timestamp(self, data_type: DataType) -> str | None:
+        return f"timestamp:{self.zone}"
+
+
+class CanalRowText(EveryText, CanalJavaText):
+    """A reader for every column type Canal-JSON carries but spatial and vector ones, for the Java row typer
+    (:mod:`~cdc_spark.decoding.java_rows`), which reads each value in Java: besides :class:`CanalJavaText`'s and
+    :class:`~cdc_spark.decoding.java_text.EveryText`'s, ENUM, SET and bytes (ISO-8859-1 text)."""
+
+    def visit_enum(self, data_type: DataType) -> str | None:
+        return f"enum:{member_names(data_type)}"
+
+    def visit_set(self, data_type: DataType) -> str | None:
+        return f"set:{member_names(data_type)}"
+
+    def visit_bytes(self, data_type: DataType) -> str | None:
+        return "latin1"
 
 
 class _CanalReader(JavaFirstReader):
@@ -283,4 +339,4 @@ def adapter(options: Mapping[str, object], session_zone: str, spark: SparkSessio
     return CanalAdapter(options, session_zone, java=JavaText.of(spark))
 
 
-__all__ = ["CanalAdapter", "adapter"]
+__all__ = ["CanalAdapter", "CanalJavaText", "CanalRowText", "adapter"]

@@ -1,6 +1,7 @@
 """TiDB's text forms read by the project's Java code (``cdc_spark/java``, ``cdc.spark.text``) instead of Spark SQL
-expressions: which reader reads a column type, as Canal-JSON's codec bounds its values, and the Spark function that
-calls one.
+expressions: the descriptors protocols name their Java readers by (each protocol's adapter says which reader reads
+which of its column types: ``CanalJavaText`` in :mod:`~cdc_spark.decoding.canal`, ``SimpleJavaText`` in
+:mod:`~cdc_spark.decoding.simple`), and the Spark function that calls one.
 
 The Java readers are stricter than :mod:`cdc_spark.decoding.jvm_values`: they read only the forms TiDB prints
 (``[-]digits``, ``yyyy-mm-dd hh:mm:ss[.f]``...) and leave every other text unread (null), for the codec to judge; a
@@ -27,7 +28,7 @@ FUNCTION_CLASS: Final = "cdc.spark.text.TextValueFunction"
 SWITCH_ENV: Final = "CDC_JAVA_READERS"  # "off": the Spark SQL readers only
 _TEMPORAL: Final = ("date", "datetime", "timestamp", "located")  # readers with zero dates
 # The Java reader of each integral Spark type, and the values the type holds
-_INTEGRAL: Final = {
+INTEGRAL: Final = {
     "byte": ("byte", -(2**7), 2**7 - 1),
     "short": ("short", -(2**15), 2**15 - 1),
     "integer": ("int", -(2**31), 2**31 - 1),
@@ -36,48 +37,48 @@ _INTEGRAL: Final = {
 }
 
 
-def _integer(data_type: DataType, bounded: bool) -> str:
-    reader, low, high = _INTEGRAL[spark_type(data_type).typeName()]
+def integer_descriptor(data_type: DataType, bounded: bool) -> str:
+    """An integer column's reader, held to the column's range (``bounded``) or to its Spark type's."""
+    reader, low, high = INTEGRAL[spark_type(data_type).typeName()]
     bounds = integer_range(data_type) if bounded else None
     if bounds is not None:
         low, high = max(low, bounds[0]), min(high, bounds[1])
     return f"{reader}:{low}:{high}"
 
 
-class CanalJavaText(LogicalTypeVisitor[str | None]):
-    """The Java reader of a Canal-JSON column (its descriptor), as Canal's codec reads it: integers and BIT(n) held
-    to their column's range; None where the SQL expressions read the type (or the codec does)."""
+class JavaDescriptors(LogicalTypeVisitor[str | None]):
+    """Which Java reader reads a column type (its descriptor, ``kind[:parameters]``), for a protocol whose text forms
+    the readers know: None, the Spark SQL readers, for every type here; each protocol's adapter names its own."""
 
     def __init__(self, zone: str) -> None:
-        self.zone = zone
+        self.zone = zone  # the zone of TIMESTAMP text
 
     def visit_int(self, data_type: DataType) -> str | None:
-        return _integer(data_type, bounded=True)
+        return None
 
     def visit_bit(self, data_type: DataType) -> str | None:
-        return _integer(data_type, bounded=True)
+        return None
 
     def visit_year(self, data_type: DataType) -> str | None:
-        return _integer(data_type, bounded=False)
+        return None
 
     def visit_float(self, data_type: DataType) -> str | None:
-        return "float"
+        return None
 
     def visit_double(self, data_type: DataType) -> str | None:
-        return "double"
+        return None
 
     def visit_decimal(self, data_type: DataType) -> str | None:
-        shape = decimal_shape(data_type)
-        return None if shape is None else f"decimal:{shape[0]}:{shape[1]}"
+        return None
 
     def visit_date(self, data_type: DataType) -> str | None:
-        return "date"
+        return None
 
     def visit_datetime(self, data_type: DataType) -> str | None:
-        return "datetime"
+        return None
 
     def visit_timestamp(self, data_type: DataType) -> str | None:
-        return f"timestamp:{self.zone}"
+        return None
 
     def visit_time(self, data_type: DataType) -> str | None:
         return None
@@ -107,12 +108,12 @@ class CanalJavaText(LogicalTypeVisitor[str | None]):
         return None
 
 
-class _EveryText(LogicalTypeVisitor[str | None]):
+class EveryText(LogicalTypeVisitor[str | None]):
     """The row typers' readers of the types both protocols write alike: DECIMAL (beyond 38 digits as padded text),
     TIME, JSON and text. First in a row text's bases, before the protocol's own readers."""
 
     def visit_decimal(self, data_type: DataType) -> str | None:
-        return _any_decimal(data_type)
+        return any_decimal(data_type)
 
     def visit_time(self, data_type: DataType) -> str | None:
         return "time"
@@ -124,28 +125,13 @@ class _EveryText(LogicalTypeVisitor[str | None]):
         return "text"
 
 
-class CanalRowText(_EveryText, CanalJavaText):
-    """A reader for every column type Canal-JSON carries but spatial and vector ones, for the Java row typer
-    (:mod:`~cdc_spark.decoding.java_rows`), which reads each value in Java: besides :class:`CanalJavaText`'s and
-    :class:`_EveryText`'s, ENUM, SET and bytes (ISO-8859-1 text)."""
-
-    def visit_enum(self, data_type: DataType) -> str | None:
-        return f"enum:{_names(data_type)}"
-
-    def visit_set(self, data_type: DataType) -> str | None:
-        return f"set:{_names(data_type)}"
-
-    def visit_bytes(self, data_type: DataType) -> str | None:
-        return "latin1"
-
-
-def _any_decimal(data_type: DataType) -> str:
+def any_decimal(data_type: DataType) -> str:
     """A DECIMAL's reader, beyond 38 digits as padded text."""
     shape = decimal_shape(data_type)
     return f"padded:{data_type.scale}" if shape is None else f"decimal:{shape[0]}:{shape[1]}"
 
 
-def _names(data_type: DataType) -> str:
+def member_names(data_type: DataType) -> str:
     """An ENUM's or SET's member names as a JSON array, ``null`` where the wire did not carry them."""
     return json.dumps(list(data_type.elements)) if data_type.elements else "null"
 
@@ -189,54 +175,11 @@ class JavaText:
         return read_text
 
 
-class SimpleJavaText(CanalJavaText):
-    """The Java reader of a Simple JSON column: Canal's, except that integers are held to their Spark type only (the
-    codec does not bound them), a TIMESTAMP is its ``{"location", "value"}`` object (read where the location is
-    the column's ``zone``, the sample's), and unsigned integers and BIT (which Simple may write as negative 64-bit
-    numbers) are the SQL readers'."""
-
-    def visit_int(self, data_type: DataType) -> str | None:
-        return None if data_type.unsigned else _integer(data_type, bounded=False)
-
-    def visit_bit(self, data_type: DataType) -> str | None:
-        return None
-
-    def visit_timestamp(self, data_type: DataType) -> str | None:
-        return f"located:{self.zone}"
-
-
-class SimpleRowText(_EveryText, SimpleJavaText):
-    """A reader for every column type Simple JSON carries but spatial and vector ones, for the Java row typer: besides
-    :class:`SimpleJavaText`'s and :class:`_EveryText`'s, unsigned integers and BIT (digits that may be a negative
-    64-bit number), ENUM (its index), SET (its bitmask) and bytes (base64)."""
-
-    def visit_int(self, data_type: DataType) -> str | None:
-        return _unsigned(data_type) if data_type.unsigned else super().visit_int(data_type)
-
-    def visit_bit(self, data_type: DataType) -> str | None:
-        return _unsigned(data_type)
-
-    def visit_enum(self, data_type: DataType) -> str | None:
-        return f"enum-index:{_names(data_type)}"
-
-    def visit_set(self, data_type: DataType) -> str | None:
-        return f"set-bits:{_names(data_type)}"
-
-    def visit_bytes(self, data_type: DataType) -> str | None:
-        return "base64"
-
-
-def _unsigned(data_type: DataType) -> str:
-    """Simple's unsigned digits, held to the column's Spark type only (its codec does not bound them)."""
-    reader, _, high = _INTEGRAL[spark_type(data_type).typeName()]
-    return f"unsigned:{reader}:{min(high, 2**63 - 1)}"  # a decimal(20,0) holds every unsigned 64-bit number
-
-
 class JavaFirstReader(TextReader):
     """A protocol's text readers, with the session's Java readers (``java``) first wherever ``java_types`` names one
     for the column's type."""
 
-    java_types: ClassVar[type[CanalJavaText]]
+    java_types: ClassVar[type[JavaDescriptors]]
 
     def __init__(self, zone: str, session_zone: str, java: JavaText | None = None) -> None:
         super().__init__(zone, session_zone)
@@ -299,14 +242,17 @@ def read(function: str, text: Column, descriptor: str) -> Column:
 
 __all__ = [
     "FUNCTION_CLASS",
+    "INTEGRAL",
     "SWITCH_ENV",
-    "CanalJavaText",
-    "CanalRowText",
+    "EveryText",
+    "JavaDescriptors",
     "JavaFirstReader",
     "JavaText",
-    "SimpleJavaText",
+    "any_decimal",
+    "integer_descriptor",
     "java_code_on",
     "java_function",
+    "member_names",
     "read",
     "register_once",
     "text_function",

@@ -24,8 +24,16 @@ from cdc_core.schema import TableSchema
 from cdc_core.types import DataType, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import ParsedReader, Route, Sample, ShapeReaders
+from cdc_spark.decoding.canal import CanalJavaText
 from cdc_spark.decoding.java_rows import JavaRows, TypedEnvelope
-from cdc_spark.decoding.java_text import JavaFirstReader, JavaText, SimpleJavaText, SimpleRowText
+from cdc_spark.decoding.java_text import (
+    INTEGRAL,
+    EveryText,
+    JavaFirstReader,
+    JavaText,
+    integer_descriptor,
+    member_names,
+)
 from cdc_spark.decoding.jvm_values import (
     DIGITS,
     Typed,
@@ -125,6 +133,49 @@ def _binary(text: Column) -> Typed:
     from pyspark.sql import functions as F
 
     return checked(text, F.try_to_binary(text, F.lit("base64")))
+
+
+class SimpleJavaText(CanalJavaText):
+    """The Java reader of a Simple JSON column: Canal's, except that integers are held to their Spark type only (the
+    codec does not bound them), a TIMESTAMP is its ``{"location", "value"}`` object (read where the location is
+    the column's ``zone``, the sample's), and unsigned integers and BIT (which Simple may write as negative 64-bit
+    numbers) are the SQL readers'."""
+
+    def visit_int(self, data_type: DataType) -> str | None:
+        return None if data_type.unsigned else integer_descriptor(data_type, bounded=False)
+
+    def visit_bit(self, data_type: DataType) -> str | None:
+        return None
+
+    def visit_timestamp(self, data_type: DataType) -> str | None:
+        return f"located:{self.zone}"
+
+
+class SimpleRowText(EveryText, SimpleJavaText):
+    """A reader for every column type Simple JSON carries but spatial and vector ones, for the Java row typer: besides
+    :class:`SimpleJavaText`'s and :class:`~cdc_spark.decoding.java_text.EveryText`'s, unsigned integers and BIT
+    (digits that may be a negative 64-bit number), ENUM (its index), SET (its bitmask) and bytes (base64)."""
+
+    def visit_int(self, data_type: DataType) -> str | None:
+        return _unsigned_descriptor(data_type) if data_type.unsigned else super().visit_int(data_type)
+
+    def visit_bit(self, data_type: DataType) -> str | None:
+        return _unsigned_descriptor(data_type)
+
+    def visit_enum(self, data_type: DataType) -> str | None:
+        return f"enum-index:{member_names(data_type)}"
+
+    def visit_set(self, data_type: DataType) -> str | None:
+        return f"set-bits:{member_names(data_type)}"
+
+    def visit_bytes(self, data_type: DataType) -> str | None:
+        return "base64"
+
+
+def _unsigned_descriptor(data_type: DataType) -> str:
+    """Simple's unsigned digits, held to the column's Spark type only (its codec does not bound them)."""
+    reader, _, high = INTEGRAL[spark_type(data_type).typeName()]
+    return f"unsigned:{reader}:{min(high, 2**63 - 1)}"  # a decimal(20,0) holds every unsigned 64-bit number
 
 
 class _SimpleReader(JavaFirstReader):
@@ -365,4 +416,4 @@ def adapter(
     return SimpleAdapter(options, session_zone, java=JavaText.of(spark))
 
 
-__all__ = ["SimpleAdapter", "adapter"]
+__all__ = ["SimpleAdapter", "SimpleJavaText", "SimpleRowText", "adapter"]
