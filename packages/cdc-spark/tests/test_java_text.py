@@ -12,12 +12,10 @@ import pytest
 from cdc_core.events import RowChange
 from cdc_core.registry import get_codec
 from cdc_core.types import DataType, parse_type_text
-from cdc_spark.decoding.canal import _CanalReader
-from cdc_spark.decoding.canal import CanalJavaText, CanalRowText
+from cdc_spark.decoding.canal import CanalJavaText, CanalRowText, _CanalReader
 from cdc_spark.decoding.java_text import read, text_function
-from cdc_spark.decoding.simple import SimpleJavaText, SimpleRowText
 from cdc_spark.decoding.jvm_values import TextReader
-from cdc_spark.decoding.simple import _SimpleReader
+from cdc_spark.decoding.simple import SimpleJavaText, SimpleRowText, _SimpleReader
 from cdc_spark.java_code import JavaCodeError, install, jar, jar_path, javac
 
 SESSION_ZONE = "UTC"
