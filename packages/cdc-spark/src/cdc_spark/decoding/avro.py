@@ -360,8 +360,9 @@ class AvroAdapter:
     values: dict[int, WriterSchema] = attrs.field(init=False, factory=dict)  # its value schemas by id
 
     def __attrs_post_init__(self) -> None:
-        codec = get_codec(PROTOCOL)
-        self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
+        # as the codec's decoder reads them: encoder-only options and TiCDC's sink-URI parameters ignored (with the
+        # codec's one warning), TiCDC's names of its own options taken
+        self._resolved = get_codec(PROTOCOL).decoder_options(self.options)
         self._zone = zone_name(resolve_zone(self._resolved["time-zone"]))
 
     def expressions_key(self) -> Hashable:

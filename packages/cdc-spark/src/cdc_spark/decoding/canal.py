@@ -168,8 +168,9 @@ class CanalAdapter:
     _zone: str = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
-        codec = get_codec(PROTOCOL)
-        self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
+        # as the codec's decoder reads them: encoder-only options and TiCDC's sink-URI parameters ignored (with the
+        # codec's one warning), TiCDC's names of its own options taken
+        self._resolved = get_codec(PROTOCOL).decoder_options(self.options)
         self._zone = zone_name(resolve_zone(str(self.options.get("time-zone") or "") or None))
         row_text = CanalRowText(self._zone)
         self.java_rows = JavaRows.of(

@@ -463,8 +463,9 @@ class DebeziumAdapter:
     _zone: dt.tzinfo = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
-        codec = get_codec(PROTOCOL)
-        self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
+        # as the codec's decoder reads them: encoder-only options and TiCDC's sink-URI parameters ignored (with the
+        # codec's one warning), TiCDC's names of its own options taken
+        self._resolved = get_codec(PROTOCOL).decoder_options(self.options)
         self._modes = Modes(
             decimal=str(self._resolved["decimal.handling.mode"]),
             binary=str(self._resolved["binary.handling.mode"]),

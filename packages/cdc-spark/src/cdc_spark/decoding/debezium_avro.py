@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from cdc_core.codec import Options
 from cdc_core.errors import CdcError
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
@@ -150,8 +149,9 @@ class DebeziumAvroAdapter(DebeziumAdapter):
     values: dict[int, ConnectRecord] = attrs.field(init=False, factory=dict)  # its value schemas by id
 
     def __attrs_post_init__(self) -> None:
-        codec = get_codec(PROTOCOL)
-        self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
+        # as the codec's decoder reads them: encoder-only options and TiCDC's sink-URI parameters ignored (with the
+        # codec's one warning), TiCDC's names of its own options taken
+        self._resolved = get_codec(PROTOCOL).decoder_options(self.options)
         self._modes = Modes(binary=str(self._resolved["binary.handling.mode"]))  # schemas always say the rest
         self._zone = resolve_zone(self._resolved["time-zone"])
 

@@ -223,8 +223,9 @@ class SimpleAdapter:
     _resolved: Options = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
-        codec = get_codec(PROTOCOL)
-        self._resolved = Options([s for s in codec.options if s.for_decoder], dict(self.options), protocol=PROTOCOL)
+        # as the codec's decoder reads them: encoder-only options and TiCDC's sink-URI parameters ignored (with the
+        # codec's one warning), TiCDC's names of its own options taken
+        self._resolved = get_codec(PROTOCOL).decoder_options(self.options)
         self.java_rows = JavaRows.of(self.java, ROWS_CLASS, _row_descriptor, TypedEnvelope(SHAPE_CLASS, SHAPE_READ))
 
     def expressions_key(self) -> Hashable:
