@@ -193,12 +193,12 @@ def decode(
     if learned.typings:
         with steps.timed("typing"):
             typed = _typing(request, shaped, learned)
-    residue = _Residue(None, dict(learned.provisional), {})
+    jvm_tables = {(t.schema.database, t.schema.table): t for t in typed.typings}
     if shaped.found.python_messages or learned.python_shapes or typed.bad_messages is not None:
         with steps.timed("codec"):
-            residue = _residue(request, shaped, learned, typed)
+            residue = _residue(request, shaped, learned, typed, jvm_tables)
     else:
-        residue = attrs.evolve(residue, jvm_tables={(t.schema.database, t.schema.table): t for t in typed.typings})
+        residue = _Residue(None, dict(learned.provisional), jvm_tables)
     return _result(request, shaped, typed, residue, steps=steps, time_as=time_as)
 
 
@@ -357,14 +357,16 @@ def _typed_again(request: _Request, shaped: _Shaped, typings: list[TableTyping],
     return _Typed(typings, wide, parts_of, cached=(wide,))
 
 
-def _residue(request: _Request, shaped: _Shaped, learned: _Learned, typed: _Typed) -> _Residue:
+def _residue(
+    request: _Request, shaped: _Shaped, learned: _Learned, typed: _Typed, jvm_tables: dict[Named, TableTyping]
+) -> _Residue:
     """Stage 4: the codec decodes the residue (messages routed to it, shapes it takes, messages the JVM rejected);
     a table whose newest schema the residue brings is decoded by the codec whole, and the residue taken again."""
     from pyspark.sql import functions as F
 
     prepared, found, provisional = shaped.prepared, shaped.found, learned.provisional
     residue_filter = learned.routed_to_python
-    jvm_tables = {(t.schema.database, t.schema.table): t for t in typed.typings}
+    jvm_tables = dict(jvm_tables)  # the caller's stays whole
     while True:
         residue = prepared.where(residue_filter)
         if typed.bad_messages is not None:
