@@ -12,7 +12,7 @@ from cdc_spark import jit
 from cdc_spark.class_sharing import DRIVER_OPTIONS
 from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, compiles_huge_methods, with_huge_methods
 from cdc_spark.masters import local_cores, runs_in_driver
-from cdc_spark.session import CODEGEN_CACHE, session_settings
+from cdc_spark.session import CODEGEN_CACHE, DATAFRAME_DEBUGGING, session_settings
 
 
 def test_a_local_session_keeps_generated_code_between_batches_and_follows_the_cores() -> None:
@@ -21,6 +21,19 @@ def test_a_local_session_keeps_generated_code_between_batches_and_follows_the_co
     assert settings["spark.sql.shuffle.partitions"] == "2"
     assert settings["spark.sql.adaptive.enabled"] == "true"
     assert "spark.jars" not in settings
+
+
+def test_a_session_builds_columns_without_pysparks_call_site_capture_unless_the_user_wants_it() -> None:
+    assert session_settings("yarn", {"spark.jars.packages": "x:y:1"})[DATAFRAME_DEBUGGING] == "false"
+    assert DATAFRAME_DEBUGGING not in session_settings("yarn", {DATAFRAME_DEBUGGING: "true", "spark.jars": "x.jar"})
+
+
+@pytest.mark.spark
+def test_the_test_session_builds_columns_without_a_py4j_round_trip_of_call_site_capture(spark: Any) -> None:
+    from pyspark.errors.utils import is_debugging_enabled
+
+    assert spark.conf.get(DATAFRAME_DEBUGGING) == "false"
+    assert not is_debugging_enabled()  # what PySpark reads (once) before wrapping every Column function
 
 
 def test_the_users_codegen_cache_size_wins() -> None:

@@ -93,3 +93,18 @@ def test_a_frame_in_its_own_session_keeps_its_rows_views_and_settings_apart(spar
         assert not spark.catalog.tableExists("cdc_workers_own_view")
     finally:
         spark.catalog.dropTempView("cdc_workers_parent_view")
+
+
+@pytest.mark.spark
+def test_the_tables_jobs_carry_the_batchs_job_group(spark: Any) -> None:
+    group = "cdc-workers-group"
+    context = spark.sparkContext
+    context.setJobGroup(group, "a batch")
+    try:
+        frames = {name: spark.range(10 * (n + 1)) for n, name in enumerate(("a", "b", "c"))}
+        counts = run_each([(name, lambda f=frame: f.count()) for name, frame in frames.items()], parallelism=3)
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    assert counts == {"a": 10, "b": 20, "c": 30}
+    # every count ran in a worker thread; each one's job is counted under the group (one job each at least)
+    assert len(context.statusTracker().getJobIdsForGroup(group)) >= 3

@@ -49,6 +49,7 @@ EXTENSIONS: Final = (
 SESSION_CATALOG: Final = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 CODEGEN_CACHE: Final = "spark.sql.codegen.cache.maxEntries"
 CODEGEN_CACHE_ENTRIES: Final = "4000"
+DATAFRAME_DEBUGGING: Final = "spark.python.sql.dataFrameDebugging.enabled"
 
 
 def session_settings(master: str | None, user: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -64,6 +65,9 @@ def session_settings(master: str | None, user: Mapping[str, str] | None = None) 
         # default cache of 100 generated classes they evict each other and each batch spent most of its driver
         # time compiling code it had compiled before (about 75 classes per table and batch).
         CODEGEN_CACHE: CODEGEN_CACHE_ENTRIES,
+        # PySpark's call-site capture for error contexts costs five py4j calls around every Column function (a
+        # frame walk and a failed IPython import each); apply builds hundreds of columns per table and batch
+        DATAFRAME_DEBUGGING: "false",
     }
     if "spark.jars.packages" not in given and "spark.jars" not in given:
         if master is not None and master.startswith("local") and maven_available():

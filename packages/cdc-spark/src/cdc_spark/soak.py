@@ -234,7 +234,11 @@ def soak(args: argparse.Namespace, workdir: Path) -> Figures:
     feed, messages = _feed(args.messages, args.seed)
     rng = random.Random(args.seed)
     stream = [attrs.evolve(m, partition=zlib.crc32(m.key or b"") % args.partitions) for m in messages]
-    replays = sorted((i + rng.randrange(1, 200), m) for i, m in enumerate(stream) if rng.random() < args.replay)
+    # by position only: two replays may land at the same one, and messages do not compare
+    replays = sorted(
+        ((i + rng.randrange(1, 200), m) for i, m in enumerate(stream) if rng.random() < args.replay),
+        key=lambda pair: pair[0],
+    )
     for position, message in reversed(replays):  # a replay lands later than its original, as a retrying producer's
         stream.insert(min(position, len(stream)), message)
     print(f"soak: {len(messages):,} messages of {feed.row_changes:,} row changes; {len(stream) - len(messages):,} "

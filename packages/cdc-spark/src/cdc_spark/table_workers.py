@@ -56,13 +56,26 @@ def run_each(tasks: Sequence[tuple[str, Callable[[], T]]], parallelism: int) -> 
         return {name: task() for name, task in tasks}
     results: dict[str, T] = {}
     with ThreadPoolExecutor(max_workers=min(parallelism, len(tasks)), thread_name_prefix="cdc-table") as pool:
-        futures = [(name, pool.submit(task)) for name, task in tasks]
+        futures = [(name, pool.submit(_inheriting(task))) for name, task in tasks]
         failures = [future.exception() for _, future in futures]
     for (name, future), failure in zip(futures, failures, strict=True):
         if failure is not None:
             raise failure
         results[name] = future.result()
     return results
+
+
+def _inheriting(task: Callable[[], T]) -> Callable[[], T]:
+    """``task`` run with the caller's job group, description, scheduler pool and tags (a pool thread starts with
+    none of them): the batch's Spark jobs stay one group to watch and to cancel."""
+    from pyspark.sql import SparkSession
+    from pyspark.util import inheritable_thread_target
+
+    session = SparkSession.getActiveSession()
+    if session is None:
+        return task
+    wrapped: Callable[[], T] = inheritable_thread_target(session)(task)
+    return wrapped
 
 
 __all__ = ["DEFAULT_TABLE_PARALLELISM", "bound_to", "in_own_session", "own_session", "run_each"]

@@ -35,10 +35,16 @@ class Sequence:
 
         return StructType([StructField("v", self.data_type)])
 
+    def sql(self) -> str:
+        """The value as a SQL expression (the JSON text read back with the sequence's type)."""
+        from cdc_spark.merge.statements import literal, sql_type
+
+        return f"from_json({literal(self.text)}, {literal(sql_type(self._schema()))}).v"
+
     def column(self) -> Column:
         from pyspark.sql import functions as F
 
-        return F.from_json(F.lit(self.text), self._schema()).getField("v")
+        return F.expr(self.sql())
 
 
 @attrs.frozen(kw_only=True)

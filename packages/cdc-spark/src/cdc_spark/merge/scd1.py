@@ -11,13 +11,18 @@ into a tombstone.
 
 :func:`resolve` returns one frame per batch (computed once by the sink) with, per key whose target row or state
 changes, both the target action (``__cdc_action`` upsert/delete with ``__cdc_write__<col>`` flags) and the new
-state row. It is built in layers, each naming what the next uses, so Spark computes every decision once per row.
+state row. It is built in layers, each naming what the next uses, so Spark computes every decision once per row, as
+one SQL statement written from the table's columns: building it column by column through PySpark cost thousands of
+py4j calls per table and batch.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from functools import reduce
+import uuid
+from collections.abc import Iterator
+from collections.abc import Sequence as Sequence_
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
 from cdc_spark.merge.batch import BatchSummary, Sequence
@@ -33,12 +38,13 @@ from cdc_spark.merge.columns import (
     TABLE,
     WRITE_PREFIX,
 )
-from cdc_spark.merge.keys import key_text, key_values
+from cdc_spark.merge.keys import key_text_sql, key_values_sql
 from cdc_spark.merge.spec import ApplySpec
+from cdc_spark.merge.statements import literal, quote, sql_type, timestamp
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
-    from pyspark.sql.types import DataType, StructType
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import DataType, StructField, StructType
 
 _SET: Final = "__cdc_set__"  # the sequence of the batch's newest change that set a column
 _STORED_SET: Final = "__cdc_stored_set__"  # the sequence of what set a column before the batch
@@ -99,6 +105,44 @@ def floor_row(spark: SparkSession, table: str, floor: Sequence, seq_type: DataTy
     )
 
 
+def _fold_sql(source: str, columns: Sequence_[str], spec: ApplySpec, partial_updates: bool) -> str:
+    """SQL of :func:`fold` over the relation ``source`` whose columns are ``columns``."""
+    op, order = quote("_cdc_op"), quote(ORDER)
+    keys = ", ".join(quote(k) for k in spec.keys)
+    newest_first = f"PARTITION BY {keys} ORDER BY {order} DESC"
+    whole = f"({newest_first} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+    kept = f"{op} != 'delete'"  # a delete leaves nothing behind
+    head = [
+        *[quote(k) for k in spec.keys],
+        f"{order}.s AS __cdc_n_seq",
+        f"{op} AS __cdc_n_op",
+        *[quote(c) for c in spec.metadata],
+        f"row_number() OVER ({newest_first}) AS __cdc_rank",
+    ]
+    if not (partial_updates and "_cdc_changed_columns" in columns):
+        values = [
+            f"CASE WHEN {kept} THEN {quote(name)} END AS {quote(name)}, {order}.s AS {quote(_SET + name)}"
+            for name in spec.value_columns
+        ]
+        ranked = f"SELECT {', '.join([*head, f'{order}.s AS __cdc_n_image', *values])} FROM {source}"
+        return f"SELECT * EXCEPT (__cdc_rank) FROM ({ranked}) WHERE __cdc_rank = 1"
+    is_partial = f"({op} = 'update' AND _cdc_changed_columns IS NOT NULL)"
+    newest = []
+    for name in spec.value_columns:
+        sets = f"(NOT {is_partial} OR array_contains(_cdc_changed_columns, {literal(name)}))"
+        value = f"named_struct('o', {order}, 'v', CASE WHEN {kept} THEN {quote(name)} END)"
+        # the newest change that set the column, with its value: one struct, ordered by the change's order
+        newest.append(f"(max(CASE WHEN {sets} THEN {value} END) OVER {whole}) AS {quote(_SET + name)}")
+    image = f"(max(CASE WHEN NOT {is_partial} THEN {order} END) OVER {whole}).s AS __cdc_n_image"
+    ranked = f"SELECT {', '.join([*head, image, *newest])} FROM {source}"
+    unpacked = [
+        f"{quote(_SET + name)}.v AS {quote(name)}, {quote(_SET + name)}.o.s AS {quote(_SET + name)}"
+        for name in spec.value_columns
+    ]
+    outer = [*[quote(k) for k in spec.keys], "__cdc_n_seq", "__cdc_n_op", *[quote(c) for c in spec.metadata]]
+    return f"SELECT {', '.join([*outer, '__cdc_n_image', *unpacked])} FROM ({ranked}) WHERE __cdc_rank = 1"
+
+
 def fold(changes: DataFrame, spec: ApplySpec, partial_updates: bool = True) -> DataFrame:
     """One row per key: the newest change's operation and metadata, and for every column the value and
     sequence (``__cdc_set__<col>``) of the newest change that set it (partial updates set only their columns).
@@ -107,94 +151,51 @@ def fold(changes: DataFrame, spec: ApplySpec, partial_updates: bool = True) -> D
     reuses): its first row is the newest change. Without partial updates in the batch every change sets every
     column, so that row gives them all; otherwise each column's newest setting change is taken over the window.
     """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    op = F.col("_cdc_op")
-    order = F.col(ORDER)
-    newest_first = Window.partitionBy(*spec.keys).orderBy(order.desc())
-    whole = newest_first.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
-    partial = partial_updates and "_cdc_changed_columns" in changes.columns
-    kept = op != "delete"  # a delete leaves nothing behind
-    columns: list[Column] = [
-        *[F.col(c) for c in spec.keys],
-        order.getField("s").alias("__cdc_n_seq"),
-        op.alias("__cdc_n_op"),
-        *[F.col(c) for c in spec.metadata],
-        F.row_number().over(newest_first).alias("__cdc_rank"),
-    ]
-    if not partial:
-        columns.append(order.getField("s").alias("__cdc_n_image"))
-        for name in spec.value_columns:
-            columns += [F.when(kept, F.col(name)).alias(name), order.getField("s").alias(_SET + name)]
-        ranked = changes.select(*columns)
-    else:
-        is_partial = (op == "update") & F.col("_cdc_changed_columns").isNotNull()
-        columns.append(F.max(F.when(~is_partial, order)).over(whole).getField("s").alias("__cdc_n_image"))
-        for name in spec.value_columns:
-            sets = ~is_partial | F.array_contains(F.col("_cdc_changed_columns"), name)
-            # the newest change that set the column, with its value: one struct, ordered by the change's order
-            newest = F.max(F.when(sets, F.struct(order.alias("o"), F.when(kept, F.col(name)).alias("v"))))
-            columns.append(newest.over(whole).alias(_SET + name))
-        ranked = changes.select(*columns)
-        ranked = ranked.select(
-            *[c for c in ranked.columns if not c.startswith(_SET)],
-            *[
-                c
-                for name in spec.value_columns
-                for c in (
-                    F.col(_SET + name).getField("v").alias(name),
-                    F.col(_SET + name).getField("o").getField("s").alias(_SET + name),
-                )
-            ],
-        )
-    return ranked.where(F.col("__cdc_rank") == 1).drop("__cdc_rank")
+    with _views(changes.sparkSession, changes) as (source,):
+        return changes.sparkSession.sql(_fold_sql(source, changes.columns, spec, partial_updates))
 
 
-def _any(flags: list[Column]) -> Column:
-    from pyspark.sql import functions as F
-
-    return reduce(lambda a, b: a | b, flags, F.lit(False))
+def _any(flags: list[str]) -> str:
+    return "(" + " OR ".join(["false", *flags]) + ")"
 
 
-def _joined(net: DataFrame, stored: DataFrame, spec: ApplySpec, summary: BatchSummary) -> DataFrame:
-    """The net changes next to the keys' stored state (``__cdc_e_*``), matched by the keys' text. On a truncate,
-    every key stored before it is joined too (its typed key read back from the text), and its state is reset to a
-    tombstone at the truncate (``__cdc_was_live`` keeps whether the target still holds its row)."""
-    from pyspark.sql import functions as F
-
-    fields = [net.schema[k] for k in spec.keys]
-    net = net.withColumn(KEY, key_text(fields))
-    old = stored.select(
-        F.col(KEY).alias(_STORED_KEY),
-        F.col(SEQUENCE).alias("__cdc_e_seq"),
-        F.col(DELETED_AT).alias("__cdc_e_deleted_at"),
-        F.coalesce(F.col(IMAGE_SEQUENCE), F.col(SEQUENCE)).alias("__cdc_e_image"),
-        F.col(COLUMN_SEQUENCES).alias("__cdc_e_map"),
+def _joined_sql(net: str, stored: str, fields: list[StructField], spec: ApplySpec, summary: BatchSummary) -> str:
+    """SQL of the net changes (``net``, :func:`fold`'s columns) next to the keys' stored state (``__cdc_e_*``),
+    matched by the keys' text. On a truncate, every key stored before it is joined too (its typed key read back
+    from the text), and its state is reset to a tombstone at the truncate (``__cdc_was_live`` keeps whether the
+    target still holds its row)."""
+    keyed = f"SELECT *, {key_text_sql(fields)} AS {KEY} FROM {net}"
+    old = (
+        f"SELECT {KEY} AS {_STORED_KEY}, {SEQUENCE} AS __cdc_e_seq, {DELETED_AT} AS __cdc_e_deleted_at,"
+        f" coalesce({IMAGE_SEQUENCE}, {SEQUENCE}) AS __cdc_e_image, {COLUMN_SEQUENCES} AS __cdc_e_map FROM {stored}"
     )
-    on = net[KEY] == old[_STORED_KEY]
-    e_seq, e_deleted_at = F.col("__cdc_e_seq"), F.col("__cdc_e_deleted_at")
-    was_live = e_seq.isNotNull() & e_deleted_at.isNull()
+    on = f"n.{KEY} = o.{_STORED_KEY}"
+    was_live = "(__cdc_e_seq IS NOT NULL AND __cdc_e_deleted_at IS NULL)"
     if summary.truncate is None:
-        joined = net.join(old, on, "left").drop(_STORED_KEY)
-        return joined.select("*", was_live.alias("__cdc_was_live"), F.lit(False).alias("__cdc_reset"))
-    floor = summary.truncate.column()
-    joined = net.join(old, on, "full_outer").where(F.col("__cdc_n_seq").isNotNull() | ((e_seq < floor) & was_live))
-    reset = F.coalesce(e_seq < floor, F.lit(False))
-    replaced = ("__cdc_e_seq", "__cdc_e_deleted_at", "__cdc_e_image", "__cdc_e_map", _STORED_KEY, KEY, *spec.keys)
-    stored_keys = key_values(F.col(_STORED_KEY), fields)
-    return joined.select(
-        *[F.coalesce(F.col(k), typed).alias(k) for k, typed in zip(spec.keys, stored_keys, strict=True)],
-        F.coalesce(F.col(KEY), F.col(_STORED_KEY)).alias(KEY),
-        *[c for c in joined.columns if c not in replaced],
-        was_live.alias("__cdc_was_live"),
-        F.when(reset, floor).otherwise(e_seq).alias("__cdc_e_seq"),
-        e_deleted_at.alias("__cdc_e_deleted_at"),  # a reset live key has none yet: resolve stamps the delete
-        (reset | e_deleted_at.isNotNull()).alias("__cdc_e_tombstone"),
-        F.when(reset, floor).otherwise(F.col("__cdc_e_image")).alias("__cdc_e_image"),
-        F.when(~reset, F.col("__cdc_e_map")).alias("__cdc_e_map"),
-        reset.alias("__cdc_reset"),
-    )
+        return (
+            f"SELECT n.*, o.* EXCEPT ({_STORED_KEY}), {was_live} AS __cdc_was_live, false AS __cdc_reset,"
+            f" __cdc_e_deleted_at IS NOT NULL AS __cdc_e_tombstone FROM ({keyed}) n LEFT JOIN ({old}) o ON {on}"
+        )
+    floor = summary.truncate.sql()
+    reset = f"coalesce(__cdc_e_seq < {floor}, false)"
+    typed = key_values_sql(f"o.{_STORED_KEY}", fields)
+    net_only = ["__cdc_n_seq", "__cdc_n_op", *spec.metadata, "__cdc_n_image"]
+    for name in spec.value_columns:
+        net_only += [name, _SET + name]
+    columns = [
+        *[f"coalesce(n.{quote(f.name)}, {value}) AS {quote(f.name)}" for f, value in zip(fields, typed, strict=True)],
+        f"coalesce(n.{KEY}, o.{_STORED_KEY}) AS {KEY}",
+        *[f"n.{quote(c)}" for c in net_only],
+        f"{was_live} AS __cdc_was_live",
+        f"CASE WHEN {reset} THEN {floor} ELSE __cdc_e_seq END AS __cdc_e_seq",
+        "__cdc_e_deleted_at",  # a reset live key has none yet: resolve stamps the delete
+        f"({reset} OR __cdc_e_deleted_at IS NOT NULL) AS __cdc_e_tombstone",
+        f"CASE WHEN {reset} THEN {floor} ELSE __cdc_e_image END AS __cdc_e_image",
+        f"CASE WHEN NOT {reset} THEN __cdc_e_map END AS __cdc_e_map",
+        f"{reset} AS __cdc_reset",
+    ]
+    kept = f"n.__cdc_n_seq IS NOT NULL OR (__cdc_e_seq < {floor} AND {was_live})"
+    return f"SELECT {', '.join(columns)} FROM ({keyed}) n FULL OUTER JOIN ({old}) o ON {on} WHERE {kept}"
 
 
 def resolve(
@@ -205,91 +206,106 @@ def resolve(
     now: dt.datetime,
 ) -> DataFrame:
     """The batch's net changes resolved against the table's key state ``stored`` (:func:`table_state`): one row per
-    key whose target row or state changes, with the target action and write flags and the new state columns."""
-    from pyspark.sql import functions as F
+    key whose target row or state changes, with the target action and write flags and the new state columns.
 
+    One SQL statement, planned at once: built from the table's columns as text (no Spark call per column).
+    """
+    spark = changes.sparkSession
+    fields = [changes.schema[k] for k in spec.keys]
     seq_type = stored.schema[SEQUENCE].dataType
-    joined = _joined(fold(changes, spec, summary.partial_updates > 0), stored, spec, summary)
-    if "__cdc_e_tombstone" not in joined.columns:
-        joined = joined.withColumn("__cdc_e_tombstone", F.col("__cdc_e_deleted_at").isNotNull())
-    e_seq, n_seq = F.col("__cdc_e_seq"), F.col("__cdc_n_seq")
-    tombstone = F.col("__cdc_e_tombstone")
+    with _views(spark, changes, stored) as (source, state):
+        folded = _fold_sql(source, changes.columns, spec, summary.partial_updates > 0)
+        joined = _joined_sql(f"({folded})", state, fields, spec, summary)
+        return spark.sql(_resolve_sql(joined, spec, seq_type, now))
 
+
+def _resolve_sql(joined: str, spec: ApplySpec, seq_type: DataType, now: dt.datetime) -> str:
+    """The layers of :func:`resolve` over ``joined`` (:func:`_joined_sql`), each naming what the next uses."""
     # 1. Is the batch's newest change newer than everything applied? Then it decides whether the row lives.
-    newer = (F.coalesce(e_seq.isNull() | (n_seq > e_seq), F.lit(False)) & n_seq.isNotNull()).alias("__cdc_newer")
-    step = joined.select("*", newer)
-    newer = F.col("__cdc_newer")
-    deleted = F.when(newer, F.col("__cdc_n_op") == "delete").otherwise(tombstone)
-    live_before = e_seq.isNotNull() & ~tombstone
-    step = step.select(
-        "*",
-        deleted.alias("__cdc_deleted"),
-        (~deleted & ~live_before).alias("__cdc_revive"),  # a new or re-inserted row: every column is written
-        F.when(newer, n_seq).otherwise(e_seq).alias("__cdc_new_seq"),
-        F.greatest(F.col("__cdc_n_image"), F.col("__cdc_e_image")).alias("__cdc_new_image"),
+    newer = "(coalesce(__cdc_e_seq IS NULL OR __cdc_n_seq > __cdc_e_seq, false) AND __cdc_n_seq IS NOT NULL)"
+    first = f"SELECT *, {newer} AS __cdc_newer FROM ({joined})"
+    deleted = "CASE WHEN __cdc_newer THEN __cdc_n_op = 'delete' ELSE __cdc_e_tombstone END"
+    live_before = "(__cdc_e_seq IS NOT NULL AND NOT __cdc_e_tombstone)"
+    step = (
+        f"SELECT *, {deleted} AS __cdc_deleted,"
+        # a new or re-inserted row: every column is written
+        f" (NOT ({deleted}) AND NOT {live_before}) AS __cdc_revive,"
+        " CASE WHEN __cdc_newer THEN __cdc_n_seq ELSE __cdc_e_seq END AS __cdc_new_seq,"
+        f" greatest(__cdc_n_image, __cdc_e_image) AS __cdc_new_image FROM ({first})"
     )
-    deleted, revive = F.col("__cdc_deleted"), F.col("__cdc_revive")
-    new_seq, new_image = F.col("__cdc_new_seq"), F.col("__cdc_new_image")
-
     # 2. Which columns the batch writes: those a change newer than what last set them sets.
     stored_sets = [
-        F.coalesce(F.element_at(F.col("__cdc_e_map"), F.lit(name)), F.col("__cdc_e_image")).alias(_STORED_SET + name)
+        f"coalesce(element_at(__cdc_e_map, {literal(name)}), __cdc_e_image) AS {quote(_STORED_SET + name)}"
         for name in spec.value_columns
     ]
-    step = step.select("*", *stored_sets)
-    writes: dict[str, Column] = {}
+    step = f"SELECT {', '.join(['*', *stored_sets])} FROM ({step})"
+    writes: dict[str, str] = {}
     for name in spec.value_columns:
-        set_at, stored_set = F.col(_SET + name), F.col(_STORED_SET + name)
-        writes[name] = revive | (set_at.isNotNull() & (stored_set.isNull() | (set_at > stored_set)))
+        set_at, stored_set = quote(_SET + name), quote(_STORED_SET + name)
+        writes[name] = f"(__cdc_revive OR ({set_at} IS NOT NULL AND ({stored_set} IS NULL OR {set_at} > {stored_set})))"
     for name in spec.metadata:
-        writes[name] = newer
-    step = step.select("*", *[flag.alias(WRITE_PREFIX + c) for c, flag in writes.items()])
-    flags = [F.col(WRITE_PREFIX + c) for c in writes]
-    touched = _any(flags)
+        writes[name] = "__cdc_newer"
+    flagged = [f"{flag} AS {quote(WRITE_PREFIX + c)}" for c, flag in writes.items()]
+    step = f"SELECT {', '.join(['*', *flagged])} FROM ({step})"
+    flags = [quote(WRITE_PREFIX + c) for c in writes]
     new_sets = [
-        F.when(F.col(WRITE_PREFIX + name), F.coalesce(F.col(_SET + name), new_seq))
-        .otherwise(F.col(_STORED_SET + name))
-        .alias(_NEW_SET + name)
+        f"CASE WHEN {quote(WRITE_PREFIX + name)} THEN coalesce({quote(_SET + name)}, __cdc_new_seq)"
+        f" ELSE {quote(_STORED_SET + name)} END AS {quote(_NEW_SET + name)}"
         for name in spec.value_columns
     ]
-    step = step.select("*", *new_sets, (newer | touched | F.col("__cdc_reset")).alias("__cdc_state_changed"))
-    step = step.where(F.col("__cdc_state_changed"))
+    step = f"SELECT {', '.join(['*', *new_sets, f'{_any(flags)} AS __cdc_touched'])} FROM ({step})"
+    step = f"SELECT * FROM ({step}) WHERE __cdc_newer OR __cdc_touched OR __cdc_reset"
 
     # 3. The target action and the new state row.
-    action = F.when(~deleted & (revive | touched), F.lit("upsert")).when(
-        F.col("__cdc_was_live") & deleted, F.lit("delete")
+    action = (
+        "CASE WHEN NOT __cdc_deleted AND (__cdc_revive OR __cdc_touched) THEN 'upsert'"
+        " WHEN __cdc_was_live AND __cdc_deleted THEN 'delete' END"
     )
     deleted_at = (
-        F.when(~deleted, F.lit(None).cast("timestamp"))
-        .when(F.col("__cdc_e_deleted_at").isNotNull(), F.col("__cdc_e_deleted_at"))
-        .otherwise(F.lit(now).cast("timestamp"))
+        "CASE WHEN NOT __cdc_deleted THEN CAST(NULL AS TIMESTAMP) WHEN __cdc_e_deleted_at IS NOT NULL"
+        f" THEN __cdc_e_deleted_at ELSE {timestamp(now)} END"
     )
-    return step.select(
-        *spec.keys,
+    columns = [
+        *[quote(k) for k in spec.keys],
         KEY,
-        *[F.when(F.col(WRITE_PREFIX + c), F.col(c)).alias(c) for c in (*spec.value_columns, *spec.metadata)],
+        *[
+            f"CASE WHEN {quote(WRITE_PREFIX + c)} THEN {quote(c)} END AS {quote(c)}"
+            for c in (*spec.value_columns, *spec.metadata)
+        ],
         *flags,
-        action.alias(ACTION),
-        new_seq.alias(SEQUENCE),
-        deleted_at.alias(DELETED_AT),
-        F.when(new_image != new_seq, new_image).alias(IMAGE_SEQUENCE),
-        _column_sequences(spec, new_image, seq_type).alias(COLUMN_SEQUENCES),
-    )
+        f"{action} AS {ACTION}",
+        f"__cdc_new_seq AS {SEQUENCE}",
+        f"{deleted_at} AS {DELETED_AT}",
+        f"CASE WHEN __cdc_new_image != __cdc_new_seq THEN __cdc_new_image END AS {IMAGE_SEQUENCE}",
+        f"{_column_sequences(spec, '__cdc_new_image', seq_type)} AS {COLUMN_SEQUENCES}",
+    ]
+    return f"SELECT {', '.join(columns)} FROM ({step})"
 
 
-def _column_sequences(spec: ApplySpec, image: Column, seq_type: DataType) -> Column:
+def _column_sequences(spec: ApplySpec, image: str, seq_type: DataType) -> str:
     """``{column: sequence}`` for the columns set by a partial update newer than the image; null if none."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    empty = F.lit(None).cast(T.MapType(T.StringType(), seq_type))
+    empty = f"CAST(NULL AS map<string, {sql_type(seq_type)}>)"
     if not spec.value_columns:
         return empty
-    sets = {name: F.col(_NEW_SET + name) for name in spec.value_columns}
-    newer = _any([value > image for value in sets.values()])
-    entries = F.array(*[F.struct(F.lit(name).alias("key"), value.alias("value")) for name, value in sets.items()])
-    kept = F.filter(entries, lambda entry: entry.getField("value") > image)
-    return F.when(newer, F.map_from_entries(kept)).otherwise(empty)
+    sets = {name: quote(_NEW_SET + name) for name in spec.value_columns}
+    newer = _any([f"{value} > {image}" for value in sets.values()])
+    entries = ", ".join(f"named_struct('key', {literal(name)}, 'value', {value})" for name, value in sets.items())
+    kept = f"filter(array({entries}), __cdc_entry -> __cdc_entry.value > {image})"
+    return f"CASE WHEN {newer} THEN map_from_entries({kept}) ELSE {empty} END"
+
+
+@contextmanager
+def _views(spark: SparkSession, *frames: DataFrame) -> Iterator[tuple[str, ...]]:
+    """``frames`` as temporary views of ``spark`` while a statement over them is planned (a planned frame keeps
+    their plans: the views are dropped after)."""
+    names = tuple(f"cdc_resolve_{uuid.uuid4().hex}" for _ in frames)
+    for name, frame in zip(names, frames, strict=True):
+        frame.createOrReplaceTempView(name)
+    try:
+        yield names
+    finally:
+        for name in names:
+            spark.catalog.dropTempView(name)
 
 
 __all__ = ["floor_row", "floors", "fold", "resolve", "state_rows", "state_schema", "table_state"]
