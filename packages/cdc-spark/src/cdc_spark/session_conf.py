@@ -1,13 +1,15 @@
-"""Session settings for a block of work, restored afterwards: the sinks' MERGE options, the decode's caches."""
+"""Session settings for a block of work, restored afterwards: the sinks' MERGE options, the decode's caches; and
+frames as temporary views for the statements of a block."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 
 # Off while a MERGE or a resolve is planned: on a wide table it grows the resolve's write flags into Or trees whose
@@ -31,4 +33,18 @@ def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[N
                 spark.conf.set(key, old)
 
 
-__all__ = ["CONSTRAINT_PROPAGATION", "session_conf"]
+@contextmanager
+def temporary_views(spark: SparkSession, *frames: DataFrame, prefix: str) -> Iterator[tuple[str, ...]]:
+    """``frames`` as temporary views of names of their own (``prefix`` and a random part) while the block runs,
+    dropped from ``spark`` after it. A statement planned in the block keeps their plans once the views are gone."""
+    names = tuple(f"{prefix}_{uuid.uuid4().hex}" for _ in frames)
+    for name, frame in zip(names, frames, strict=True):
+        frame.createOrReplaceTempView(name)
+    try:
+        yield names
+    finally:
+        for name in names:
+            spark.catalog.dropTempView(name)
+
+
+__all__ = ["CONSTRAINT_PROPAGATION", "session_conf", "temporary_views"]

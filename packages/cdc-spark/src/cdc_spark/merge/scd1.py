@@ -19,10 +19,7 @@ py4j calls per table and batch.
 from __future__ import annotations
 
 import datetime as dt
-import uuid
-from collections.abc import Iterator
 from collections.abc import Sequence as Sequence_
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
 from cdc_spark.merge.batch import BatchSummary, Sequence
@@ -41,6 +38,7 @@ from cdc_spark.merge.columns import (
 from cdc_spark.merge.keys import key_text_sql, key_values_sql
 from cdc_spark.merge.spec import ApplySpec
 from cdc_spark.merge.statements import literal, quote, sql_type, timestamp
+from cdc_spark.session_conf import temporary_views
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -151,7 +149,7 @@ def fold(changes: DataFrame, spec: ApplySpec, partial_updates: bool = True) -> D
     reuses): its first row is the newest change. Without partial updates in the batch every change sets every
     column, so that row gives them all; otherwise each column's newest setting change is taken over the window.
     """
-    with _views(changes.sparkSession, changes) as (source,):
+    with temporary_views(changes.sparkSession, changes, prefix="cdc_resolve") as (source,):
         return changes.sparkSession.sql(_fold_sql(source, changes.columns, spec, partial_updates))
 
 
@@ -211,10 +209,11 @@ def resolve(
     One SQL statement, planned at once: built from the table's columns as text (no Spark call per column).
     """
     spark = changes.sparkSession
-    fields = [changes.schema[k] for k in spec.keys]
+    schema = changes.schema
+    fields = [schema[k] for k in spec.keys]
     seq_type = stored.schema[SEQUENCE].dataType
-    with _views(spark, changes, stored) as (source, state):
-        folded = _fold_sql(source, changes.columns, spec, summary.partial_updates > 0)
+    with temporary_views(spark, changes, stored, prefix="cdc_resolve") as (source, state):
+        folded = _fold_sql(source, schema.names, spec, summary.partial_updates > 0)
         joined = _joined_sql(f"({folded})", state, fields, spec, summary)
         return spark.sql(_resolve_sql(joined, spec, seq_type, now))
 
@@ -292,20 +291,6 @@ def _column_sequences(spec: ApplySpec, image: str, seq_type: DataType) -> str:
     entries = ", ".join(f"named_struct('key', {literal(name)}, 'value', {value})" for name, value in sets.items())
     kept = f"filter(array({entries}), __cdc_entry -> __cdc_entry.value > {image})"
     return f"CASE WHEN {newer} THEN map_from_entries({kept}) ELSE {empty} END"
-
-
-@contextmanager
-def _views(spark: SparkSession, *frames: DataFrame) -> Iterator[tuple[str, ...]]:
-    """``frames`` as temporary views of ``spark`` while a statement over them is planned (a planned frame keeps
-    their plans: the views are dropped after)."""
-    names = tuple(f"cdc_resolve_{uuid.uuid4().hex}" for _ in frames)
-    for name, frame in zip(names, frames, strict=True):
-        frame.createOrReplaceTempView(name)
-    try:
-        yield names
-    finally:
-        for name in names:
-            spark.catalog.dropTempView(name)
 
 
 __all__ = ["floor_row", "floors", "fold", "resolve", "state_rows", "state_schema", "table_state"]

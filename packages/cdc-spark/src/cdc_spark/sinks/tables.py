@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
@@ -34,7 +33,7 @@ from cdc_spark.merge.columns import END_AT, PURGED_AT, START_AT, TIME, TRUNCATED
 from cdc_spark.merge.evolution import evolve
 from cdc_spark.merge.spec import ApplySpec
 from cdc_spark.merge.statements import Merge, add_columns, merges, quote, set_properties
-from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf
+from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, temporary_views
 from cdc_spark.sinks import BatchInfo, MergePlan
 from cdc_spark.sinks.commits import TableInfo, pending
 from cdc_spark.table_workers import bound_to, own_session, run_each
@@ -317,13 +316,12 @@ class BatchWrite:
         self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None
     ) -> None:
         """``statement`` (a MERGE of a source view into a table) run on ``source``, marked with ``batch``."""
-        view = f"cdc_merge_{uuid.uuid4().hex}"
-        source.createOrReplaceTempView(view)
-        try:
-            with self.format.marked(batch), session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
-                self.spark.sql(statement(name, view))
-        finally:
-            self.spark.catalog.dropTempView(view)
+        with (
+            temporary_views(self.spark, source, prefix="cdc_merge") as (view,),
+            self.format.marked(batch),
+            session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}),
+        ):
+            self.spark.sql(statement(name, view))
 
     def _record_floor(self, state: str, summary: BatchSummary, stored: str | None) -> None:
         if summary.floor is not None and summary.floor.text != stored:
