@@ -3,8 +3,10 @@ tables, measured in the same session.
 
 The changefeed is Canal-JSON over the 20-column mixed row of ``workload.py`` (JSON, TIME, SET, BIT, ENUM, binary,
 unsigned...), spread over T tables with the same total of changes. Batch 0 inserts every key (it creates the
-tables, not timed); batch 1, timed, changes them: 70 % updates, 10 % deletes, 20 % inserts of new keys, each
-table's changes interleaved with the others' in commit order as a changefeed delivers them.
+tables, not timed); each later batch changes them: 70 % updates, 10 % deletes, 20 % inserts of new keys, each
+table's changes interleaved with the others' in commit order as a changefeed delivers them. Every later batch is
+a round: ``cdc apply``, then the two plain loops, on the same batch; the last round is the figure (the JVM's JIT
+compiler keeps working for minutes, so the three are compared equally warm).
 
 * ``cdc apply``: the job's batch function (:class:`cdc_spark.job.BatchProcessor`, the code ``cdc apply`` runs per
   micro-batch): decode, then every table applied with its state; the default ``table-parallelism``;
@@ -13,9 +15,10 @@ table's changes interleaved with the others' in commit order as a changefeed del
   state, no partial updates;
 * a plain Delta append of the same rows, per table, one after the other.
 
-Printed per T: seconds per table-batch of each, and ``cdc apply``'s time as a ratio of the bare-MERGE loop's
-(goal at T = 50: 0.5x or less); with the batch's Spark jobs and where its time went (decode, apply). Then the small
-batches: micro-batches of about 100 messages over 3 tables, each batch's seconds after the first (goal: 2 s).
+Printed per T (``CDC_BENCH_ROUNDS`` rounds, default 3): seconds per table-batch of each in the last round, and
+``cdc apply``'s time as a ratio of the bare-MERGE loop's (goal at T = 50: 0.5x or less); with the batch's Spark
+jobs and where its time went (decode, apply). Then the small batches: micro-batches of about 100 messages over 3
+tables, each batch's seconds after the first (goal: 2 s).
 
     nox -s bench -- benchmarks/bench_spark_apply_tables.py -s
     CDC_BENCH_TABLES=1,10,50 CDC_BENCH_TABLE_CHANGES=5000 nox -s bench -- benchmarks/bench_spark_apply_tables.py -s
@@ -43,6 +46,7 @@ from cdc_core.tso import compose
 
 COUNTS = [int(t) for t in os.environ.get("CDC_BENCH_TABLES", "1,10,50,200").split(",")]
 TOTAL = int(os.environ.get("CDC_BENCH_TABLE_CHANGES", "10000"))
+ROUNDS = int(os.environ.get("CDC_BENCH_ROUNDS", "3"))  # measured batches after the one that creates the tables
 OPTIONS = {"enable-tidb-extension": "true"}
 
 
@@ -117,50 +121,70 @@ def jobs_of(spark: Any, group: str) -> int:
     return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
 
+@attrs.define
+class CdcRun:
+    """Batches through the job's batch function (:class:`cdc_spark.job.BatchProcessor`), one after the other."""
+
+    spark: Any
+    root: Path
+    processor: Any = None
+    reports: list[Any] = attrs.field(factory=list)
+
+    def __attrs_post_init__(self) -> None:
+        from cdc_spark.job import BatchProcessor, JobConfig, SourceSpec, make_sink
+
+        config = JobConfig(
+            protocol="canal-json",
+            source=SourceSpec(kind="file", location=str(self.root / "in")),
+            target=str(self.root / "cdc"),
+            checkpoint=str(self.root / "checkpoint"),
+            options=OPTIONS,
+        )
+        sink = make_sink(self.spark, config)
+        self.processor = BatchProcessor(config=config, sink=sink, progress=self.reports.append)
+
+    def batch(self, frame: Any, batch_id: int) -> tuple[float, int, Any]:
+        """One batch: (seconds, Spark jobs, report)."""
+        group = f"cdc-{self.root.name}-{batch_id}"
+        self.spark.sparkContext.setJobGroup(group, "cdc apply batch")
+        started = time.perf_counter()
+        self.processor(frame, batch_id)
+        return time.perf_counter() - started, jobs_of(self.spark, group), self.reports[-1]
+
+
 def cdc_batches(spark: Any, root: Path, batches: list[Any]) -> list[tuple[float, int, Any]]:
     """Each batch through the job's batch function: (seconds, Spark jobs, report)."""
-    from cdc_spark.job import BatchProcessor, JobConfig, SourceSpec, make_sink
-
-    config = JobConfig(
-        protocol="canal-json",
-        source=SourceSpec(kind="file", location=str(root / "in")),
-        target=str(root / "cdc"),
-        checkpoint=str(root / "checkpoint"),
-        options=OPTIONS,
-    )
-    reports: list[Any] = []
-    processor = BatchProcessor(config=config, sink=make_sink(spark, config), progress=reports.append)
-    timings = []
-    for batch_id, frame in enumerate(batches):
-        group = f"cdc-{root.name}-{batch_id}"
-        spark.sparkContext.setJobGroup(group, "cdc apply batch")
-        started = time.perf_counter()
-        processor(frame, batch_id)
-        timings.append((time.perf_counter() - started, jobs_of(spark, group), reports[-1]))
-    return timings
+    run = CdcRun(spark, root)
+    return [run.batch(frame, batch_id) for batch_id, frame in enumerate(batches)]
 
 
-def plain_loops(spark: Any, root: Path, batches: list[Any]) -> tuple[float, float]:
-    """Seconds of the bare-MERGE loop and of the plain append loop over the last batch's tables."""
+def plain_tables(frame: Any) -> list[tuple[str, Any]]:
+    """A batch decoded, per table, in the columns the tables store; cached (the plain loops' input costs them
+    nothing)."""
     from cdc_spark.decoding import decode
     from cdc_spark.merge.batch import storable
 
-    def tables_of(frame: Any) -> list[tuple[str, Any]]:
-        decoded = decode(frame, "canal-json", OPTIONS)
-        typed = {}
-        for database, table in decoded.tables():
-            changes = decoded.table(database, table)
-            typed[f"{database}/{table}"] = storable(changes, tuple(changes.columns)).cache()
-            typed[f"{database}/{table}"].count()
-        return sorted(typed.items())
+    decoded = decode(frame, "canal-json", OPTIONS)
+    typed = {}
+    for database, table in decoded.tables():
+        changes = decoded.table(database, table)
+        typed[f"{database}/{table}"] = storable(changes, tuple(changes.columns)).cache()
+        typed[f"{database}/{table}"].count()
+    return sorted(typed.items())
 
-    first, last = tables_of(batches[0]), tables_of(batches[-1])
-    for name, changes in first:
+
+def plain_create(root: Path, tables: list[tuple[str, Any]]) -> None:
+    """The plain loops' tables, from the first batch."""
+    for name, changes in tables:
         columns = [c for c in changes.columns if not c.startswith("_cdc_")]
         for kind in ("merged", "appended"):
             changes.where("_cdc_op != 'delete'").select(*columns).write.format("delta").save(str(root / kind / name))
+
+
+def bare_merges(spark: Any, root: Path, tables: list[tuple[str, Any]]) -> float:
+    """Seconds of one bare Delta MERGE per table, one after the other."""
     started = time.perf_counter()
-    for name, changes in last:
+    for name, changes in tables:
         columns = [f"`{c}`" for c in changes.columns if not c.startswith("_cdc_")]
         changes.createOrReplaceTempView("bench_changes")
         spark.sql(
@@ -170,29 +194,57 @@ def plain_loops(spark: Any, root: Path, batches: list[Any]) -> tuple[float, floa
             f" WHEN NOT MATCHED AND s._cdc_op <> 'delete' THEN INSERT ({', '.join(columns)})"
             f" VALUES ({', '.join(f's.{c}' for c in columns)})"
         )
-    merged = time.perf_counter() - started
+    return time.perf_counter() - started
+
+
+def plain_appends(root: Path, tables: list[tuple[str, Any]]) -> float:
+    """Seconds of one plain Delta append per table, one after the other."""
     started = time.perf_counter()
-    for name, changes in last:
+    for name, changes in tables:
         columns = [c for c in changes.columns if not c.startswith("_cdc_")]
         changes.select(*columns).write.format("delta").mode("append").save(str(root / "appended" / name))
-    return merged, time.perf_counter() - started
+    return time.perf_counter() - started
+
+
+@attrs.frozen
+class Round:
+    cdc: tuple[float, int, Any]  # seconds, Spark jobs, report
+    merged: float
+    appended: float
+
+
+def rounds(spark: Any, root: Path, batches: list[Any]) -> list[Round]:
+    """Batch 0 creates every table; then each later batch through ``cdc apply``, the bare-MERGE loop and the append
+    loop in turn, so the three meet the JVM equally warm (its JIT keeps compiling for minutes: whatever ran last
+    in one long run looked faster)."""
+    run = CdcRun(spark, root)
+    run.batch(batches[0], 0)
+    plain_create(root, plain_tables(batches[0]))
+    done = []
+    for batch_id, frame in enumerate(batches[1:], start=1):
+        cdc = run.batch(frame, batch_id)
+        tables = plain_tables(frame)
+        done.append(Round(cdc, bare_merges(spark, root, tables), plain_appends(root, tables)))
+        for _, changes in tables:
+            changes.unpersist()
+    return done
 
 
 @pytest.mark.parametrize("tables", COUNTS)
 def test_seconds_per_table_batch(benchmark: Any, spark: Any, tmp_path: Path, tables: int) -> None:
     from cdc_spark.job import describe
 
-    batches = frames(spark, tables, 3)
-    # batch 0 creates the tables and batch 1 warms the session; batch 2 is the steady batch measured
-    timings = benchmark.pedantic(lambda: cdc_batches(spark, tmp_path, batches), rounds=1, iterations=1)
-    seconds, jobs, report = timings[-1]
-    merged, appended = plain_loops(spark, tmp_path, batches)
+    batches = frames(spark, tables, ROUNDS + 1)
+    done = benchmark.pedantic(lambda: rounds(spark, tmp_path, batches), rounds=1, iterations=1)
+    (seconds, jobs, report), merged, appended = done[-1].cdc, done[-1].merged, done[-1].appended
+    earlier = "; ".join(f"{r.cdc[0]:.1f} s against {r.merged:.1f} s" for r in done[:-1])
     print(
-        f"\nT={tables} ({report.messages} messages, {report.messages // tables} a table): cdc apply"
+        f"\nT={tables} ({report.messages} messages, {report.messages // tables} a table), round {len(done)}: cdc apply"
         f" {seconds / tables:.2f} s a table ({seconds:.1f} s, {jobs} Spark jobs, {jobs / tables:.1f} a table;"
         f" decode {report.decode_seconds:.1f} s, apply {report.apply_seconds:.1f} s); bare-MERGE loop"
         f" {merged / tables:.2f} s a table ({merged:.1f} s); plain append loop {appended / tables:.2f} s a table"
         f" ({appended:.1f} s); cdc apply / bare MERGE = {seconds / merged:.2f}x, / append = {seconds / appended:.2f}x"
+        f"\n  earlier rounds (cdc apply against bare MERGE): {earlier}"
         f"\n  {describe(report)}"
     )
 

@@ -11,7 +11,17 @@ from typing import Any
 import pytest
 
 from cdc_core.errors import ConfigError
-from cdc_spark.merge.batch import BatchSummary, Sequence, check_orderable, ordered, sequence_time, storable, summarize
+from cdc_spark.merge.batch import (
+    BatchSummary,
+    Pending,
+    Sequence,
+    check_orderable,
+    ordered,
+    sequence_time,
+    storable,
+    summarize,
+    summarize_all,
+)
 from cdc_spark.merge.columns import ORDER, TIME
 from cdc_spark.merge.spec import build_spec
 
@@ -113,6 +123,31 @@ def test_a_stored_floor_without_truncate_in_the_batch_is_kept(spark: Any) -> Non
     summary = summary_of(spark, [change("insert", 8, 1, "a")], stored=floor_of(7))
     assert summary.truncate is None and summary.truncate_time is None
     assert summary.floor is not None and json.loads(summary.floor.text) == json.loads(floor_of(7))
+
+
+def test_every_tables_summary_comes_from_one_aggregate_with_the_stored_floors(spark: Any) -> None:
+    # three tables of one batch; floors stored in the key state (a frame) win over a table's own stored floor
+    names = ["shop.a", "shop.o'brien", "shop.c"]
+    batches = [
+        [change("insert", 8, 1, "a"), change("update", 9, 1, "b", None, ["name"]), change("truncate", 6, None)],
+        [change("truncate", 4, None), change("delete", 5, 2)],
+        [change("insert", 3, 3, "c"), change("update", 4, 3, "d")],
+    ]
+    items = []
+    for name, rows in zip(names, batches, strict=True):
+        changes = spark.createDataFrame(rows, SCHEMA)
+        items.append(Pending(changes, build_spec(changes, table=name, keys=["id"]), stored_floor=floor_of(2)))
+    stored = [("shop.a", (7, 0, 7, 0)), ("shop.other", (99, 0, 99, 0))]
+    floors = spark.createDataFrame(stored, f"table string, floor {SEQ}")
+    summaries = summarize_all(items, floors)
+    assert sorted(summaries) == sorted(names)
+    first, second, third = (summaries[name] for name in names)
+    assert (first.changes, first.partial_updates, first.ops) == (3, 1, {"insert": 1, "update": 1, "truncate": 1})
+    assert first.truncate is None and value(spark, first.floor) == (7, 0, 7, 0)  # the key state's floor, not 2
+    assert value(spark, second.truncate) == (4, 0, 4, 0) and value(spark, second.floor) == (4, 0, 4, 0)
+    assert second.ops == {"truncate": 1, "delete": 1}
+    assert third.truncate is None and value(spark, third.floor) == (2, 0, 2, 0)
+    assert (third.changes, third.partial_updates) == (2, 0)
 
 
 def test_a_scalar_sequence_is_its_own_commit_time(spark: Any) -> None:

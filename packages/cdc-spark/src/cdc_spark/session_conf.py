@@ -4,7 +4,7 @@ frames as temporary views for the statements of a block."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 # Off while a MERGE or a resolve is planned: on a wide table it grows the resolve's write flags into Or trees whose
 # canonical forms exhaust the driver's heap, and the plans gain nothing from the constraints it would infer.
 CONSTRAINT_PROPAGATION: Final = "spark.sql.constraintPropagation.enabled"
+# Delta copies a MERGE's source aside before it reads it twice (the files to rewrite, then the rewrite) unless told
+# not to; the sinks' sources are computed once already (checkpointed or persisted), so the copy is work done twice.
+MERGE_MATERIALIZE_SOURCE: Final = "spark.databricks.delta.merge.materializeSource"
 
 
 @contextmanager
@@ -47,4 +50,13 @@ def temporary_views(spark: SparkSession, *frames: DataFrame, prefix: str) -> Ite
             spark.catalog.dropTempView(name)
 
 
-__all__ = ["CONSTRAINT_PROPAGATION", "session_conf", "temporary_views"]
+def union_all(frames: Sequence[DataFrame], prefix: str) -> DataFrame:
+    """The rows of ``frames`` (one session, the same column names) as one frame, by name, analysed once: a union
+    grown a frame at a time is analysed again at every step (seconds for a batch of fifty tables)."""
+    spark = frames[0].sparkSession
+    columns = ", ".join("`" + name.replace("`", "``") + "`" for name in frames[0].columns)
+    with temporary_views(spark, *frames, prefix=prefix) as views:
+        return spark.sql(" UNION ALL ".join(f"SELECT {columns} FROM {view}" for view in views))
+
+
+__all__ = ["CONSTRAINT_PROPAGATION", "MERGE_MATERIALIZE_SOURCE", "session_conf", "temporary_views", "union_all"]

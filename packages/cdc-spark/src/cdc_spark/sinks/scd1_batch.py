@@ -23,7 +23,6 @@ import datetime as dt
 import functools
 import zlib
 from collections.abc import Callable, Sequence
-from functools import reduce
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -32,7 +31,7 @@ from cdc_spark.merge import scd1
 from cdc_spark.merge.batch import Pending, ordered, sequence_type, summarize_all
 from cdc_spark.merge.columns import ACTION, PURGED_AT, TABLE
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
-from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf
+from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, union_all
 from cdc_spark.sinks.commits import TableInfo, batch_committed, purge_due
 from cdc_spark.sinks.state_migration import move_old_states
 from cdc_spark.table_workers import bound_to, own_session, run_each
@@ -162,7 +161,7 @@ class Scd1Batch:
                 frames.append(scd1.floor_row(self.spark, plan.spec.table, summary.floor, seq_type))
         if not frames:
             return
-        rows = reduce(lambda a, b: a.unionByName(b), frames)
+        rows = union_all(frames, prefix="cdc_key_state")
         if self.commits is not None:
             self.commits.before(state)
         self.writer(self.spark).merge(state, rows, key_state_merge(sorted(done)).sql, batch)
