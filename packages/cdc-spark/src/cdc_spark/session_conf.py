@@ -15,9 +15,6 @@ if TYPE_CHECKING:
 # Off while a MERGE or a resolve is planned: on a wide table it grows the resolve's write flags into Or trees whose
 # canonical forms exhaust the driver's heap, and the plans gain nothing from the constraints it would infer.
 CONSTRAINT_PROPAGATION: Final = "spark.sql.constraintPropagation.enabled"
-# Delta copies a MERGE's source aside before it reads it twice (the files to rewrite, then the rewrite) unless told
-# not to; the sinks' sources are computed once already (checkpointed or persisted), so the copy is work done twice.
-MERGE_MATERIALIZE_SOURCE: Final = "spark.databricks.delta.merge.materializeSource"
 
 
 @contextmanager
@@ -59,4 +56,4 @@ def union_all(frames: Sequence[DataFrame], prefix: str) -> DataFrame:
         return spark.sql(" UNION ALL ".join(f"SELECT {columns} FROM {view}" for view in views))
 
 
-__all__ = ["CONSTRAINT_PROPAGATION", "MERGE_MATERIALIZE_SOURCE", "session_conf", "temporary_views", "union_all"]
+__all__ = ["CONSTRAINT_PROPAGATION", "session_conf", "temporary_views", "union_all"]

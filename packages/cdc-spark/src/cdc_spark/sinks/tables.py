@@ -33,7 +33,7 @@ from cdc_spark.merge.columns import END_AT, PURGED_AT, START_AT, TIME, TRUNCATED
 from cdc_spark.merge.evolution import evolve
 from cdc_spark.merge.spec import ApplySpec
 from cdc_spark.merge.statements import Merge, add_columns, merges, quote, set_properties
-from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, MERGE_MATERIALIZE_SOURCE, session_conf, temporary_views
+from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, temporary_views
 from cdc_spark.sinks import BatchInfo, MergePlan
 from cdc_spark.sinks.commits import TableInfo, pending
 from cdc_spark.table_workers import bound_to, own_session, run_each
@@ -315,12 +315,11 @@ class BatchWrite:
     def merge(
         self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None
     ) -> None:
-        """``statement`` (a MERGE of a source view into a table) run on ``source``, marked with ``batch``. Every
-        source the sink merges is computed once before (checkpointed or persisted): Delta does not copy it again."""
+        """``statement`` (a MERGE of a source view into a table) run on ``source``, marked with ``batch``."""
         with (
             temporary_views(self.spark, source, prefix="cdc_merge") as (view,),
             self.format.marked(batch),
-            session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false", MERGE_MATERIALIZE_SOURCE: "none"}),
+            session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}),
         ):
             self.spark.sql(statement(name, view))
 
