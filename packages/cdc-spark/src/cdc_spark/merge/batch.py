@@ -75,24 +75,28 @@ def sequence_type(changes: DataFrame, spec: ApplySpec) -> DataType:
     return data_type
 
 
-def sequence_time(column: Column, data_type: DataType) -> Column:
-    """The commit time of a sequence (SCD2 bounds): its ``commit_ts`` field (else its first), or the scalar."""
+def _time_field(data_type: DataType) -> str | None:
+    """The field of a struct sequence that holds its commit time: ``commit_ts``, else the first; None for a scalar."""
     from pyspark.sql import types as T
 
     if isinstance(data_type, T.StructType):
         names = [f.name for f in data_type.fields]
-        return column.getField("commit_ts" if "commit_ts" in names else names[0])
-    return column
+        return "commit_ts" if "commit_ts" in names else names[0]
+    return None
+
+
+def sequence_time(column: Column, data_type: DataType) -> Column:
+    """The commit time of a sequence (SCD2 bounds): its ``commit_ts`` field (else its first), or the scalar."""
+    field = _time_field(data_type)
+    return column if field is None else column.getField(field)
 
 
 def time_type(data_type: DataType) -> DataType:
     """The type of :func:`sequence_time` of a sequence of ``data_type``."""
     from pyspark.sql import types as T
 
-    if isinstance(data_type, T.StructType):
-        names = [f.name for f in data_type.fields]
-        return data_type["commit_ts" if "commit_ts" in names else names[0]].dataType
-    return data_type
+    field = _time_field(data_type)
+    return data_type if field is None or not isinstance(data_type, T.StructType) else data_type[field].dataType
 
 
 @attrs.frozen
@@ -106,14 +110,10 @@ class Pending:
 
 def _time_sql(seq: str, data_type: DataType) -> str:
     """SQL of :func:`sequence_time` over the sequence expression ``seq``."""
-    from pyspark.sql import types as T
-
     from cdc_spark.merge.statements import quote
 
-    if isinstance(data_type, T.StructType):
-        names = [f.name for f in data_type.fields]
-        return f"{seq}.{quote('commit_ts' if 'commit_ts' in names else names[0])}"
-    return seq
+    field = _time_field(data_type)
+    return seq if field is None else f"{seq}.{quote(field)}"
 
 
 def _aggregate_sql(item: Pending, view: str, seq_type: DataType) -> str:
@@ -169,8 +169,8 @@ def summarize_all(items: list[Pending], floors: DataFrame | None = None) -> dict
     spark = items[0].changes.sparkSession
     frames = [item.changes for item in items] + ([floors] if floors is not None else [])
     with temporary_views(spark, *frames, prefix="cdc_summary") as views:
-        aggregates = [_aggregate_sql(item, view, seq_type) for item, view in zip(items, views, strict=False)]
-        rows = " UNION ALL ".join(aggregates)
+        own = zip(items, views[: len(items)], strict=True)  # the floors' view, if any, is the last
+        rows = " UNION ALL ".join(_aggregate_sql(item, view, seq_type) for item, view in own)
         stored = "stored"
         if floors is not None:
             rows = f"SELECT r.*, f.floor FROM ({rows}) r LEFT JOIN {views[-1]} f ON r.`table` = f.`table`"
