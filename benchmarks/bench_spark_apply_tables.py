@@ -18,7 +18,8 @@ compiler keeps working for minutes, so the three are compared equally warm).
 Printed per T (``CDC_BENCH_ROUNDS`` rounds, default 3): seconds per table-batch of each in the last round, and
 ``cdc apply``'s time as a ratio of the bare-MERGE loop's (goal at T = 50: 0.5x or less); with the batch's Spark
 jobs and where its time went (decode, apply). Then the small batches: micro-batches of about 100 messages over 3
-tables, each batch's seconds after the first (goal: 2 s).
+tables, each batch's seconds after the first (goal: 2 s). Then batches of new rows only (``CDC_BENCH_NEW_ROW_TABLES``
+tables, default 10), which ``cdc apply`` appends instead of MERGEing.
 
     nox -s bench -- benchmarks/bench_spark_apply_tables.py -s
     CDC_BENCH_TABLES=1,10,50 CDC_BENCH_TABLE_CHANGES=5000 nox -s bench -- benchmarks/bench_spark_apply_tables.py -s
@@ -45,6 +46,7 @@ from cdc_core.registry import get_codec
 from cdc_core.tso import compose
 
 COUNTS = [int(t) for t in os.environ.get("CDC_BENCH_TABLES", "1,10,50,200").split(",")]
+NEW_ROW_TABLES = int(os.environ.get("CDC_BENCH_NEW_ROW_TABLES", "10"))  # the batches of new rows only
 TOTAL = int(os.environ.get("CDC_BENCH_TABLE_CHANGES", "10000"))
 ROUNDS = int(os.environ.get("CDC_BENCH_ROUNDS", "3"))  # measured batches after the one that creates the tables
 OPTIONS = {"enable-tidb-extension": "true"}
@@ -67,9 +69,9 @@ def _row(rng: random.Random, key: int, generation: int) -> dict[str, Any]:
     }
 
 
-def changefeed(tables: int, per_table: int, generation: int, seed: int = 7) -> list[Message]:
+def changefeed(tables: int, per_table: int, generation: int, seed: int = 7, new_rows: bool = False) -> list[Message]:
     """Generation 0 inserts keys 0..per_table-1 of every table; later ones update 70 %, delete 10 % and insert
-    20 % new keys; the tables' changes interleaved in commit order."""
+    20 % new keys (``new_rows``: only insert new keys); the tables' changes interleaved in commit order."""
     rng = random.Random(seed + generation)
     encoder = get_codec("canal-json").encoder(OPTIONS)
     base = 1_709_280_000_000 + generation * 10_000_000
@@ -80,9 +82,9 @@ def changefeed(tables: int, per_table: int, generation: int, seed: int = 7) -> l
             key, draw = n, rng.random() if generation else 1.0
             if generation == 0:
                 op, before, after = Op.INSERT, None, _row(rng, key, 0)
-            elif draw < 0.1:
+            elif draw < 0.1 and not new_rows:
                 op, before, after = Op.DELETE, _row(rng, key, generation - 1), None
-            elif draw < 0.3:
+            elif draw < 0.3 or new_rows:
                 key = per_table * generation + n
                 op, before, after = Op.INSERT, None, _row(rng, key, generation)
             else:
@@ -102,13 +104,13 @@ def changefeed(tables: int, per_table: int, generation: int, seed: int = 7) -> l
     return messages
 
 
-def frames(spark: Any, tables: int, generations: int) -> list[Any]:
+def frames(spark: Any, tables: int, generations: int, new_rows: bool = False) -> list[Any]:
     """Each generation as the rows of Spark's Kafka source, offsets following on, cached."""
     from pyspark.sql import functions as F
 
     result, offset = [], 0
     for generation in range(generations):
-        messages = changefeed(tables, max(1, TOTAL // tables), generation)
+        messages = changefeed(tables, max(1, TOTAL // tables), generation, new_rows=new_rows)
         _, many = kafka_frames(spark, messages, 1)
         frame = many.withColumn("offset", F.col("offset") + offset).cache()
         frame.count()
@@ -246,6 +248,22 @@ def test_seconds_per_table_batch(benchmark: Any, spark: Any, tmp_path: Path, tab
         f" ({appended:.1f} s); cdc apply / bare MERGE = {seconds / merged:.2f}x, / append = {seconds / appended:.2f}x"
         f"\n  earlier rounds (cdc apply against bare MERGE): {earlier}"
         f"\n  {describe(report)}"
+    )
+
+
+def test_batches_of_new_rows(benchmark: Any, spark: Any, tmp_path: Path) -> None:
+    """Batches that only insert new keys (a table's initial snapshot read after its creation, an append-only table):
+    ``cdc apply`` appends them where the bare loop MERGEs."""
+    tables = NEW_ROW_TABLES
+    batches = frames(spark, tables, ROUNDS + 1, new_rows=True)
+    done = benchmark.pedantic(lambda: rounds(spark, tmp_path, batches), rounds=1, iterations=1)
+    (seconds, jobs, report), merged, appended = done[-1].cdc, done[-1].merged, done[-1].appended
+    print(
+        f"\nnew rows only, T={tables} ({report.messages // tables} a table), round {len(done)}: cdc apply"
+        f" {seconds / tables:.2f} s a table ({jobs / tables:.1f} Spark jobs a table); bare-MERGE loop"
+        f" {merged / tables:.2f} s; plain append loop {appended / tables:.2f} s; cdc apply / bare MERGE ="
+        f" {seconds / merged:.2f}x, / append = {seconds / appended:.2f}x"
+        f"\n  earlier rounds: {'; '.join(f'{r.cdc[0]:.1f} s against {r.merged:.1f} s' for r in done[:-1])}"
     )
 
 

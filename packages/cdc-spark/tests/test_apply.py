@@ -307,6 +307,66 @@ def test_a_crash_between_target_and_state_is_repaired_by_the_replay(
     assert live(tmp_path, fmt) == {1: ("a", Decimal("5.00"))}
 
 
+def _delta_last_operation(path: str) -> str:
+    from deltalake import DeltaTable
+
+    return str(DeltaTable(path).history(1)[0]["operation"])
+
+
+def last_write(tmp_path: Path, fmt: str) -> str:
+    """How the target's newest commit wrote it, read without Spark: ``append`` or ``merge``."""
+    location = tmp_path / "shop" / "t"
+    if fmt == "delta":
+        operation = _delta_rs(_delta_last_operation, str(location))
+        return {"WRITE": "append", "MERGE": "merge"}.get(operation, operation)
+    from pyiceberg.table import StaticTable
+
+    version = (location / "metadata" / "version-hint.text").read_text().strip()
+    table = StaticTable.from_metadata(str(location / "metadata" / f"v{version}.metadata.json"))
+    snapshot = table.current_snapshot()
+    assert snapshot is not None and snapshot.summary is not None
+    operation = snapshot.summary.operation.value
+    return "append" if operation == "append" else "merge"  # a MERGE commits an overwrite
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_batch_of_new_rows_is_appended_and_one_that_meets_a_live_row_merged(
+    spark: Any, tmp_path: Path, fmt: str
+) -> None:
+    def batch(number: int) -> BatchInfo:
+        return BatchInfo(app_id="job", batch_id=number)
+
+    def rows() -> int:
+        return int(read_table(str(tmp_path), TABLE, fmt).num_rows)
+
+    apply(
+        spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt, batch=batch(0)
+    )
+    new_keys = [change("insert", 3, 3, "c", "3.00"), change("insert", 4, 4, "d", "4.00")]
+    assert apply(spark, new_keys, tmp_path, fmt, batch=batch(1))
+    assert last_write(tmp_path, fmt) == "append"
+    assert not apply(spark, new_keys, tmp_path, fmt, batch=batch(1))  # the replay appends nothing again
+    # an insert of a key whose row is live (a producer's replay after its restart, newer): the row is updated
+    assert apply(spark, [change("insert", 5, 3, "c2", "3.50"), change("insert", 6, 5, "e", "5.00")], tmp_path, fmt)
+    assert last_write(tmp_path, fmt) == "merge"
+    # a late, older re-delivery of a live key's insert writes nothing, so the batch is appended
+    assert apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 7, 6, "f", "6.00")], tmp_path, fmt)
+    assert last_write(tmp_path, fmt) == "append"
+    apply(spark, [change("delete", 8, 1)], tmp_path, fmt)
+    assert apply(spark, [change("insert", 9, 1, "again", "9.00")], tmp_path, fmt)  # deleted: no row to meet
+    assert last_write(tmp_path, fmt) == "append"
+    expected = {
+        1: ("again", Decimal("9.00")),
+        2: ("b", Decimal("2.00")),
+        3: ("c2", Decimal("3.50")),
+        4: ("d", Decimal("4.00")),
+        5: ("e", Decimal("5.00")),
+        6: ("f", Decimal("6.00")),
+    }
+    assert live(tmp_path, fmt) == expected
+    assert rows() == len(expected)  # no key twice
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_scd2_history_of_a_key_updated_deleted_and_reinserted(spark: Any, tmp_path: Path, fmt: str) -> None:
     # delivered out of order across two batches, with a duplicate and an untracked-only change

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from cdc_spark.merge.batch import ordered, sequence_type, summarize
-from cdc_spark.merge.columns import COLUMN_SEQUENCES, DELETED_AT, IMAGE_SEQUENCE, KEY, SEQUENCE, TABLE
+from cdc_spark.merge.columns import COLUMN_SEQUENCES, DELETED_AT, IMAGE_SEQUENCE, KEY, SEQUENCE, TABLE, WAS_LIVE
 from cdc_spark.merge.scd1 import fold, resolve, state_schema
 from cdc_spark.merge.spec import build_spec
 
@@ -94,14 +94,15 @@ def resolved(
     state_rows: Any = None,
 ) -> Any:
     """``resolve`` on a batch readied as the sink readies it, against the stored state rows ``state`` (of one key
-    column each); the key text of every row it returns is checked, then left out."""
+    column each); the key text and ``WAS_LIVE`` of every row it returns are checked, then left out."""
     frame = spark.createDataFrame(changes, schema)
     spec = build_spec(frame, table="shop.t", keys=["id"], sequence_by=sequence_by, metadata=metadata)
     summary = summarize(frame, spec, None)
     batch = ordered(frame, spec, summary)
     keyed = [("shop.t", key_text({"id": row[0]}), *row[1:]) for row in state]
     stored_frame = spark.createDataFrame(keyed, state_schema(sequence_type(frame, spec)))
-    return without_keys(resolve(batch, spec, stored_frame, summary, NOW), ["id"])
+    live = {(row[0],) for row in state if row[2] is None}
+    return without_keys(resolve(batch, spec, stored_frame, summary, NOW), ["id"], live)
 
 
 def key_text(key: dict[str, Any]) -> str:
@@ -109,11 +110,13 @@ def key_text(key: dict[str, Any]) -> str:
     return json.dumps({name: str(value) for name, value in key.items()}, separators=(",", ":"))
 
 
-def without_keys(plan: Any, keys: list[str]) -> Any:
-    """``plan`` without its key text column, once every row's text is checked against its key columns."""
-    texts = {tuple(r[:-1]): r[-1] for r in plan.select(*keys, KEY).collect()}
-    assert texts == {k: key_text(dict(zip(keys, k, strict=True))) for k in texts}
-    return plan.drop(KEY)
+def without_keys(plan: Any, keys: list[str], live: set[tuple[Any, ...]]) -> Any:
+    """``plan`` without its key text and ``WAS_LIVE`` columns, once every row's text is checked against its key
+    columns and ``WAS_LIVE`` against the keys whose row was ``live`` before the batch."""
+    found = {tuple(r[:-2]): (r[-2], r[-1]) for r in plan.select(*keys, KEY, WAS_LIVE).collect()}
+    assert {k: text for k, (text, _) in found.items()} == {k: key_text(dict(zip(keys, k, strict=True))) for k in found}
+    assert {k for k, (_, was_live) in found.items() if was_live} == live & set(found)
+    return plan.drop(KEY, WAS_LIVE)
 
 
 def test_the_key_state_holds_the_table_and_key_text_then_the_bookkeeping() -> None:
@@ -359,7 +362,8 @@ def test_a_composite_key_matches_the_state_on_every_key_column(spark: Any) -> No
         ("shop.t", key_text({"region": "eu", "id": 2}), seq(5), T0, None, None),
     ]
     stored_frame = spark.createDataFrame(state, state_schema(sequence_type(frame, spec)))
-    assert rows(without_keys(resolve(batch, spec, stored_frame, summary, NOW), ["region", "id"])) == [
+    resolution = without_keys(resolve(batch, spec, stored_frame, summary, NOW), ["region", "id"], {("eu", 1)})
+    assert rows(resolution) == [
         ("eu", 1, "a", True, "upsert", 10, None, None, None),
         ("us", 2, "b", True, "upsert", 10, None, None, None),
     ]

@@ -27,6 +27,7 @@ END_SEQUENCE: Final = "__cdc_end_sequence"
 
 # Merge-source columns (never stored)
 ACTION: Final = "__cdc_action"  # SCD1 target: 'upsert' or 'delete'
+WAS_LIVE: Final = "__cdc_was_live"  # SCD1: the target held the key's row before the batch
 WRITE_PREFIX: Final = "__cdc_write__"  # SCD1 target: write this column (else keep the stored value)
 DROP: Final = "__cdc_drop"  # SCD2: a stored version that no longer exists
 ORDER: Final = "__cdc_order"  # struct(sequence, tiebreak): a total order of the changes of a key
@@ -79,6 +80,7 @@ __all__ = [
     "TABLE",
     "TIME",
     "TRUNCATED_BEFORE",
+    "WAS_LIVE",
     "WRITE_PREFIX",
     "metadata_columns",
 ]

@@ -33,6 +33,7 @@ from cdc_spark.merge.columns import (
     ORDER,
     SEQUENCE,
     TABLE,
+    WAS_LIVE,
     WRITE_PREFIX,
 )
 from cdc_spark.merge.keys import key_text_sql, key_values_sql
@@ -160,7 +161,7 @@ def _any(flags: list[str]) -> str:
 def _joined_sql(net: str, stored: str, fields: list[StructField], spec: ApplySpec, summary: BatchSummary) -> str:
     """SQL of the net changes (``net``, :func:`fold`'s columns) next to the keys' stored state (``__cdc_e_*``),
     matched by the keys' text. On a truncate, every key stored before it is joined too (its typed key read back
-    from the text), and its state is reset to a tombstone at the truncate (``__cdc_was_live`` keeps whether the
+    from the text), and its state is reset to a tombstone at the truncate (``WAS_LIVE`` keeps whether the
     target still holds its row)."""
     keyed = f"SELECT *, {key_text_sql(fields)} AS {KEY} FROM {net}"
     old = (
@@ -171,7 +172,7 @@ def _joined_sql(net: str, stored: str, fields: list[StructField], spec: ApplySpe
     was_live = "(__cdc_e_seq IS NOT NULL AND __cdc_e_deleted_at IS NULL)"
     if summary.truncate is None:
         return (
-            f"SELECT n.*, o.* EXCEPT ({_STORED_KEY}), {was_live} AS __cdc_was_live, false AS __cdc_reset,"
+            f"SELECT n.*, o.* EXCEPT ({_STORED_KEY}), {was_live} AS {WAS_LIVE}, false AS __cdc_reset,"
             f" __cdc_e_deleted_at IS NOT NULL AS __cdc_e_tombstone FROM ({keyed}) n LEFT JOIN ({old}) o ON {on}"
         )
     floor = summary.truncate.sql()
@@ -184,7 +185,7 @@ def _joined_sql(net: str, stored: str, fields: list[StructField], spec: ApplySpe
         *[f"coalesce(n.{quote(f.name)}, {value}) AS {quote(f.name)}" for f, value in zip(fields, typed, strict=True)],
         f"coalesce(n.{KEY}, o.{_STORED_KEY}) AS {KEY}",
         *[f"n.{quote(c)}" for c in net_only],
-        f"{was_live} AS __cdc_was_live",
+        f"{was_live} AS {WAS_LIVE}",
         f"CASE WHEN {reset} THEN {floor} ELSE __cdc_e_seq END AS __cdc_e_seq",
         "__cdc_e_deleted_at",  # a reset live key has none yet: resolve stamps the delete
         f"({reset} OR __cdc_e_deleted_at IS NOT NULL) AS __cdc_e_tombstone",
@@ -204,7 +205,8 @@ def resolve(
     now: dt.datetime,
 ) -> DataFrame:
     """The batch's net changes resolved against the table's key state ``stored`` (:func:`table_state`): one row per
-    key whose target row or state changes, with the target action and write flags and the new state columns.
+    key whose target row or state changes, with the target action and write flags, whether the target held the key's
+    row before the batch (``WAS_LIVE``) and the new state columns.
 
     One SQL statement, planned at once: built from the table's columns as text (no Spark call per column).
     """
@@ -258,7 +260,7 @@ def _resolve_sql(joined: str, spec: ApplySpec, seq_type: DataType, now: dt.datet
     # 3. The target action and the new state row.
     action = (
         "CASE WHEN NOT __cdc_deleted AND (__cdc_revive OR __cdc_touched) THEN 'upsert'"
-        " WHEN __cdc_was_live AND __cdc_deleted THEN 'delete' END"
+        f" WHEN {WAS_LIVE} AND __cdc_deleted THEN 'delete' END"
     )
     deleted_at = (
         "CASE WHEN NOT __cdc_deleted THEN CAST(NULL AS TIMESTAMP) WHEN __cdc_e_deleted_at IS NOT NULL"
@@ -273,6 +275,7 @@ def _resolve_sql(joined: str, spec: ApplySpec, seq_type: DataType, now: dt.datet
         ],
         *flags,
         f"{action} AS {ACTION}",
+        WAS_LIVE,
         f"__cdc_new_seq AS {SEQUENCE}",
         f"{deleted_at} AS {DELETED_AT}",
         f"CASE WHEN __cdc_new_image != __cdc_new_seq THEN __cdc_new_image END AS {IMAGE_SEQUENCE}",

@@ -133,12 +133,19 @@ class DeltaFormat:
         writer = rows.write.format("delta").mode("append")
         if partitioned_by:
             writer = writer.partitionBy(*partitioned_by)
-        if batch is not None:
-            writer = writer.option("txnAppId", batch.app_id).option("txnVersion", str(batch.batch_id))
-            writer = writer.option("userMetadata", _user_metadata(batch))
         for key, value in properties.items():
             if key.startswith("delta."):
                 writer = writer.option(key, value)
+        self._append(name, writer, batch)
+
+    def insert(self, name: str, rows: DataFrame, batch: BatchInfo | None) -> None:
+        """One commit that appends ``rows`` (in the table's columns) to the existing table: no file is read."""
+        self._append(name, rows.write.format("delta").mode("append"), batch)
+
+    def _append(self, name: str, writer: Any, batch: BatchInfo | None) -> None:
+        if batch is not None:
+            writer = writer.option("txnAppId", batch.app_id).option("txnVersion", str(batch.batch_id))
+            writer = writer.option("userMetadata", _user_metadata(batch))
         location = self._location(name) if name.startswith("delta.`") else None
         if location is not None:
             writer.save(location)

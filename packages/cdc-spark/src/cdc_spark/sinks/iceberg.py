@@ -154,6 +154,10 @@ class IcebergFormat:
         with self.marked(batch):
             rows.writeTo(name).append()
 
+    def insert(self, name: str, rows: DataFrame, batch: BatchInfo | None) -> None:
+        with self.marked(batch):
+            rows.writeTo(name).append()
+
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
         return session_conf(self.spark, _marks(batch))
 

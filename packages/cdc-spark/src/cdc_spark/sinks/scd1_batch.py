@@ -7,7 +7,8 @@ Per batch (:meth:`Scd1Batch.run`):
 2. one aggregate over every table's changes and their stored truncate floors (:func:`summarize_all`);
 3. per table, ``parallelism`` tables at once, each in a session of its own: add or widen the target's columns,
    resolve the batch against its keys' state (checkpointed: computed once), MERGE it into the target marked with
-   the batch (or create the target with its rows);
+   the batch (or create the target with its rows; or append them when the batch only adds rows the target does
+   not hold, :func:`only_new_rows`);
 4. one MERGE of every table's new key state rows, and of the floors a truncate moved, into the key state, marked
    with the batch;
 5. tombstones older than the retention deleted, at most ten times per retention period.
@@ -28,8 +29,8 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from cdc_spark.merge import scd1
-from cdc_spark.merge.batch import Pending, ordered, sequence_type, summarize_all
-from cdc_spark.merge.columns import ACTION, PURGED_AT, TABLE
+from cdc_spark.merge.batch import BatchSummary, Pending, ordered, sequence_type, summarize_all
+from cdc_spark.merge.columns import ACTION, PURGED_AT, TABLE, WAS_LIVE
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
 from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, union_all
 from cdc_spark.sinks.commits import TableInfo, batch_committed, purge_due
@@ -51,6 +52,16 @@ def key_state_suffix(seq_type: DataType) -> str:
     """The key state of sequences of ``seq_type``: ``""`` for decode's, else a suffix naming the type."""
     text = seq_type.simpleString()
     return "" if text == DECODE_SEQUENCE else f"_{zlib.crc32(text.encode()):08x}"
+
+
+def only_new_rows(summary: BatchSummary, resolved: DataFrame) -> bool:
+    """Whether a table's batch only adds rows its target does not hold: inserts alone (no update, delete or
+    truncate), none of them of a key whose row is live (one look at the checkpointed resolve). Such a batch is
+    appended: a MERGE would read the target for matches there are none of (on Delta, 10 tables of 1,000 new rows:
+    2.10 s a table appended against 2.44 s MERGEd, ``benchmarks/bench_spark_apply_tables.py``)."""
+    if summary.truncate is not None or any(count for op, count in summary.ops.items() if op != "insert"):
+        return False
+    return resolved.where(f"{ACTION} = 'delete' OR ({ACTION} = 'upsert' AND {WAS_LIVE})").isEmpty()
 
 
 @attrs.frozen
@@ -138,9 +149,13 @@ class Scd1Batch:
             resolved = scd1.resolve(changes, spec, stored_keys, summary, now).localCheckpoint()
         if not batch_committed(target_info, batch):
             source = resolved.where(F.col(ACTION).isNotNull())
+            rule = merges(spec).target
             if self.commits is not None:
                 self.commits.before(spec.table)
-            write.write(target, source, merges(spec).target, create=schema if new_target else None, batch=batch)
+            if not new_target and only_new_rows(summary, resolved):
+                write.insert(target, source, rule, batch)
+            else:
+                write.write(target, source, rule, create=schema if new_target else None, batch=batch)
             if self.commits is not None:
                 self.commits.after(spec.table)
         return TableDone(rows=scd1.state_rows(resolved, spec.table))
@@ -189,4 +204,4 @@ class Scd1Batch:
         self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
 
 
-__all__ = ["DECODE_SEQUENCE", "Scd1Batch", "TableDone", "key_state_suffix"]
+__all__ = ["DECODE_SEQUENCE", "Scd1Batch", "TableDone", "key_state_suffix", "only_new_rows"]

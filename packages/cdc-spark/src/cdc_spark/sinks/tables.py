@@ -92,6 +92,10 @@ class TableFormat(Protocol):
         """Create the table with its first rows, the write marked with ``batch``."""
         ...
 
+    def insert(self, name: str, rows: DataFrame, batch: BatchInfo | None) -> None:
+        """Append ``rows``, in the existing table's columns, in one commit marked with ``batch``."""
+        ...
+
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
         """While open, the statements this session runs record ``batch`` in their commit."""
         ...
@@ -311,6 +315,26 @@ class BatchWrite:
         wanted = {**self.format.create_properties(), **(properties or {})}
         with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
             self.format.create_from(name, create, _inserted_rows(rule, source), wanted, batch)
+
+    def insert(self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None) -> None:
+        """The rows ``rule`` inserts appended to the existing table ``name`` instead of MERGEd into it: for a source
+        that matches no row of the table (the caller knows). In the table's stored columns and types (the source's
+        are the same or narrower; a column the source lacks is null, as the MERGE leaves it)."""
+        from pyspark.sql import functions as F
+
+        info = self.format.describe(name, None)
+        if info is None:
+            raise StorageError(f"cannot append to {name}: the table does not exist")
+        rows = _inserted_rows(rule, source)
+        given = set(rows.columns)
+        aligned = rows.select(
+            *[
+                (F.col(quote(f.name)) if f.name in given else F.lit(None)).cast(f.dataType).alias(f.name)
+                for f in info.schema.fields
+            ]
+        )
+        with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
+            self.format.insert(name, aligned, batch)
 
     def merge(
         self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None
