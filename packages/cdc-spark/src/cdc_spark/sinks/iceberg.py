@@ -151,8 +151,7 @@ class IcebergFormat:
         partitioned_by: tuple[str, ...] = (),
     ) -> None:
         self.spark.sql(create_table(name, schema, self.name, properties, partitioned_by))
-        with self.marked(batch):
-            rows.writeTo(name).append()
+        self.insert(name, rows, batch)
 
     def insert(self, name: str, rows: DataFrame, batch: BatchInfo | None) -> None:
         with self.marked(batch):
