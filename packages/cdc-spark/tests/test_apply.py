@@ -248,15 +248,20 @@ def test_truncate_in_a_tables_first_batch_is_recorded(spark: Any, tmp_path: Path
     assert live(tmp_path, fmt) == {2: ("b", Decimal("2.00"))}
 
 
+def _iceberg_table(location: Path) -> Any:
+    """The Iceberg table at ``location`` as of its latest metadata, read with pyiceberg (no catalog, no Spark)."""
+    from pyiceberg.table import StaticTable
+
+    version = (location / "metadata" / "version-hint.text").read_text().strip()
+    return StaticTable.from_metadata(str(location / "metadata" / f"v{version}.metadata.json"))
+
+
 def _committed_batches(tmp_path: Path, fmt: str) -> list[str]:
     """The offsets recorded by each commit of the target, oldest first, read without Spark."""
     location = tmp_path / "shop" / "t"
     if fmt == "delta":
         return [json.loads(m)["cdc.offsets"] for m in _delta_rs(delta_commit_metadata, str(location))]
-    from pyiceberg.table import StaticTable
-
-    version = (location / "metadata" / "version-hint.text").read_text().strip()
-    table = StaticTable.from_metadata(str(location / "metadata" / f"v{version}.metadata.json"))
+    table = _iceberg_table(location)
     summaries = [s.summary for s in sorted(table.metadata.snapshots, key=lambda s: s.timestamp_ms)]
     return [s["cdc.offsets"] for s in summaries if s is not None and "cdc.offsets" in s.additional_properties]
 
@@ -319,11 +324,7 @@ def last_write(tmp_path: Path, fmt: str) -> str:
     if fmt == "delta":
         operation = _delta_rs(_delta_last_operation, str(location))
         return {"WRITE": "append", "MERGE": "merge"}.get(operation, operation)
-    from pyiceberg.table import StaticTable
-
-    version = (location / "metadata" / "version-hint.text").read_text().strip()
-    table = StaticTable.from_metadata(str(location / "metadata" / f"v{version}.metadata.json"))
-    snapshot = table.current_snapshot()
+    snapshot = _iceberg_table(location).current_snapshot()
     assert snapshot is not None and snapshot.summary is not None
     operation = snapshot.summary.operation.value
     return "append" if operation == "append" else "merge"  # a MERGE commits an overwrite

@@ -139,7 +139,7 @@ class DeltaFormat:
         self._append(name, writer, batch)
 
     def insert(self, name: str, rows: DataFrame, batch: BatchInfo | None) -> None:
-        """One commit that appends ``rows`` (in the table's columns) to the existing table: no file is read."""
+        """One commit that appends ``rows`` (in the table's columns) to the existing table: no data file is read."""
         self._append(name, rows.write.format("delta").mode("append"), batch)
 
     def _append(self, name: str, writer: Any, batch: BatchInfo | None) -> None:
