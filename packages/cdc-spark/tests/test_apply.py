@@ -21,7 +21,7 @@ import pytest
 
 from cdc_core.errors import ConfigError
 from cdc_spark import demo
-from cdc_spark.apply import SchemaEvolutionError, apply_changes, apply_tables
+from cdc_spark.apply import SchemaEvolutionError, apply_changes
 from cdc_spark.merge import build_spec
 from cdc_spark.sinks import BatchInfo, load_sink
 from cdc_testing.targets import delta_commit_metadata, key_state
@@ -310,30 +310,6 @@ def test_a_crash_between_target_and_state_is_repaired_by_the_replay(
     assert state[1]["__cdc_sequence"]["commit_ts"] == 3 and state[2]["__cdc_deleted_at"] is not None
     apply(spark, [change("insert", 2, 2, "stale", "0.00")], tmp_path, fmt)  # the state knows 2 was deleted
     assert live(tmp_path, fmt) == {1: ("a", Decimal("5.00"))}
-
-
-def test_a_table_without_keys_fails_the_batch_after_its_neighbour_wrote_and_the_replay_writes_each_once(
-    spark: Any, tmp_path: Path
-) -> None:
-    """Each table counts its own changes on its worker: a table whose changes lack a key fails there, after the
-    tables beside it have written theirs, and before the key state is written; the batch's replay, keys given,
-    skips the target that holds the batch and writes the rest once."""
-    sink = load_sink("delta", spark, str(tmp_path))
-    batch = BatchInfo(app_id="job", batch_id=0)
-    good = frame(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")])
-    bad = frame(spark, [change("insert", 3, 3, "c", "3.00"), change("insert", 4, 4, None, "4.00")])
-    specs = [(good, build_spec(good, table=TABLE, keys=["id"])), (bad, build_spec(bad, table="shop.u", keys=["name"]))]
-    with pytest.raises(ConfigError, match=r"^table shop\.u: 1 changes have no value in key column\(s\) name"):
-        apply_tables(specs, sink, batch, parallelism=2)
-    assert live(tmp_path, "delta") == {1: ("a", Decimal("1.00")), 2: ("b", Decimal("2.00"))}
-    assert state_of(tmp_path, "delta") == {}  # the key state is written after every table, and was not
-    fixed = [specs[0], (bad, build_spec(bad, table="shop.u", keys=["id"]))]
-    applied = apply_tables(fixed, sink, batch, parallelism=2)
-    assert applied["shop.u"].changes == 2
-    assert live(tmp_path, "delta") == {1: ("a", Decimal("1.00")), 2: ("b", Decimal("2.00"))}
-    assert sorted(state_of(tmp_path, "delta")) == [1, 2]
-    assert sorted(r["id"] for r in read_table(str(tmp_path), "shop.u", "delta").to_pylist()) == [3, 4]
-    assert not any(a.written for a in apply_tables(fixed, sink, batch, parallelism=2).values())
 
 
 def _delta_last_operation(path: str) -> str:

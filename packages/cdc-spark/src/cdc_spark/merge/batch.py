@@ -1,10 +1,9 @@
 """One micro-batch of a table's changes, made ready to merge: ordered, floored at the latest truncate, summed up.
 
-:func:`summarize` is the first action apply runs on a table's batch before it writes (the sink runs it on the
-table's own worker, :mod:`cdc_spark.sinks.scd1_batch`): one aggregate that returns the number of changes by
-operation, the latest truncate and the new truncate floor (sequences travel as JSON text ``{"v": ...}`` so any
-orderable ``sequence_by`` type works) and rejects unknown operations and changes without a key;
-:func:`summarize_all` does the same for several tables in one statement. Nothing else is collected to the driver.
+:func:`summarize_all` is the only action apply runs on a batch's data before it writes: one aggregate over every
+table of the batch that returns, per table, the number of changes, the latest truncate and the new truncate floor
+(sequences travel as JSON text ``{"v": ...}`` so any orderable ``sequence_by`` type works) and rejects unknown
+operations. Nothing else is collected to the driver.
 """
 
 from __future__ import annotations

@@ -82,15 +82,6 @@ def floors(state: DataFrame, tables: list[str]) -> DataFrame:
     return kept.select(F.col(TABLE).alias("table"), F.col(SEQUENCE).alias("floor"))
 
 
-def stored_floors(state: DataFrame, tables: list[str]) -> dict[str, str]:
-    """The stored truncate floors of ``tables``, as the JSON text ``{"v": floor}`` :class:`Pending` carries (one
-    small query: a table has a floor only once truncated)."""
-    from pyspark.sql import functions as F
-
-    texts = floors(state, tables).select("table", F.to_json(F.struct(F.col("floor").alias("v"))).alias("text"))
-    return {str(row["table"]): str(row["text"]) for row in texts.collect()}
-
-
 def state_rows(resolved: DataFrame, table: str) -> DataFrame:
     """The new key state rows of one table's resolved batch, in :func:`state_schema`'s columns."""
     from pyspark.sql import functions as F
@@ -305,4 +296,4 @@ def _column_sequences(spec: ApplySpec, image: str, seq_type: DataType) -> str:
     return f"CASE WHEN {newer} THEN map_from_entries({kept}) ELSE {empty} END"
 
 
-__all__ = ["floor_row", "floors", "fold", "resolve", "state_rows", "state_schema", "stored_floors", "table_state"]
+__all__ = ["floor_row", "floors", "fold", "resolve", "state_rows", "state_schema", "table_state"]

@@ -4,20 +4,14 @@ Per batch (:meth:`Scd1Batch.run`):
 
 1. the key state's metadata (no Spark job): when it holds the batch, every target does too (it is written last)
    and nothing runs; otherwise each target's own mark says whether it holds the batch already;
-2. the stored truncate floors of the batch's tables (one small query);
-3. per table, ``parallelism`` tables at once, each in a session of its own: count the table's changes and find its
-   truncate (:func:`summarize`, one aggregate; a table without changes stops here), add or widen the target's
-   columns, resolve the batch against its keys' state (checkpointed: computed once), MERGE it into the target
-   marked with the batch (or create the target with its rows; or append them when the batch only adds rows the
-   target does not hold, :func:`only_new_rows`);
+2. one aggregate over every table's changes and their stored truncate floors (:func:`summarize_all`);
+3. per table, ``parallelism`` tables at once, each in a session of its own: add or widen the target's columns,
+   resolve the batch against its keys' state (checkpointed: computed once), MERGE it into the target marked with
+   the batch (or create the target with its rows; or append them when the batch only adds rows the target does
+   not hold, :func:`only_new_rows`);
 4. one MERGE of every table's new key state rows, and of the floors a truncate moved, into the key state, marked
    with the batch;
 5. tombstones older than the retention deleted, at most ten times per retention period.
-
-Each table counts its own changes on its worker: one aggregate over every table's changes, run before any table
-started, was a step no table could overlap (12-13 s of a 108-124 s batch of 50 tables, most of it planning its
-union of 50 aggregates on one driver thread). A table whose changes are malformed (no key, an unknown operation)
-therefore fails on its worker, after its neighbours have written theirs, as any table's failure does.
 
 A table therefore costs one commit per batch; the key state one per batch, whatever the number of tables. A crash
 between 3 and 4 leaves targets holding the batch and a key state without it: the replay resolves the same batch
@@ -35,7 +29,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from cdc_spark.merge import scd1
-from cdc_spark.merge.batch import BatchSummary, ordered, sequence_type, summarize
+from cdc_spark.merge.batch import BatchSummary, Pending, ordered, sequence_type, summarize_all
 from cdc_spark.merge.columns import ACTION, PURGED_AT, TABLE, WAS_LIVE
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
 from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, union_all
@@ -118,50 +112,31 @@ class Scd1Batch:
             move_old_states(self.writer(self.spark), unchecked, state, seq_type)
             self.checked.update(spec.table for spec in unchecked)
         stored = self.spark.table(state)
-        floors = scd1.stored_floors(stored, tables)
+        summaries = summarize_all([Pending(plan.changes, plan.spec) for plan in plans], scd1.floors(stored, tables))
+        for plan in plans:
+            plan.summary = summaries[plan.spec.table]
         parallel = self.parallelism > 1 and len(plans) > 1
         tasks = [
-            (
-                plan.spec.table,
-                functools.partial(
-                    self._table,
-                    plan,
-                    stored,
-                    floor=floors.get(plan.spec.table),
-                    batch=batch,
-                    now=now,
-                    parallel=parallel,
-                ),
-            )
+            (plan.spec.table, functools.partial(self._table, plan, stored, batch, now, parallel))
             for plan in plans
+            if plan.summary is not None and plan.summary.changes
         ]
-        done = {table: part for table, part in run_each(tasks, self.parallelism).items() if part is not None}
+        done = run_each(tasks, self.parallelism)
         self._write_state(state, plans, done, seq_type, batch)
         self._purge(state, plans, state_info, now)
         return {table: table in done for table in tables}
 
     def _table(
-        self,
-        plan: MergePlan,
-        stored: DataFrame,
-        *,
-        floor: str | None,
-        batch: BatchInfo | None,
-        now: dt.datetime,
-        parallel: bool,
-    ) -> TableDone | None:
-        """Count one table's batch (``plan.summary``; ``floor``: its stored truncate floor), resolve it and write its
-        target; its key state rows are left for the batch's write. None when the batch holds no change of it."""
+        self, plan: MergePlan, stored: DataFrame, batch: BatchInfo | None, now: dt.datetime, parallel: bool
+    ) -> TableDone:
+        """Resolve one table's batch and write its target; its key state rows are left for the batch's write."""
         from pyspark.sql import functions as F
 
         session = own_session(self.spark) if parallel else plan.changes.sparkSession
         write = self.writer(session)
-        spec = plan.spec
-        bound = bound_to(plan.changes, session)
-        summary = plan.summary = summarize(bound, spec, floor)
-        if not summary.changes:
-            return None
-        changes = ordered(bound, spec, summary)
+        spec, summary = plan.spec, plan.summary
+        assert summary is not None
+        changes = ordered(bound_to(plan.changes, session), spec, summary)
         app = batch.app_id if batch is not None else None
         target = write.format.target(spec.table)
         target_info = write.format.describe(target, app)
