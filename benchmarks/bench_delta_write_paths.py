@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
-import subprocess
 import time
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from java_probes import probe_jar
 
 TABLES = int(os.environ.get("CDC_BENCH_PROBE_TABLES", "3"))
 ROWS = int(os.environ.get("CDC_BENCH_PROBE_ROWS", "200"))
@@ -42,30 +40,12 @@ KINDS = ("merge", "merge_dv", "probe_dv", "probe_rewrite")
 T = TypeVar("T")
 
 
-def _jar(into: Path, classpath: list[str]) -> Path:
-    """The probe compiled against pyspark's jars and the session's connector jars (Delta's among them)."""
-    import pyspark
-
-    javac = shutil.which("javac")
-    if javac is None:
-        pytest.skip("javac (a JDK) is needed to compile the probe")
-    classes = into / "classes"
-    spark_jars = Path(pyspark.__file__).parent / "jars"
-    path = os.pathsep.join([f"{spark_jars}/*", *classpath])
-    subprocess.run([javac, "-nowarn", "-cp", path, "-d", str(classes), *map(str, SOURCES.glob("*.java"))], check=True)
-    jar = into / "delta-probe.jar"
-    with zipfile.ZipFile(jar, "w") as archive:
-        for compiled in classes.rglob("*.class"):
-            archive.write(compiled, compiled.relative_to(classes).as_posix())
-    return jar
-
-
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from cdc_spark.session import build_session, connector_jars
 
     connectors = list(connector_jars())
-    jar = _jar(tmp_path_factory.mktemp("delta-probe"), connectors)
+    jar = probe_jar(SOURCES, tmp_path_factory.mktemp("delta-probe"), "delta-probe.jar", connectors)
     # the probe must load beside Delta's classes (spark.jars), which the driver's own class path cannot see
     conf = {"spark.driver.memory": "2g", "spark.jars": ",".join([*connectors, str(jar)])}
     session = build_session("local[2]", app_name="bench-delta-write-paths", conf=conf, log_level="ERROR")

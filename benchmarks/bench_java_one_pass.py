@@ -15,14 +15,12 @@ realistic changefeed).
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from java_probes import probe_jar
 from spark_timing import bench_session, best_of, kafka_frames, noop
 
 TRANSACTIONS = 4_000
@@ -41,27 +39,9 @@ LEAN = (
 )
 
 
-def _jar(into: Path) -> Path:
-    """The probes compiled against the Spark jars pyspark ships (the running Spark's own), as a jar in ``into``."""
-    import pyspark
-
-    javac = shutil.which("javac")
-    if javac is None:
-        pytest.skip("javac (a JDK) is needed to compile the probes")
-    classes = into / "classes"
-    spark_jars = Path(pyspark.__file__).parent / "jars"
-    sources = [str(path) for path in sorted(SOURCES.glob("*.java"))]
-    subprocess.run([javac, "-cp", f"{spark_jars}/*", "-d", str(classes), *sources], check=True)
-    jar = into / "one-pass.jar"
-    with zipfile.ZipFile(jar, "w") as archive:
-        for compiled in classes.rglob("*.class"):
-            archive.write(compiled, compiled.relative_to(classes).as_posix())
-    return jar
-
-
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    jar = _jar(tmp_path_factory.mktemp("one-pass"))
+    jar = probe_jar(SOURCES, tmp_path_factory.mktemp("one-pass"), "one-pass.jar")
     with bench_session("bench-one-pass", driver_memory="2g") as session:
         session.sql(f"ADD JAR '{jar}'")  # the executors' class path, and the driver's for the registration
         session.udf.registerJavaFunction("one_pass_canal_json", "cdc.bench.OnePassCanalJson", TYPED)
