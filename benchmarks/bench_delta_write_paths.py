@@ -12,7 +12,7 @@ updates, 7 deletes, 6 inserts) through:
   would carry them);
 - the probe's file rewrite (its lookup of the touched files' names timed apart).
 
-Every round checks the three tables equal, and the end says whether the ``deltalake`` package reads each.
+Every round checks the four tables equal, and the end says whether the ``deltalake`` package reads each.
 
     nox -s bench -- benchmarks/bench_delta_write_paths.py -s
 """
@@ -74,11 +74,16 @@ def _merge(spark: Any, path: str) -> None:
     )
 
 
-def _positions(spark: Any, path: str, keys: list[int]) -> str:
-    """The probe's deletes: the replaced rows' file names and positions, one line per file."""
+def _changed(spark: Any, path: str, keys: list[int]) -> Any:
+    """The table's rows of ``keys``: the scan both probes' lookups make (a key state would carry what they find)."""
     from pyspark.sql import functions as F
 
-    found = spark.read.format("delta").load(path).where(F.col("id").isin(keys))
+    return spark.read.format("delta").load(path).where(F.col("id").isin(keys))
+
+
+def _positions(spark: Any, path: str, keys: list[int]) -> str:
+    """The probe's deletes: the replaced rows' file names and positions, one line per file."""
+    found = _changed(spark, path, keys)
     by_file: dict[str, list[str]] = {}
     for name, row in found.select("_metadata.file_name", "_metadata.row_index").collect():
         by_file.setdefault(name, []).append(str(row))
@@ -90,7 +95,7 @@ def _rewrite(spark: Any, path: str, keys: list[int], new: Any, batch: int) -> fl
     them), left out of the rewrite's own time by the caller."""
     from pyspark.sql import functions as F
 
-    found = spark.read.format("delta").load(path).where(F.col("id").isin(keys)).select("_metadata.file_name")
+    found = _changed(spark, path, keys).select("_metadata.file_name")
     lookup, names = _timed(lambda: sorted({row[0] for row in found.distinct().collect()}))
     data = new
     if names:
