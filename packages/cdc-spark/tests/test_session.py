@@ -12,6 +12,7 @@ from cdc_spark import jit
 from cdc_spark.class_sharing import DRIVER_OPTIONS
 from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, compiles_huge_methods, with_huge_methods
 from cdc_spark.masters import local_cores, runs_in_driver
+from cdc_spark.memory_pages import PAGE_SIZE, g1_region_bytes, local_page_size, memory_bytes
 from cdc_spark.session import CODEGEN_CACHE, DATAFRAME_DEBUGGING, session_settings
 
 
@@ -78,3 +79,45 @@ def test_the_executors_jvm_options_are_asked_once_per_application(spark: Any, mo
 
     monkeypatch.setattr(jit, "runs_in_driver", asked)
     assert jit.executors_compile_huge_methods(spark) == first
+
+
+def test_a_local_driver_gets_memory_pages_of_a_quarter_of_its_g1_region() -> None:
+    # G1 sizes regions as the heap over 2,048, a power of two from 1 to 32 MB; half a region is humongous
+    assert g1_region_bytes(memory_bytes("1g") or 0) == 1 << 20
+    assert g1_region_bytes(memory_bytes("3g") or 0) == 1 << 20  # 1.5 MB rounds down
+    assert g1_region_bytes(memory_bytes("4g") or 0) == 2 << 20
+    assert g1_region_bytes(memory_bytes("200g") or 0) == 32 << 20
+    assert [local_page_size(m) for m in (None, "2048", "2g", "3g", "4G", "24g", "64g", "100g", "200g")] == [
+        "256k",  # Spark's default driver memory, 1 GB
+        "256k",  # a bare number is MiB, as Spark reads it
+        "256k",
+        "511k",  # 1 MB regions: 8,192 pages of 256 KB would hold 2 GB of the 3
+        "512k",
+        "4095k",
+        "8192k",
+        "16383k",
+        None,  # no page under half a 32 MB region makes 200 GB in 8,192: Spark's own default
+    ]
+    for memory in ("1g", "3g", "4g", "24g", "31g", "64g", "100g"):  # the pages hold the heap, none humongous
+        heap = memory_bytes(memory) or 0
+        page = memory_bytes(local_page_size(memory) or "") or 0
+        assert 8192 * page >= heap
+        assert page + 16 <= g1_region_bytes(heap) // 2  # a long[] of the page, its header included
+
+
+def test_only_a_local_driver_gets_the_page_size_and_the_users_own_wins() -> None:
+    jars = {"spark.jars": "given.jar"}
+    assert session_settings("local[2]", {**jars, "spark.driver.memory": "8g"})[PAGE_SIZE] == "1024k"  # 4 MB regions
+    assert session_settings("local[2]", jars)[PAGE_SIZE] == "256k"
+    assert PAGE_SIZE not in session_settings("local[2]", {**jars, PAGE_SIZE: "64m"})
+    assert PAGE_SIZE not in session_settings("yarn", {"spark.jars.packages": "x:y:1"})
+    assert PAGE_SIZE not in session_settings("local[2]", {**jars, "spark.driver.memory": "lots"})  # Spark says why
+
+
+@pytest.mark.spark
+def test_the_test_session_sorts_in_pages_below_the_humongous_size(spark: Any) -> None:
+    assert spark.conf.get(PAGE_SIZE) == "256k"  # its driver has 2 GB: 1 MB regions
+    manager = spark.sparkContext._jvm.org.apache.spark.SparkEnv.get().memoryManager()
+    assert manager.pageSizeBytes() == 256 * 1024
+    rows = spark.range(50_000).selectExpr("id % 7 AS k", "uuid() AS u").orderBy("k", "u").collect()
+    assert len(rows) == 50_000 and rows[0].k == 0  # a sort of more than one page's rows still works
