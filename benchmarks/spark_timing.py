@@ -30,6 +30,10 @@ def bench_session(app_name: str, driver_memory: str) -> Iterator[Any]:
     owned = SparkSession.getActiveSession() is None
     # local mode runs the executors in the driver's heap: a 10^6-message run needs more than the default
     conf = {"spark.driver.memory": os.environ.get("CDC_BENCH_DRIVER_MEMORY", driver_memory)}
+    # a setting to compare against the session's own, e.g. CDC_BENCH_SPARK_CONF="spark.buffer.pageSize=64m"
+    for setting in filter(None, os.environ.get("CDC_BENCH_SPARK_CONF", "").split(";")):
+        key, _, value = setting.partition("=")
+        conf[key.strip()] = value.strip()
     session = build_session("local[2]", app_name=app_name, conf=conf, log_level="ERROR")
     try:
         yield session

@@ -1,6 +1,6 @@
 """Tungsten's memory pages sized for a local driver's heap, so that no page is a G1 "humongous" object.
 
-Spark sizes a task's sort and hash pages from its execution memory (16 MB for a 1 GB local driver of two cores, 32
+Spark sizes a task's sort and hash pages from its execution memory (8 MB for a 1 GB local driver of two cores, 32
 MB for 2 GB), allocated on the heap as one ``long[]`` each. Under G1 (Java 17's default collector) an object over
 half a region is humongous: its allocation may start a concurrent mark cycle (84 of 91 such starts in four minutes
 of the Spark tests), and a micro-batch runs dozens of sorts and aggregates of a few rows, each with a fresh page.

@@ -13,7 +13,7 @@
 * **A local master** (``local[N]``, also the default when nothing names one): shuffle partitions follow the cores,
   adaptive execution on, no UI and no console progress bar, Spark's logs at WARN.
 * **Memory pages below G1's humongous size** in a local driver (:mod:`cdc_spark.memory_pages`): a quarter of the
-  heap's G1 region, 256 KB up to a 2 GB driver, where Spark's default is 16-32 MB.
+  heap's G1 region, 256 KB up to a 2 GB driver, where Spark's default is 8-64 MB.
 * **A class-sharing archive** for the driver JVM of a local master, once ``python -m cdc_spark.class_archive`` has
   made one for these connectors (:mod:`cdc_spark.class_sharing`): a cold start maps the classes instead of loading
   them.
