@@ -105,8 +105,11 @@ def test_a_local_driver_gets_memory_pages_of_a_quarter_of_its_g1_region() -> Non
         assert page + 16 <= g1_region_bytes(heap) // 2  # a long[] of the page, its header included
 
 
-def test_only_a_local_driver_gets_the_page_size_and_the_users_own_wins() -> None:
+def test_only_a_local_driver_gets_the_page_size_and_the_users_own_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     jars = {"spark.jars": "given.jar"}
+    monkeypatch.setenv("SPARK_DRIVER_MEMORY", "4g")  # the launcher's heap when no setting names one
+    assert session_settings("local[2]", jars)[PAGE_SIZE] == "512k"
+    monkeypatch.delenv("SPARK_DRIVER_MEMORY")
     assert session_settings("local[2]", {**jars, "spark.driver.memory": "8g"})[PAGE_SIZE] == "1024k"  # 4 MB regions
     assert session_settings("local[2]", jars)[PAGE_SIZE] == "256k"
     assert PAGE_SIZE not in session_settings("local[2]", {**jars, PAGE_SIZE: "64m"})

@@ -21,6 +21,7 @@ from typing import Final
 
 PAGE_SIZE: Final = "spark.buffer.pageSize"
 DRIVER_MEMORY: Final = "spark.driver.memory"
+DRIVER_MEMORY_ENV: Final = "SPARK_DRIVER_MEMORY"  # what Spark's launcher uses when the setting is absent
 DEFAULT_DRIVER_MEMORY: Final = "1g"  # Spark's own default
 
 _MIB: Final = 1 << 20
@@ -63,4 +64,4 @@ def local_page_size(driver_memory: str | None) -> str | None:
     return None
 
 
-__all__ = ["PAGE_SIZE", "g1_region_bytes", "local_page_size", "memory_bytes"]
+__all__ = ["DRIVER_MEMORY", "DRIVER_MEMORY_ENV", "PAGE_SIZE", "g1_region_bytes", "local_page_size", "memory_bytes"]

@@ -39,7 +39,7 @@ from cdc_core.jvm import classpath, maven_available, spark_packages
 from cdc_spark.class_sharing import DRIVER_OPTIONS, connectors_of, driver_options
 from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, with_huge_methods
 from cdc_spark.masters import local_cores
-from cdc_spark.memory_pages import DRIVER_MEMORY, PAGE_SIZE, local_page_size
+from cdc_spark.memory_pages import DRIVER_MEMORY, DRIVER_MEMORY_ENV, PAGE_SIZE, local_page_size
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -86,7 +86,7 @@ def session_settings(master: str | None, user: Mapping[str, str] | None = None) 
             # Delta rebuilds a table's file list with this many tasks (default 50: one tiny task per core is
             # enough for the tables one machine writes)
             settings["spark.databricks.delta.snapshotPartitions"] = str(cores)
-            page = local_page_size(given.get(DRIVER_MEMORY))
+            page = local_page_size(given.get(DRIVER_MEMORY) or os.environ.get(DRIVER_MEMORY_ENV))
             if page is not None:
                 settings[PAGE_SIZE] = page
         elif master.startswith("local-cluster"):
