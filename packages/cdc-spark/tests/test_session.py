@@ -13,7 +13,7 @@ from cdc_spark.class_sharing import DRIVER_OPTIONS
 from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, compiles_huge_methods, with_huge_methods
 from cdc_spark.masters import local_cores, runs_in_driver
 from cdc_spark.memory_pages import PAGE_SIZE, g1_region_bytes, local_page_size, memory_bytes
-from cdc_spark.session import CODEGEN_CACHE, DATAFRAME_DEBUGGING, session_settings
+from cdc_spark.session import CODEGEN_CACHE, CRC_CHECK_OFF_UTC, DATAFRAME_DEBUGGING, session_settings
 
 
 def test_a_local_session_keeps_generated_code_between_batches_and_follows_the_cores() -> None:
@@ -124,3 +124,33 @@ def test_the_test_session_sorts_in_pages_below_the_humongous_size(spark: Any) ->
     assert manager.pageSizeBytes() == 256 * 1024
     rows = spark.range(50_000).selectExpr("id % 7 AS k", "uuid() AS u").orderBy("k", "u").collect()
     assert len(rows) == 50_000 and rows[0].k == 0  # a sort of more than one page's rows still works
+
+
+def _jobs_of_a_delta_append(spark: Any, path: str, check_every_commit: str) -> int:
+    """Spark jobs of the second commit to a Delta table, in a session set to a time zone that is not UTC."""
+    session = spark.newSession()
+    session.conf.set("spark.sql.session.timeZone", "Europe/Berlin")
+    session.conf.set(CRC_CHECK_OFF_UTC, check_every_commit)
+    rows = session.range(20).selectExpr("id", "timestamp'2024-05-01 12:00:00' AS at")
+    rows.write.format("delta").save(path)
+    context = spark.sparkContext
+    group = f"append-{path}"  # job ids stay listed under their group: one group per table
+    context.setJobGroup(group, "the commit counted")
+    try:
+        rows.write.format("delta").mode("append").save(path)
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    return len(context.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_session_off_utc_commits_to_delta_without_rebuilding_the_file_list_each_time(
+    spark: Any, tmp_path: Any
+) -> None:
+    """Delta checks each commit's file list against a rebuild of the table's state where the time zone is not UTC;
+    the session's setting leaves that to the checkpoints, as in UTC, and the user's own setting wins."""
+    ours = session_settings("local[2]", {"spark.jars": "given.jar"})[CRC_CHECK_OFF_UTC]
+    assert CRC_CHECK_OFF_UTC not in session_settings("yarn", {CRC_CHECK_OFF_UTC: "true", "spark.jars": "x.jar"})
+    checked = _jobs_of_a_delta_append(spark, str(tmp_path / "checked"), "true")  # Delta's default
+    unchecked = _jobs_of_a_delta_append(spark, str(tmp_path / "unchecked"), ours)
+    assert unchecked < checked, (unchecked, checked)
+    assert spark.read.format("delta").load(str(tmp_path / "unchecked")).count() == 40
