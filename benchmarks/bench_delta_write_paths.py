@@ -10,7 +10,9 @@ updates, 7 deletes, 6 inserts) through:
 - a bare MERGE (the baseline), and the same MERGE into a table with deletion vectors on;
 - the probe's deletion vectors (the replaced rows' positions looked up first with a scan, timed apart: a key state
   would carry them);
-- the probe's file rewrite (its lookup of the touched files' names timed apart).
+- the probe's file rewrite (its lookup of the touched files' names timed apart);
+- the whole table rewritten through Spark's own writer, no probe: the rows the batch does not touch and its new
+  rows overwrite the table in one commit (marked with ``txnAppId``/``txnVersion``, as the sinks mark theirs).
 
 Every round checks the four tables equal, and the end says whether the ``deltalake`` package reads each.
 
@@ -36,7 +38,7 @@ SOURCES = Path(__file__).parent / "java" / "delta"
 VALUES = [f"c{i}" for i in range(8)]
 SCHEMA = f"id bigint, amount double, {', '.join(f'{c} string' for c in VALUES)}"
 COLUMNS = ["id", "amount", *VALUES]
-KINDS = ("merge", "merge_dv", "probe_dv", "probe_rewrite")
+KINDS = ("merge", "merge_dv", "probe_dv", "probe_rewrite", "overwrite")
 T = TypeVar("T")
 
 
@@ -106,6 +108,15 @@ def _rewrite(spark: Any, path: str, keys: list[int], new: Any, batch: int) -> fl
     return lookup
 
 
+def _overwrite(spark: Any, path: str, keys: list[int], new: Any, batch: int) -> None:
+    """The whole table written again by Spark's writer: its rows of keys the batch does not touch, and ``new``."""
+    from pyspark.sql import functions as F
+
+    kept = spark.read.format("delta").load(path).where(~F.col("id").isin(keys))
+    writer = kept.unionByName(new).write.format("delta").mode("overwrite")
+    writer.option("txnAppId", "overwrite").option("txnVersion", batch).save(path)
+
+
 def _table(spark: Any, path: str) -> list[tuple[Any, ...]]:
     return sorted(tuple(row) for row in spark.read.format("delta").load(path).collect())
 
@@ -129,11 +140,12 @@ def _one_table(spark: Any, paths: dict[str, str], keys: list[int], new: Any, bat
         lambda: probe.withDeletionVectors(spark._jsparkSession, paths["probe_dv"], new._jdf, deletes, "probe", batch)
     )[0]
     rewritten, names_lookup = _timed(lambda: _rewrite(spark, paths["probe_rewrite"], keys, new, batch))
+    overwritten = _timed(lambda: _overwrite(spark, paths["overwrite"], keys, new, batch))[0]
     expected = _table(spark, paths["merge"])
     assert all(_table(spark, paths[kind]) == expected for kind in KINDS[1:]), f"{paths}, batch {batch}"
     return [
         ("merge", merged), ("merge_dv", merged_dv), ("lookup", lookup), ("probe_dv", vectors),
-        ("probe_rewrite", rewritten - names_lookup), ("names_lookup", names_lookup),
+        ("probe_rewrite", rewritten - names_lookup), ("names_lookup", names_lookup), ("overwrite", overwritten),
     ]  # fmt: skip
 
 
@@ -181,7 +193,8 @@ def test_delta_write_paths(benchmark: Any, spark: Any, tmp_path: Path) -> None:
         f"\nDelta, {TABLES} tables x {ROWS} rows, batches of 33 changes, rounds {first}-{len(seconds)}, a table"
         f" (/ bare MERGE): bare MERGE {base:.2f} s; MERGE with deletion vectors {ratio['merge_dv']};"
         f" probe with deletion vectors {ratio['probe_dv']}, its position lookup {mean['lookup']:.2f} s;"
-        f" probe rewriting the files {ratio['probe_rewrite']}, its lookup of the files {mean['names_lookup']:.2f} s"
+        f" probe rewriting the files {ratio['probe_rewrite']}, its lookup of the files {mean['names_lookup']:.2f} s;"
+        f" the whole table overwritten by Spark's writer {ratio['overwrite']}"
         f"\n  deltalake reads: the MERGEd table {_readable(paths['merge', 0])}; with deletion vectors"
         f" {_readable(paths['probe_dv', 0])}; rewritten {_readable(paths['probe_rewrite', 0])}"
     )
