@@ -12,7 +12,9 @@ updates, 7 deletes, 6 inserts) through:
   would carry them);
 - the probe's file rewrite (its lookup of the touched files' names timed apart);
 - the whole table rewritten through Spark's own writer, no probe: the rows the batch does not touch and its new
-  rows overwrite the table in one commit (marked with ``txnAppId``/``txnVersion``, as the sinks mark theirs).
+  rows overwrite the table in one commit (marked with ``txnAppId``/``txnVersion``, as the sinks mark theirs);
+- Delta's ``replaceWhere`` through Spark's writer: the rows of the batch's keys replaced by its new rows, in one
+  commit (Delta rewrites only the files holding those keys), marked the same way.
 
 Every round checks the four tables equal, and the end says whether the ``deltalake`` package reads each.
 
@@ -38,7 +40,7 @@ SOURCES = Path(__file__).parent / "java" / "delta"
 VALUES = [f"c{i}" for i in range(8)]
 SCHEMA = f"id bigint, amount double, {', '.join(f'{c} string' for c in VALUES)}"
 COLUMNS = ["id", "amount", *VALUES]
-KINDS = ("merge", "merge_dv", "probe_dv", "probe_rewrite", "overwrite")
+KINDS = ("merge", "merge_dv", "probe_dv", "probe_rewrite", "overwrite", "replace_where")
 T = TypeVar("T")
 
 
@@ -117,6 +119,13 @@ def _overwrite(spark: Any, path: str, keys: list[int], new: Any, batch: int) -> 
     writer.option("txnAppId", "overwrite").option("txnVersion", batch).save(path)
 
 
+def _replace_where(path: str, keys: list[int], new: Any, batch: int) -> None:
+    """The rows of ``keys`` (the batch's deleted, updated and inserted keys) replaced by ``new`` with Delta's
+    ``replaceWhere``; Delta checks that every new row matches the condition."""
+    writer = new.write.format("delta").mode("overwrite").option("replaceWhere", f"id IN ({', '.join(map(str, keys))})")
+    writer.option("txnAppId", "replace-where").option("txnVersion", batch).save(path)
+
+
 def _table(spark: Any, path: str) -> list[tuple[Any, ...]]:
     return sorted(tuple(row) for row in spark.read.format("delta").load(path).collect())
 
@@ -141,11 +150,14 @@ def _one_table(spark: Any, paths: dict[str, str], keys: list[int], new: Any, bat
     )[0]
     rewritten, names_lookup = _timed(lambda: _rewrite(spark, paths["probe_rewrite"], keys, new, batch))
     overwritten = _timed(lambda: _overwrite(spark, paths["overwrite"], keys, new, batch))[0]
+    every_key = sorted({*keys, *(row.id for row in new.select("id").collect())})  # a sink's resolve knows them
+    replaced = _timed(lambda: _replace_where(paths["replace_where"], every_key, new, batch))[0]
     expected = _table(spark, paths["merge"])
     assert all(_table(spark, paths[kind]) == expected for kind in KINDS[1:]), f"{paths}, batch {batch}"
     return [
         ("merge", merged), ("merge_dv", merged_dv), ("lookup", lookup), ("probe_dv", vectors),
         ("probe_rewrite", rewritten - names_lookup), ("names_lookup", names_lookup), ("overwrite", overwritten),
+        ("replace_where", replaced),
     ]  # fmt: skip
 
 
@@ -194,7 +206,7 @@ def test_delta_write_paths(benchmark: Any, spark: Any, tmp_path: Path) -> None:
         f" (/ bare MERGE): bare MERGE {base:.2f} s; MERGE with deletion vectors {ratio['merge_dv']};"
         f" probe with deletion vectors {ratio['probe_dv']}, its position lookup {mean['lookup']:.2f} s;"
         f" probe rewriting the files {ratio['probe_rewrite']}, its lookup of the files {mean['names_lookup']:.2f} s;"
-        f" the whole table overwritten by Spark's writer {ratio['overwrite']}"
+        f" the whole table overwritten by Spark's writer {ratio['overwrite']}; replaceWhere {ratio['replace_where']}"
         f"\n  deltalake reads: the MERGEd table {_readable(paths['merge', 0])}; with deletion vectors"
         f" {_readable(paths['probe_dv', 0])}; rewritten {_readable(paths['probe_rewrite', 0])}"
     )
