@@ -16,7 +16,7 @@ updates, 7 deletes, 6 inserts) through:
 - Delta's ``replaceWhere`` through Spark's writer: the rows of the batch's keys replaced by its new rows, in one
   commit (Delta rewrites only the files holding those keys), marked the same way.
 
-Every round checks the four tables equal, and the end says whether the ``deltalake`` package reads each.
+Every round checks the tables of every way equal, and the end says whether the ``deltalake`` package reads each.
 
     nox -s bench -- benchmarks/bench_delta_write_paths.py -s
 """

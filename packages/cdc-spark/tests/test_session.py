@@ -12,7 +12,7 @@ from cdc_spark import jit
 from cdc_spark.class_sharing import DRIVER_OPTIONS
 from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, compiles_huge_methods, with_huge_methods
 from cdc_spark.masters import local_cores, runs_in_driver
-from cdc_spark.memory_pages import PAGE_SIZE, g1_region_bytes, local_page_size, memory_bytes
+from cdc_spark.memory_pages import DRIVER_MEMORY_ENV, PAGE_SIZE, g1_region_bytes, local_page_size, memory_bytes
 from cdc_spark.session import CODEGEN_CACHE, CRC_CHECK_OFF_UTC, DATAFRAME_DEBUGGING, session_settings
 
 
@@ -107,9 +107,9 @@ def test_a_local_driver_gets_memory_pages_of_a_quarter_of_its_g1_region() -> Non
 
 def test_only_a_local_driver_gets_the_page_size_and_the_users_own_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     jars = {"spark.jars": "given.jar"}
-    monkeypatch.setenv("SPARK_DRIVER_MEMORY", "4g")  # the launcher's heap when no setting names one
+    monkeypatch.setenv(DRIVER_MEMORY_ENV, "4g")  # the launcher's heap when no setting names one
     assert session_settings("local[2]", jars)[PAGE_SIZE] == "512k"
-    monkeypatch.delenv("SPARK_DRIVER_MEMORY")
+    monkeypatch.delenv(DRIVER_MEMORY_ENV)
     assert session_settings("local[2]", {**jars, "spark.driver.memory": "8g"})[PAGE_SIZE] == "1024k"  # 4 MB regions
     assert session_settings("local[2]", jars)[PAGE_SIZE] == "256k"
     assert PAGE_SIZE not in session_settings("local[2]", {**jars, PAGE_SIZE: "64m"})
