@@ -28,7 +28,10 @@ def _build(scratch: str) -> Any:
         app_name="cdc-spark-tests",
         conf={
             "spark.sql.warehouse.dir": os.path.join(scratch, "warehouse"),
-            "spark.driver.extraJavaOptions": f"-Dderby.system.home={scratch}",
+            # The parallel collector: the suite is CPU-bound on CI's two cores and G1's concurrent threads and
+            # barriers took a share of them. 25 decode-equality tests: 203 s and 210 s against 216-239 s with G1
+            # (docs/development.md, "Where the suite's time goes"). Pauses do not matter to a test.
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={scratch} -XX:+UseParallelGC",
             # Spark keeps each query's plan and metrics for its UI, by default the last 1,000: in one JVM that
             # runs many tests (the suite, a kept mutation session) they held most of the live heap (463 MB after
             # 139 SCD2 mutants, over a million SQLPlanMetric objects); no test reads them.
