@@ -102,7 +102,7 @@ LETTER_FIELDS = ("offset", "error_type", "error")
 class CodecDecode:
     """What the python plan (every message through the codec) gave, as plain data: the comparisons' expected side."""
 
-    schemas: dict[tuple[str, str], str]  # by table, the schema's canonical JSON
+    schemas: dict[tuple[str, str], dict[str, Any]]  # by table, the schema's canonical JSON
     spark_schemas: dict[tuple[str, str], str]
     rows: dict[tuple[str, str], list[dict[str, Any]]]
     control: list[tuple[Any, ...]]
