@@ -20,6 +20,20 @@ from cdc_core.message import Message
 KEEP_SESSION: Final = "CDC_TEST_SPARK_KEEP"
 
 
+def _jvm_settings(scratch: str) -> dict[str, str]:
+    """The parallel collector: the suite is CPU-bound on CI's two cores and G1's concurrent threads and barriers
+    took a share of them. 25 decode-equality tests: 203 s and 210 s against 216-239 s with G1 (docs/development.md,
+    "Where the suite's time goes"). Pauses do not matter to a test. A whole suite's JVM compiles with both of the
+    JIT's tiers: the last switch given wins over the first tier only of SPARK_SUBMIT_OPTS."""
+    from cdc_spark.jit import EXECUTOR_OPTIONS, with_huge_methods
+    from cdc_testing.plugin import SHORT_JVM_OPTIONS, SHORT_RUN_ENV
+
+    driver = f"-Dderby.system.home={scratch} -XX:+UseParallelGC"
+    if os.environ.get(SHORT_RUN_ENV) != "1":
+        return {"spark.driver.extraJavaOptions": f"{driver} -XX:TieredStopAtLevel=4"}
+    return {"spark.driver.extraJavaOptions": driver, EXECUTOR_OPTIONS: with_huge_methods(SHORT_JVM_OPTIONS)}
+
+
 def _build(scratch: str) -> Any:
     from cdc_spark.session import build_session
 
@@ -28,10 +42,7 @@ def _build(scratch: str) -> Any:
         app_name="cdc-spark-tests",
         conf={
             "spark.sql.warehouse.dir": os.path.join(scratch, "warehouse"),
-            # The parallel collector: the suite is CPU-bound on CI's two cores and G1's concurrent threads and
-            # barriers took a share of them. 25 decode-equality tests: 203 s and 210 s against 216-239 s with G1
-            # (docs/development.md, "Where the suite's time goes"). Pauses do not matter to a test.
-            "spark.driver.extraJavaOptions": f"-Dderby.system.home={scratch} -XX:+UseParallelGC",
+            **_jvm_settings(scratch),
             # Spark keeps each query's plan and metrics for its UI, by default the last 1,000: in one JVM that
             # runs many tests (the suite, a kept mutation session) they held most of the live heap (463 MB after
             # 139 SCD2 mutants, over a million SQLPlanMetric objects); no test reads them.

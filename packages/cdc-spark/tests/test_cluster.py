@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from cdc_testing.plugin import SHORT_RUN_ENV
+
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 MASTER = "local-cluster[2,1,1024]"
@@ -26,7 +28,7 @@ def test_job_tests_pass_on_two_executor_jvms(tmp_path: Path) -> None:
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--benchmark-disable",
         "--basetemp", str(tmp_path / "run"), "-k", "truncate", str(tests),
     ]  # fmt: skip
-    env = {**os.environ, "CDC_TEST_SPARK_MASTER": MASTER}
+    env = {**os.environ, "CDC_TEST_SPARK_MASTER": MASTER, SHORT_RUN_ENV: "1"}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200, check=False)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "2 passed" in done.stdout

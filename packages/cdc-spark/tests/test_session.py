@@ -154,3 +154,22 @@ def test_a_session_off_utc_commits_to_delta_without_rebuilding_the_file_list_eac
     unchecked = _jobs_of_a_delta_append(spark, str(tmp_path / "unchecked"), ours)
     assert unchecked < checked, (unchecked, checked)
     assert spark.read.format("delta").load(str(tmp_path / "unchecked")).count() == 40
+
+
+@pytest.mark.spark
+def test_the_suites_jvm_compiles_with_both_tiers_while_the_jvms_it_starts_get_the_first(
+    spark: Any, pytestconfig: pytest.Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cdc_testing.plugin import SHORT_JVM_OPTIONS, SUBMIT_OPTIONS_ENV, pytest_configure
+
+    jvm = spark.sparkContext._jvm
+    bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean")
+    )
+    assert bean.getVMOption("TieredStopAtLevel").getValue() == "4"  # a whole suite's JVM: C2 pays for itself
+    monkeypatch.delenv(SUBMIT_OPTIONS_ENV, raising=False)
+    pytest_configure(pytestconfig)
+    assert os.environ[SUBMIT_OPTIONS_ENV] == SHORT_JVM_OPTIONS  # what every `cdc apply` a test starts inherits
+    monkeypatch.setenv(SUBMIT_OPTIONS_ENV, "-Xss4m")
+    pytest_configure(pytestconfig)
+    assert os.environ[SUBMIT_OPTIONS_ENV] == "-Xss4m"  # a developer's own are kept

@@ -34,7 +34,7 @@ import attrs
 from cdc_core.jvm import bundle, java_executable, unpacked
 from cdc_core.message import Message
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import ServerProcess, log_tail, serve_until_stopped
+from cdc_testing.processes import SERVER_JVM_FLAGS, ServerProcess, log_tail, serve_until_stopped
 
 BUNDLE: Final = "schema-registry"
 CCOMPAT_PATH: Final = "/apis/ccompat/v7"
@@ -44,7 +44,7 @@ STOP_TIMEOUT_S: Final = 20.0
 COMPATIBILITY: Final = "BACKWARD"  # Confluent's default level
 
 # C1 only and the serial collector: a test server starts faster and smaller this way (see docs/development.md).
-JVM_FLAGS: Final = ("-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+JVM_FLAGS: Final = ("-Xmx128m", *SERVER_JVM_FLAGS)
 _SETTINGS: Final = {
     "quarkus.http.host": "127.0.0.1",
     'quarkus.log.category."io.apicurio".level': "WARN",  # its INFO lines narrate every storage call

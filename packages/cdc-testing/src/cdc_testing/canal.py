@@ -22,7 +22,7 @@ from typing import Final
 
 from cdc_core.jvm import bundle, classpath, java_executable
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import ServerProcess, log_tail
+from cdc_testing.processes import SERVER_JVM_FLAGS, ServerProcess, log_tail
 
 BUNDLE: Final = "canal-server"
 STOP_TIMEOUT_S: Final = 30.0
@@ -191,6 +191,7 @@ class CanalServer(ServerProcess):
         command = [
             java_executable(),
             HEAP,
+            *SERVER_JVM_FLAGS,
             "-Duser.timezone=UTC",  # Canal formats TIMESTAMP values in the JVM's zone
             f"-Dcanal.conf={config}",
             f"-Dcanal.log={self.log_file}",

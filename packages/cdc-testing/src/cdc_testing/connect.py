@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from cdc_core.jvm import bundle, classpath, java_executable
 from cdc_testing.kafka import free_port
-from cdc_testing.processes import ServerProcess, log_tail
+from cdc_testing.processes import SERVER_JVM_FLAGS, ServerProcess, log_tail
 
 BUNDLE: Final = "debezium-connect"
 START_TIMEOUT_S: Final = 120.0
@@ -96,6 +96,7 @@ class ConnectWorker(ServerProcess):
         command = [
             java_executable(),
             HEAP,
+            *SERVER_JVM_FLAGS,
             f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}",
             f"-Dcdc.connect.log={self.log_file}",
             "-cp",

@@ -25,7 +25,7 @@ from typing import Any, Final
 from cdc_core.jvm import classpath, java_executable
 from cdc_core.message import Message
 from cdc_core.producing import send
-from cdc_testing.processes import ServerProcess, log_tail, serve_until_stopped
+from cdc_testing.processes import SERVER_JVM_FLAGS, ServerProcess, log_tail, serve_until_stopped
 
 BOOTSTRAP_ENV: Final = "CDC_TEST_KAFKA_BOOTSTRAP"
 START_TIMEOUT_S: Final = 90.0
@@ -127,6 +127,7 @@ class KafkaBroker(ServerProcess):
         return [
             java_executable(),
             HEAP,
+            *SERVER_JVM_FLAGS,
             f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}",
             f"-Dkafka.logs.dir={self.home}",
             "-cp",

@@ -16,6 +16,10 @@ Fixtures:
 - ``host_zone``: sets this host's time zone (``TZ``) for one test, ``host_zone("Asia/Tokyo")``: a value that
   depends on the consumer's clock instead of the changefeed's zone then shows.
 
+Every JVM a test starts through ``spark-submit`` (each ``cdc apply`` a test runs as a process) compiles with the
+JIT's first tier only (:data:`SHORT_JVM_OPTIONS` in ``SPARK_SUBMIT_OPTS``, unless that is set already): such a JVM
+lives for one short run, and the second tier's compiler took a third of its CPU.
+
 A part that cannot be had here (no Java or Maven, or it fails to start) skips the tests that need it, with the
 reason; with ``CI=true`` those tests fail instead, so that CI never passes by skipping them.
 """
@@ -27,7 +31,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from typing import NoReturn
+from typing import Final, NoReturn
 
 import pytest
 
@@ -36,6 +40,19 @@ from cdc_testing.apicurio import ApicurioRegistry, ApicurioUnavailableError
 from cdc_testing.connect import ConnectWorker
 from cdc_testing.databases import MariaDB, PostgreSQL, missing_mariadb, missing_postgres
 from cdc_testing.registry_double import registry_double  # noqa: F401 (fixture: fault-injecting registry double)
+
+# A cold `cdc apply --once` of 19 messages on local[2]: 33-34 s and 45 s of CPU with these, 40-44 s and 71-77 s
+# without (docs/development.md, "Where the suite's time goes"). The tests' own long-lived session overrides them.
+SHORT_JVM_OPTIONS: Final = "-XX:TieredStopAtLevel=1"
+SUBMIT_OPTIONS_ENV: Final = "SPARK_SUBMIT_OPTS"
+# Set by a test that runs a few tests in a child pytest (cdc-spark's test_cluster.py): that child's session, whose
+# JVMs live for one short run too, then keeps the first tier for its driver and its executors. Its two tests on
+# local-cluster[2,1,1024]: 158-162 s against 181-186 s with both tiers.
+SHORT_RUN_ENV: Final = "CDC_TEST_SHORT_RUN"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault(SUBMIT_OPTIONS_ENV, SHORT_JVM_OPTIONS)
 
 
 @pytest.fixture

@@ -76,15 +76,15 @@ def run_cdc_apply(
     options: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``cdc apply --once`` of ``topics`` into ``target`` on ``local[1]``, in an environment of only what it needs
-    (the Python, Java and the JVM jar cache), so a test sees what a user's shell would; ``options``: the codec's
-    (``--option KEY=VALUE``)."""
+    (the Python, Java, the JVM jar cache and the tests' driver options), so a test sees what a user's shell would;
+    ``options``: the codec's (``--option KEY=VALUE``)."""
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": os.environ.get("HOME", str(target.parent)),
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
     }
-    for name in ("JAVA_HOME", "CDC_JVM_CACHE"):
+    for name in ("JAVA_HOME", "CDC_JVM_CACHE", "SPARK_SUBMIT_OPTS"):
         if name in os.environ:
             env[name] = os.environ[name]
     source = f"kafka://{bootstrap}/{','.join(topics)}"
