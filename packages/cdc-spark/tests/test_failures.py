@@ -37,6 +37,11 @@ def test_a_typed_error_raised_in_an_executor_keeps_its_kind_and_message() -> Non
         ("org.apache.hadoop.fs.ParentNotDirectoryException: /tmp/file (is not a directory)", ConfigError,
          "check --target"),
         ("java.io.IOException: Connection reset by peer", UnavailableError, "reading or writing storage failed"),
+        # as Spark 4.1 words a task that ran out of heap (a 257 MB file read whole, when the file source did)
+        ("org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 0.0 failed 1 times, "
+         "most recent failure: Lost task 0.0 in stage 0.0 (TID 0) (192.0.2.2 executor driver): scala.MatchError: "
+         "java.lang.OutOfMemoryError: Java heap space (of class java.lang.OutOfMemoryError)", ConfigError,
+         "the JVM ran out of memory: give it more (--conf spark.driver.memory"),
     ],
 )  # fmt: skip
 def test_java_causes_by_what_they_say(text: str, kind: type, says: str) -> None:

@@ -56,6 +56,28 @@ def test_stream_reads_new_files_once_with_their_coordinates(spark: Any, tmp_path
     assert again == []  # nothing new: no batch at all
 
 
+def test_the_stream_lists_files_without_reading_them_whole(spark: Any, tmp_path: Path) -> None:
+    """Each file's lines are read a line at a time after the listing: content read by the file source is one
+    binary value per file, and a 257 MB file of Debezium messages ran a 1 GB driver out of heap that way."""
+    (tmp_path / "in").mkdir()
+    _write(tmp_path / "in" / "001.jsonl", [Message(value=b"1")])
+    stream = message_stream(spark, str(tmp_path / "in"))
+    plan = _plan(stream)
+    scans = [line for line in plan.splitlines() if "binaryFile" in line or "ReadSchema" in line]
+    assert scans and all("content" not in line for line in scans), plan
+    assert "ReadSchema: struct<path:string>" in plan, plan
+
+
+def _plan(stream: Any) -> str:
+    """The physical plan the stream's query runs (a streaming frame cannot explain itself before it starts)."""
+    query = stream.writeStream.format("memory").queryName("listing_plan").trigger(availableNow=True).start()
+    try:
+        query.awaitTermination()
+        return str(query._jsq.explainInternal(False))
+    finally:
+        query.stop()
+
+
 def test_max_files_per_trigger_splits_an_available_now_run(spark: Any, tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     for number, name in enumerate(("001", "002", "003")):

@@ -35,6 +35,12 @@ _PYTHON_ERROR: Final = re.compile(r"^(cdc_[a-z_]+(?:\.[a-z_]+)*)\.([A-Z]\w*): (.
 # Java causes by what they say, first match wins: (markers, kind, what to say)
 _JAVA_CAUSES: Final = (
     (
+        ("java.lang.OutOfMemoryError",),
+        ConfigError,
+        "the JVM ran out of memory: give it more (--conf spark.driver.memory=4g on a local master, "
+        "spark.executor.memory on a cluster) or read less a batch",
+    ),
+    (
         ("UnknownTopicOrPartitionException",),
         ConfigError,
         "kafka: a source topic does not exist: check --source",

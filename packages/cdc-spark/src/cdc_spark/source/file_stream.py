@@ -1,9 +1,10 @@
 """``file://`` as a stream: files of message lines read by Spark's own file source, in the Kafka source's columns.
 
 Spark's file source (format ``binaryFile``, one row per file) supports ``Trigger.AvailableNow`` and
-``maxFilesPerTrigger``, which Spark 4.1's Python sources lack; each new file is read once, as its checkpoint
-records, and its lines become rows here as the ``cdc-messages`` batch source makes them (same topic, partition and
-offset rules). A location that does not exist is a :class:`ConfigError` before the query starts.
+``maxFilesPerTrigger``, which Spark 4.1's Python sources lack; it lists each new file once, as its checkpoint
+records, and the file's lines are read here and become rows as the ``cdc-messages`` batch source makes them (the
+same reader: same topic, partition and offset rules), a line at a time, so a file of any size streams. A location
+that does not exist is a :class:`ConfigError` before the query starts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from cdc_core.errors import ConfigError
 from cdc_spark.source.columns import KAFKA_COLUMNS, lowered
-from cdc_spark.source.messages import file_rows
+from cdc_spark.source.messages import read_file
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -48,13 +49,10 @@ def stream_path(location: str) -> str:
     raise ConfigError(f"source file://{path}: no such file or directory: give a file, a directory or a glob")
 
 
-def _stem(path: str) -> str:
-    name = path.rstrip("/").rsplit("/", 1)[-1]
-    return os.path.splitext(name)[0]
-
-
 def _to_messages(default_topic: str | None) -> Any:
-    """The ``mapInArrow`` function: each file's lines as rows of the Kafka source's columns."""
+    """The ``mapInArrow`` function: each listed file's lines as rows of the Kafka source's columns, read from the
+    file here a line at a time (the source lists the files without reading them: a file held whole as one binary
+    value, as ``binaryFile`` reads its content, ran a 1 GB driver out of heap at 257 MB)."""
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType, _parse_datatype_string
 
@@ -68,10 +66,8 @@ def _to_messages(default_topic: str | None) -> Any:
         names = schema.names
         rows: list[dict[str, Any]] = []
         for batch in batches:
-            for file in batch.to_pylist():
-                path = str(file["path"]).removeprefix("file:")
-                lines = bytes(file["content"] or b"").splitlines()
-                for row in file_rows(lines, path, default_topic or _stem(path)):
+            for listed in batch.column("path").to_pylist():
+                for row in read_file(str(listed).removeprefix("file:"), default_topic):
                     values = dict(zip(names, row, strict=True))
                     if values["headers"] is not None:
                         values["headers"] = [{"key": k, "value": v} for k, v in values["headers"]]
@@ -95,7 +91,8 @@ def message_stream(spark: SparkSession, location: str, options: Mapping[str, str
     for key, value in given.items():
         if key.lower() != "topic":
             reader = reader.option(key, value)
-    return reader.load(stream_path(location)).mapInArrow(_to_messages(topic), KAFKA_COLUMNS)
+    # only the path selected: the source then lists each new file without reading its content
+    return reader.load(stream_path(location)).select("path").mapInArrow(_to_messages(topic), KAFKA_COLUMNS)
 
 
 __all__ = ["FILE_COLUMNS", "message_stream", "stream_path"]
