@@ -13,7 +13,7 @@ from cdc_core.errors import ConfigError
 from cdc_core.message import Message
 from cdc_core.messagelines import format_line
 from cdc_spark.source import register
-from cdc_spark.source.file_stream import message_stream, stream_path
+from cdc_spark.source.file_stream import listing_uri, message_stream, stream_path
 
 pytestmark = pytest.mark.spark
 
@@ -103,6 +103,15 @@ def test_a_location_that_does_not_exist_is_a_config_error(tmp_path: Path) -> Non
     with pytest.raises(ConfigError, match="no directory"):
         stream_path(str(tmp_path / "nope" / "*.jsonl"))
     assert stream_path(str(tmp_path / "*.jsonl")) == str(tmp_path / "*.jsonl")  # a glob may match nothing yet
+
+
+def test_the_files_are_listed_on_the_local_file_system_whatever_the_default_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "in").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert listing_uri("in") == f"file:{tmp_path / 'in'}"
+    assert listing_uri("file://in/*.jsonl") == f"file:{tmp_path / 'in' / '*.jsonl'}"
 
 
 def test_a_bad_line_fails_the_read_naming_file_and_line(spark: Any, tmp_path: Path) -> None:

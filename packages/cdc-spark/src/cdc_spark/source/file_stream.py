@@ -49,6 +49,12 @@ def stream_path(location: str) -> str:
     raise ConfigError(f"source file://{path}: no such file or directory: give a file, a directory or a glob")
 
 
+def listing_uri(location: str) -> str:
+    """:func:`stream_path` as a local URI: a bare path would be the cluster's default file system (HDFS on YARN),
+    where ``file://`` does not point and the lines' reader does not look."""
+    return "file:" + os.path.abspath(stream_path(location))
+
+
 def _to_messages(default_topic: str | None) -> Any:
     """The ``mapInArrow`` function: each listed file's lines as rows of the Kafka source's columns, read from the
     file here a line at a time (the source lists the files without reading them: a file held whole as one binary
@@ -92,7 +98,7 @@ def message_stream(spark: SparkSession, location: str, options: Mapping[str, str
         if key.lower() != "topic":
             reader = reader.option(key, value)
     # only the path selected: the source then lists each new file without reading its content
-    return reader.load(stream_path(location)).select("path").mapInArrow(_to_messages(topic), KAFKA_COLUMNS)
+    return reader.load(listing_uri(location)).select("path").mapInArrow(_to_messages(topic), KAFKA_COLUMNS)
 
 
-__all__ = ["FILE_COLUMNS", "message_stream", "stream_path"]
+__all__ = ["FILE_COLUMNS", "listing_uri", "message_stream", "stream_path"]
