@@ -160,16 +160,27 @@ def test_a_session_off_utc_commits_to_delta_without_rebuilding_the_file_list_eac
 def test_the_suites_jvm_compiles_with_both_tiers_while_the_jvms_it_starts_get_the_first(
     spark: Any, pytestconfig: pytest.Config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cdc_testing.plugin import SHORT_JVM_OPTIONS, SUBMIT_OPTIONS_ENV, pytest_configure
+    from cdc_testing.plugin import SHORT_JVM_OPTIONS, SHORT_JVMS_SET, SUBMIT_OPTIONS_ENV, keep_jvm_defaults, short_jvms
 
     jvm = spark.sparkContext._jvm
     bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
         jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean")
     )
     assert bean.getVMOption("TieredStopAtLevel").getValue() == "4"  # a whole suite's JVM: C2 pays for itself
-    monkeypatch.delenv(SUBMIT_OPTIONS_ENV, raising=False)
-    pytest_configure(pytestconfig)
-    assert os.environ[SUBMIT_OPTIONS_ENV] == SHORT_JVM_OPTIONS  # what every `cdc apply` a test starts inherits
-    monkeypatch.setenv(SUBMIT_OPTIONS_ENV, "-Xss4m")
-    pytest_configure(pytestconfig)
-    assert os.environ[SUBMIT_OPTIONS_ENV] == "-Xss4m"  # a developer's own are kept
+    started: dict[str, str] = {}
+    assert short_jvms(started) and started == {SUBMIT_OPTIONS_ENV: SHORT_JVM_OPTIONS}  # what `cdc apply` inherits
+    own = {SUBMIT_OPTIONS_ENV: "-Xss4m"}
+    assert not short_jvms(own) and own == {SUBMIT_OPTIONS_ENV: "-Xss4m"}  # a developer's own are kept
+
+    # the benchmarks undo the plugin's setting, and only the plugin's
+    monkeypatch.setenv(SUBMIT_OPTIONS_ENV, SHORT_JVM_OPTIONS)
+    was = pytestconfig.stash.get(SHORT_JVMS_SET, False)
+    try:
+        pytestconfig.stash[SHORT_JVMS_SET] = False
+        keep_jvm_defaults(pytestconfig)
+        assert os.environ[SUBMIT_OPTIONS_ENV] == SHORT_JVM_OPTIONS
+        pytestconfig.stash[SHORT_JVMS_SET] = True
+        keep_jvm_defaults(pytestconfig)
+        assert SUBMIT_OPTIONS_ENV not in os.environ
+    finally:
+        pytestconfig.stash[SHORT_JVMS_SET] = was

@@ -18,7 +18,8 @@ Fixtures:
 
 Every JVM a test starts through ``spark-submit`` (each ``cdc apply`` a test runs as a process) compiles with the
 JIT's first tier only (:data:`SHORT_JVM_OPTIONS` in ``SPARK_SUBMIT_OPTS``, unless that is set already): such a JVM
-lives for one short run, and the second tier's compiler took a third of its CPU.
+lives for one short run, and the second tier's compiler took a third of its CPU. The benchmarks, which measure
+the JVM users get, undo it (:func:`keep_jvm_defaults`).
 
 A part that cannot be had here (no Java or Maven, or it fails to start) skips the tests that need it, with the
 reason; with ``CI=true`` those tests fail instead, so that CI never passes by skipping them.
@@ -30,7 +31,7 @@ import importlib.util
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Final, NoReturn
 
 import pytest
@@ -51,8 +52,28 @@ SUBMIT_OPTIONS_ENV: Final = "SPARK_SUBMIT_OPTS"
 SHORT_RUN_ENV: Final = "CDC_TEST_SHORT_RUN"
 
 
+# whether this run's plugin set SPARK_SUBMIT_OPTS (not the developer)
+SHORT_JVMS_SET: Final = pytest.StashKey[bool]()
+
+
+def short_jvms(environ: MutableMapping[str, str]) -> bool:
+    """Give the JVMs started with ``environ`` the first tier only, unless their options are set already; whether
+    it did."""
+    if SUBMIT_OPTIONS_ENV in environ:
+        return False
+    environ[SUBMIT_OPTIONS_ENV] = SHORT_JVM_OPTIONS
+    return True
+
+
+def keep_jvm_defaults(config: pytest.Config) -> None:
+    """Undo :func:`short_jvms` for a run that measures the JVM users get (the benchmarks' ``conftest.py``)."""
+    if config.stash.get(SHORT_JVMS_SET, False):
+        os.environ.pop(SUBMIT_OPTIONS_ENV, None)
+        config.stash[SHORT_JVMS_SET] = False
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    os.environ.setdefault(SUBMIT_OPTIONS_ENV, SHORT_JVM_OPTIONS)
+    config.stash[SHORT_JVMS_SET] = short_jvms(os.environ)
 
 
 @pytest.fixture
