@@ -160,7 +160,8 @@ def test_a_session_off_utc_commits_to_delta_without_rebuilding_the_file_list_eac
 def test_the_suites_jvm_compiles_with_both_tiers_while_the_jvms_it_starts_get_the_first(
     spark: Any, pytestconfig: pytest.Config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cdc_testing.plugin import SHORT_JVM_OPTIONS, SHORT_JVMS_SET, SUBMIT_OPTIONS_ENV, keep_jvm_defaults, short_jvms
+    from cdc_testing.plugin import SHORT_JVM_OPTIONS, SHORT_JVMS_SET, keep_jvm_defaults, short_jvms
+    from cdc_testing.processes import SUBMIT_OPTIONS_ENV
 
     jvm = spark.sparkContext._jvm
     bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(

@@ -20,6 +20,9 @@ from cdc_spark.config import run as run_settings
 from cdc_spark.decoding import DecodedChanges, Decoder, decode
 from cdc_spark.session import build_session
 from cdc_spark.sinks import BatchInfo, Sink
+from cdc_spark.worker_imports import settle_worker
+
+settle_worker()  # a worker unpickling any of the package's functions sheds a fixed cost of each later task
 
 __version__ = version("cdc-spark")  # the repository's VERSION file, through the package metadata
 

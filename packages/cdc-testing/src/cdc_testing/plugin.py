@@ -40,12 +40,12 @@ from cdc_testing import kafka
 from cdc_testing.apicurio import ApicurioRegistry, ApicurioUnavailableError
 from cdc_testing.connect import ConnectWorker
 from cdc_testing.databases import MariaDB, PostgreSQL, missing_mariadb, missing_postgres
+from cdc_testing.processes import FIRST_TIER_ONLY, SUBMIT_OPTIONS_ENV
 from cdc_testing.registry_double import registry_double  # noqa: F401 (fixture: fault-injecting registry double)
 
 # A cold `cdc apply --once` of 19 messages on local[2]: 33-34 s and 45 s of CPU with these, 40-44 s and 71-77 s
 # without (docs/development.md, "Where the suite's time goes"). The tests' own long-lived session overrides them.
-SHORT_JVM_OPTIONS: Final = "-XX:TieredStopAtLevel=1"
-SUBMIT_OPTIONS_ENV: Final = "SPARK_SUBMIT_OPTS"
+SHORT_JVM_OPTIONS: Final = FIRST_TIER_ONLY
 # Set by a test that runs a few tests in a child pytest (cdc-spark's test_cluster.py): that child's session, whose
 # JVMs live for one short run too, then keeps the first tier for its driver and its executors. Its two tests on
 # local-cluster[2,1,1024]: 158-162 s against 181-186 s with both tiers.

@@ -16,7 +16,10 @@ KILL_WAIT_S = 10.0
 # The JIT's first tier only and the serial collector: a test's server starts sooner and spends less of two shared
 # cores compiling code it runs briefly. A Kafka broker then Kafka Connect with Debezium, started in turn: 3.4-3.8 s
 # and 4.5 s against 4.4 s and 6.3-6.6 s, 11 s of CPU against 20-21 s (docs/development.md).
-SERVER_JVM_FLAGS: Final = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+FIRST_TIER_ONLY: Final = "-XX:TieredStopAtLevel=1"
+SERVER_JVM_FLAGS: Final = (FIRST_TIER_ONLY, "-XX:+UseSerialGC")
+# The variable spark-submit reads a driver's JVM options from: set for the tests' short runs, passed to processes.
+SUBMIT_OPTIONS_ENV: Final = "SPARK_SUBMIT_OPTS"
 
 
 def stop_process(process: subprocess.Popen[bytes] | None, timeout: float) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cdc_testing.processes import SUBMIT_OPTIONS_ENV
 from cdc_testing.producers import Expected, TableState, dead_letter_lines, same_stored, unchanged_since_added
 
 DEAD_LETTERS = "_dead_letters"
@@ -84,7 +85,7 @@ def run_cdc_apply(
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
     }
-    for name in ("JAVA_HOME", "CDC_JVM_CACHE", "SPARK_SUBMIT_OPTS"):
+    for name in ("JAVA_HOME", "CDC_JVM_CACHE", SUBMIT_OPTIONS_ENV):
         if name in os.environ:
             env[name] = os.environ[name]
     source = f"kafka://{bootstrap}/{','.join(topics)}"
