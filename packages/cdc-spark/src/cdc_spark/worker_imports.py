@@ -64,6 +64,6 @@ def in_python_worker() -> bool:
 
 
 def settle_worker() -> None:
-    """In a Python worker only: leave the driver's imports as Python has them."""
+    """Re-read changed archives only, in a Python worker; a driver's imports stay as Python has them."""
     if in_python_worker():
         reread_changed_archives_only()
