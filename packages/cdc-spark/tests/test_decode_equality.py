@@ -16,6 +16,7 @@ import math
 import os
 import re
 import struct
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from cdc_spark.decoding import DecodedChanges, Decoder, decode, python_path
 from cdc_spark.decoding.adapter import ParsedReader
 from cdc_spark.decoding.java_rows import SWITCH_ENV as ROWS_SWITCH_ENV
 from cdc_spark.decoding.java_text import SWITCH_ENV
-from cdc_spark.decoding.jvm import clock
+from cdc_spark.decoding.jvm import clock, shapes
 from cdc_spark.decoding.jvm.shapes import ShapeReuse
 from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.source.columns import KAFKA_COLUMNS
@@ -460,23 +461,10 @@ def test_a_released_batch_leaves_nothing_cached(spark: Any, codec_rows: bool) ->
     assert persisted().size() == before
 
 
-@pytest.mark.parametrize("unsampled", [False, True], ids=["all-held", "one-unsampled"])
-def test_a_residue_of_schema_messages_is_decoded_on_the_driver(
-    spark: Any, monkeypatch: pytest.MonkeyPatch, unsampled: bool
-) -> None:
-    """Simple's schema messages are the samples of their shapes, so the driver holds every one of them: where the
-    residue is those alone, the codec's first pass runs there, with no job, and decodes as the executors do (a
-    BOOTSTRAP the codec rejects among them, a dead letter with its payload). One message that is nobody's sample
-    (malformed text) sends the residue to the executors."""
-    if "simple" not in installed_codecs():
-        pytest.skip("needs cdc-simple")
-    messages = list(encode(generate(seed=5, transactions=20), "simple"))
-    bootstrap = json.loads(next(m.value for m in messages if b'"BOOTSTRAP"' in (m.value or b"")) or b"")
-    bootstrap["tableSchema"]["columns"] = "not columns"
-    rejected = json.dumps(bootstrap).encode()
-    messages.append(Message(value=rejected, partition=0))
-    if unsampled:
-        messages.append(BROKEN)
+def _counted_first_passes(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The codec's first passes run as Spark jobs from now on (one entry each), the python plan's included (its
+    decodes kept for other tests are not reused)."""
+    monkeypatch.setattr(sys.modules[__name__], "_CODEC_DECODES", {})
     executor_passes: list[object] = []
     first_pass = python_path._first_pass
 
@@ -485,15 +473,77 @@ def test_a_residue_of_schema_messages_is_decoded_on_the_driver(
         return first_pass(*args)
 
     monkeypatch.setattr(python_path, "_first_pass", counted)
+    return executor_passes
+
+
+@pytest.mark.parametrize("residue", ["samples", "small", "over-the-bound"])
+def test_a_residue_of_schema_messages_is_decoded_on_the_driver(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, residue: str
+) -> None:
+    """Simple's schema messages are the samples of their shapes, so the driver holds every one of them: where the
+    residue is those alone, the codec's first pass runs there, with no job, and decodes as the executors do (a
+    BOOTSTRAP the codec rejects among them, a dead letter with its payload). One message that is nobody's sample
+    (malformed text) comes with the samples too while the residue is small; over the bound (here: one message) the
+    residue goes to the executors."""
+    if "simple" not in installed_codecs():
+        pytest.skip("needs cdc-simple")
+    messages = list(encode(generate(seed=5, transactions=20), "simple"))
+    bootstrap = json.loads(next(m.value for m in messages if b'"BOOTSTRAP"' in (m.value or b"")) or b"")
+    bootstrap["tableSchema"]["columns"] = "not columns"
+    rejected = json.dumps(bootstrap).encode()
+    messages.append(Message(value=rejected, partition=0))
+    unsampled = residue != "samples"
+    if unsampled:
+        messages.append(BROKEN)
+    if residue == "over-the-bound":
+        monkeypatch.setattr(shapes, "HELD_MESSAGES", 1)
+    executor_passes = _counted_first_passes(monkeypatch)
     dead = {len(messages) - 2, len(messages) - 1} if unsampled else {len(messages) - 1}
     assert_same_decode(spark, messages, "simple", dead_offsets=dead)
-    assert len(executor_passes) == (2 if unsampled else 1)  # the python plan's; the JVM plan's where not held
+    # the python plan's; the JVM plan's where the driver does not hold the residue
+    assert len(executor_passes) == (2 if residue == "over-the-bound" else 1)
     decoded = decode(_frame(spark, messages), "simple", plan="jvm")
     try:
         letters = {r["offset"]: bytes(r["value"]) for r in decoded.dead_letters().collect()}
     finally:
         decoded.release()
     assert letters[len(messages) - (2 if unsampled else 1)] == rejected
+
+
+@pytest.mark.parametrize(
+    ("bound", "on_driver"),
+    [({}, True), ({"HELD_MESSAGES": 4}, False), ({"HELD_BYTES": 400}, False)],
+    ids=["small", "too-many", "too-large"],
+)
+def test_a_small_residue_is_fetched_with_the_samples(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, bound: dict[str, int], on_driver: bool
+) -> None:
+    """Canal-JSON's DDL messages of one table share a shape, so its samples are two of them; a residue within both
+    bounds (messages, bytes) comes whole with the samples and the codec's first pass runs on the driver, beyond either
+    in the executors, and both decode as the python plan does."""
+    if "canal-json" not in installed_codecs():
+        pytest.skip("needs cdc-canal")
+    ddl = [_canal_ddl(i, f"ALTER TABLE shop.orders COMMENT = 'note {i:02d}'") for i in range(6)]
+    messages = [*list(encode(generate(seed=3, transactions=6), "canal-json"))[:12], *ddl]
+    assert sum(len(m.value or b"") for m in ddl) > 400
+    for name, value in bound.items():
+        monkeypatch.setattr(shapes, name, value)
+    executor_passes = _counted_first_passes(monkeypatch)
+    assert_same_decode(spark, messages, "canal-json")
+    assert len(executor_passes) == (1 if on_driver else 2)  # the python plan's, then the JVM plan's if not held
+    decoded = decode(_frame(spark, messages), "canal-json", plan="jvm")
+    try:
+        added = decoded.control().where("kind = 'ddl' AND offset >= 12").orderBy("offset")
+        assert [r["sql"] for r in added.collect()] == [json.loads(m.value or b"")["sql"] for m in ddl]
+    finally:
+        decoded.release()
+
+
+def _canal_ddl(index: int, sql: str) -> Message:
+    document = {"id": 0, "database": "shop", "table": "orders", "pkNames": None, "isDdl": True, "type": "ALTER",
+                "es": 1_700_000_000_000 + index, "ts": 1_700_000_000_100 + index, "sql": sql, "sqlType": None,
+                "mysqlType": None, "data": None, "old": None}  # fmt: skip
+    return Message(value=json.dumps(document).encode(), partition=0)
 
 
 _POINT = struct.pack("<I", 4326) + b"\x01" + struct.pack("<Idd", 1, 1.5, -2.0)  # a POINT's WKB after its SRID

@@ -17,8 +17,9 @@ with :class:`DecodeRetryError`, so Spark runs it again: it is never skipped.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
@@ -365,33 +366,47 @@ class PythonPath:
 
     protocol: str
     options: dict[str, object]
-    messages: DataFrame  # grouped by topic-partition, in offset order within each task
+    spark: SparkSession
+    source: Callable[[], DataFrame]  # the messages, built where a later step reads them
     primed: list[str]
     first: FirstPass
+    _grouped: DataFrame | None = None
+
+    @property
+    def messages(self) -> DataFrame:
+        """The messages grouped by topic-partition, in offset order within each task."""
+        if self._grouped is None:
+            self._grouped = _grouped(self.source())
+        return self._grouped
 
     @classmethod
     def run(
         cls,
-        messages: DataFrame,
+        messages: DataFrame | Callable[[], DataFrame],
         protocol: str,
         options: Mapping[str, object],
         known_versions: Sequence[TableSchema] = (),
         held: Sequence[Message] | None = None,
+        *,
+        spark: SparkSession | None = None,
     ) -> PythonPath:
         """Group ``messages`` by topic-partition in offset order and run the first pass (one collected job). Where
         the driver holds every one of them already (``held``: the samples of shapes of one or two messages, such as
-        Simple's schema messages), the first pass runs there, over them, in the same order: no job."""
+        Simple's schema messages, or a small residue), the first pass runs there, over them, in the same order: no
+        job, and ``messages`` given as a function (with ``spark``) is not even built unless a later step reads them
+        (a second pass, a dead letter's payload)."""
         codec_options = dict(options)
-        grouped = messages.select(*MESSAGE_COLUMNS).repartition("topic", "partition")
-        grouped = grouped.sortWithinPartitions("topic", "partition", "offset")
         primed = [_schema_json(t) for t in known_versions]
+        source = messages if callable(messages) else functools.partial(_same, messages)
         if held is not None:
+            session = spark if spark is not None else source().sparkSession
             ordered = sorted(held, key=lambda m: (m.topic or "", m.partition or 0, m.offset or 0))
             rows_here = _first_pass_rows(ordered, protocol, codec_options, primed)
             found = [{n: r.get(n) for n in _FIRST_PASS_NAMES} for r in rows_here]
-            return cls(protocol, codec_options, grouped, primed, FirstPass(found))
+            return cls(protocol, codec_options, session, source, primed, FirstPass(found))
+        grouped = _grouped(source())
         rows = grouped.mapInArrow(_first_pass(protocol, codec_options, primed), FIRST_PASS).collect()
-        return cls(protocol, codec_options, grouped, primed, FirstPass(rows))
+        return cls(protocol, codec_options, grouped.sparkSession, source, primed, FirstPass(rows), grouped)
 
     def typed(self, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int]) -> DataFrame:
         """The second pass: one wide row per change, typed by ``tables`` (the batch's final schemas)."""
@@ -446,6 +461,16 @@ def newest(
     return found
 
 
+def _same(frame: DataFrame) -> DataFrame:
+    return frame
+
+
+def _grouped(messages: DataFrame) -> DataFrame:
+    """``messages`` by topic-partition, each task's in offset order: the order a stateful decoder needs."""
+    grouped = messages.select(*MESSAGE_COLUMNS).repartition("topic", "partition")
+    return grouped.sortWithinPartitions("topic", "partition", "offset")
+
+
 def _dead_letters(spark: SparkSession, python: PythonPath) -> DataFrame:
     """The first pass's dead letters with their payloads taken from the distributed messages (not the driver)."""
     errors = [
@@ -476,7 +501,7 @@ def assemble(
     python: PythonPath, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int]
 ) -> PythonResult:
     """Type the path's rows by ``tables`` (the batch's final schemas): per-table parts, control, dead letters."""
-    spark = python.messages.sparkSession
+    spark = python.spark
     present = python.first.changed_tables()
     rows = python.first.control_rows()
     control = spark.createDataFrame(rows, CONTROL_SCHEMA) if rows else empty_frame(spark, CONTROL_SCHEMA)

@@ -376,8 +376,9 @@ def _residue(
         # codec takes and no message the JVM rejected
         first = residue_filter is learned.routed_to_python and not learned.python_shapes
         held = found.held if first and typed.bad_messages is None else None
-        python = PythonPath.run(whole(residue, request.messages), request.adapter.protocol, request.options,
-                                shaped.known, held)  # fmt: skip
+        source = functools.partial(whole, residue, request.messages)  # built only where a later step reads it
+        python = PythonPath.run(source, request.adapter.protocol, request.options, shaped.known, held,
+                                spark=request.df.sparkSession)  # fmt: skip
         merged: dict[Named, list[tuple[Rank, TableSchema]]] = {n: [v] for n, v in provisional.items()}
         for name, ranked_schema in python.first.schemas().items():
             merged.setdefault(name, []).append(ranked_schema)

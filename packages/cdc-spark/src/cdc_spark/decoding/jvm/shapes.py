@@ -47,8 +47,8 @@ class Shapes:
     # topic-partition, where the cache holds typed changes (a speculation): the typing's counts without a job of theirs
     typed_groups: list[Row] | None = None
     watermarks: int = 0  # watermark messages (none: the control frame need not read the cache for them)
-    # every message routed to the codec, where each is the sample of its shape (Simple's schema messages): the driver
-    # holds them all; else None
+    # every message routed to the codec, where the driver holds them all: each the sample of its shape (Simple's schema
+    # messages), or a residue small enough to fetch with the samples (:data:`HELD_MESSAGES`); else None
     held: tuple[Message, ...] | None = None
     topics: tuple[str, ...] = ()  # every topic of the batch's messages (none for a null topic)
     # the running clock read by each task as it reads (:mod:`~cdc_spark.decoding.task_clock`), where the messages
@@ -77,6 +77,12 @@ class Shapes:
 # against the decimal's 0.40 s), kept for a frame's own offsets below zero.
 _OFFSET_DIGITS: Final = 10**19
 _RANK_ORDER: Final = "decimal(38,0)"
+
+# A residue of at most this many messages and bytes (keys and values) is fetched whole by the samples' job, so the
+# codec's first pass over it runs on the driver instead of as a job of Python tasks of its own (about 0.3 s a batch
+# for a few DDL messages). The bounds keep what the driver holds small whatever the messages.
+HELD_MESSAGES: Final = 256
+HELD_BYTES: Final = 8 << 20
 
 
 def _rank_order() -> Column:
@@ -122,6 +128,8 @@ def shape_groups(prepared: DataFrame, changes: bool = False) -> list[Row]:
         F.count_if(F.col(A.TS).isNull() & first).alias("untimed"),
         F.min(offset).alias("lowest_offset"),
     ]
+    if _PAYLOAD_BYTES in prepared.columns:  # a long column, not the payloads themselves: a cheap read of the cache
+        counts.append(F.sum(_PAYLOAD_BYTES).alias("python_bytes"))
     if changes:
         keys += ["__tidx", "__change_bad"]
         counts.append(F.count(F.lit(1)).alias("rows"))
@@ -176,6 +184,7 @@ def find_shapes(
     untimed: set[PartitionKey] = set()
     untimed_messages = 0
     python_messages = 0
+    python_bytes: int | None = 0  # None: not counted
     watermarks = 0
     newest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
     oldest: dict[tuple[str, str, str, bool], tuple[Rank, str]] = {}
@@ -188,6 +197,8 @@ def find_shapes(
             other_clock[where] = row["ts"]
         if row[A.ROUTE] == Route.PYTHON:
             python_messages += row["messages"]
+            counted = row["python_bytes"] if "python_bytes" in row.__fields__ else None
+            python_bytes = None if python_bytes is None or counted is None else python_bytes + counted
         if row[A.ROUTE] == Route.WATERMARK:
             watermarks += row["messages"]
         untimed_messages += row["untimed"]
@@ -204,7 +215,8 @@ def find_shapes(
             oldest[key] = (first, row["topic"])
     untimed_after_timed = bool(untimed & clock.keys())
     topics = tuple(sorted({row["topic"] for row in groups if row["topic"] is not None}))
-    if not newest:
+    small = python_bytes is not None and 0 < python_messages <= HELD_MESSAGES and python_bytes <= HELD_BYTES
+    if not newest and not small:
         return Shapes(
             [], python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks,
             topics=topics,
@@ -214,9 +226,14 @@ def find_shapes(
               if key not in known}  # fmt: skip
     ends = {(t, p, o, key[3]) for (t, p, o), key in key_of.items()}
     # the batch's cache keeps the payloads of the messages not routed to the JVM: no second read of the source
-    fetched = _fetched(
-        (messages, {(t, p, o) for t, p, o, jvm in ends if jvm}),
-        (prepared.where(F.col(A.ROUTE) != Route.JVM), {(t, p, o) for t, p, o, jvm in ends if not jvm}),
+    # a small residue comes whole with them (the codec's first pass then runs on the driver)
+    fetched, whole_residue = _fetched(
+        (messages, {(t, p, o) for t, p, o, jvm in ends if jvm}, None),
+        (
+            prepared.where(F.col(A.ROUTE) != Route.JVM),
+            {(t, p, o) for t, p, o, jvm in ends if not jvm},
+            F.col(A.ROUTE) == Route.PYTHON if small else None,
+        ),
     )
     samples: list[Sample] = []
     for (database, table, shape, jvm), (rank, topic) in newest.items():
@@ -233,33 +250,45 @@ def find_shapes(
             Sample(database=database, table=table, shape=shape, message=row_message(found), rank=rank, jvm=jvm,
                    fallback=fallback)
         )  # fmt: skip
-    residue = {(t, p, o) for t, p, o, jvm in ends if not jvm and routes.get(key_of[t, p, o]) == {Route.PYTHON.value}}
-    held = [row_message(fetched[end]) for end in residue if end in fetched]  # PythonPath.run puts them in order
+    if small:
+        held = [row_message(row) for row in whole_residue]
+    else:
+        residue = {(t, p, o) for t, p, o, jvm in ends
+                   if not jvm and routes.get(key_of[t, p, o]) == {Route.PYTHON.value}}  # fmt: skip
+        held = [row_message(fetched[end]) for end in residue if end in fetched]  # PythonPath.run puts them in order
     return Shapes(
         samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks,
         held=tuple(held) if held and len(held) == python_messages else None, topics=topics,
     )  # fmt: skip
 
 
-def _fetched(*wanted: tuple[DataFrame, set[tuple[str, int, int]]]) -> dict[tuple[str, int, int], Row]:
-    """The messages at the coordinates (topic, partition, offset) wanted of each frame, by them: one job."""
+def _fetched(
+    *wanted: tuple[DataFrame, set[tuple[str, int, int]], Column | None],
+) -> tuple[dict[tuple[str, int, int], Row], list[Row]]:
+    """The messages at the coordinates (topic, partition, offset) wanted of each frame, by them, and (second) every
+    message where the frame's condition holds: one job, one scan of each frame."""
     from pyspark.sql import functions as F
 
+    whole = "__whole"
     found: DataFrame | None = None
-    for frame, ends in wanted:
-        if not ends:
+    for frame, ends, condition in wanted:
+        if not ends and condition is None:
             continue
         # The offsets first, a set of longs, cheap to test on every message; then the coordinates (at_coordinates)
-        offsets = F.col("offset").isin(*sorted({o for _, _, o in ends}))
-        picked = frame.where(offsets & at_coordinates(ends)).select(*MESSAGE_COLUMNS)
+        at_ends = F.col("offset").isin(*sorted({o for _, _, o in ends})) & at_coordinates(ends) if ends else None
+        every = F.lit(False) if condition is None else condition
+        picked = frame.where(every if at_ends is None else every | at_ends)
+        picked = picked.select(*MESSAGE_COLUMNS, every.alias(whole))
         found = picked if found is None else found.unionByName(picked)
     rows = [] if found is None else found.collect()
-    return {(r["topic"], r["partition"], r["offset"]): r for r in rows}
+    return {(r["topic"], r["partition"], r["offset"]): r for r in rows}, [r for r in rows if r[whole]]
 
 
 # In the cache, a message's rank is its last row's position alone: the rest of it is the ts and coordinates, cached
 # anyway, and a struct column is copied whole into the cache and out of it on every read of one of its fields.
 _LAST: Final = "__last"
+# The bytes of key and value of a message the codec decodes, kept in the cache for the shapes' aggregate to sum
+_PAYLOAD_BYTES: Final = "__payload_bytes"
 
 
 def without_payloads(prepared: DataFrame, keep_value: bool = False) -> DataFrame:
@@ -267,12 +296,15 @@ def without_payloads(prepared: DataFrame, keep_value: bool = False) -> DataFrame
     Debezium's with their schemas are most of a message), any other whole, for the codec. A JVM message the codec
     needs after all (a value the JVM could not convert, a shape it cannot describe) comes from the source
     (:func:`whole`), as do the samples. ``keep_value``: the value stays, for a Java row typer that reads it. The
-    rank is kept as its position alone (:func:`ranked` makes it again)."""
+    rank is kept as its position alone (:func:`ranked` makes it again); a message for the codec carries the size of
+    its key and value (the shapes' aggregate sums them: is the residue small enough to fetch whole?)."""
     from pyspark.sql import functions as F
 
     routed_here = F.col(A.ROUTE) == Route.JVM
     dropped = ("key",) if keep_value else ("key", "value")
-    stripped = prepared.withColumns({name: F.when(~routed_here, F.col(name)) for name in dropped})
+    payload = F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0))
+    sized = prepared.withColumn(_PAYLOAD_BYTES, F.when(F.col(A.ROUTE) == Route.PYTHON, payload.cast("long")))
+    stripped = sized.withColumns({name: F.when(~routed_here, F.col(name)) for name in dropped})
     return stripped.withColumn(_LAST, F.col(A.RANK)["position"]).drop(A.RANK)
 
 
