@@ -533,3 +533,58 @@ def test_a_state_table_of_an_earlier_version_moves_into_the_key_state(spark: Any
     assert moved[1]["__cdc_sequence"]["commit_ts"] == 5 and moved[2]["__cdc_deleted_at"] is not None
     apply(spark, [change("update", 7, 1, "b", "2.00")], tmp_path, fmt)  # newer: applies
     assert live(tmp_path, fmt) == {1: ("b", Decimal("2.00"))}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_floors_are_read_only_for_the_tables_the_key_state_names(
+    spark: Any, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch reads the key state for truncate floors only for its tables that the key state's
+    ``cdc.floor-tables`` names: none before a truncate, the table after one (named before its floor row is
+    written). A key state without the property (an earlier version's) is read for its floors once and given it,
+    and the floors it holds still drop older changes."""
+    from cdc_spark.merge import scd1
+    from cdc_spark.merge.columns import FLOOR_TABLES
+
+    read: list[list[str]] = []
+    floors = scd1.floors
+
+    def counted(stored: Any, tables: list[str]) -> Any:
+        read.append(list(tables))
+        return floors(stored, tables)
+
+    monkeypatch.setattr(scd1, "floors", counted)
+    sink = load_sink(fmt, spark, str(tmp_path))
+    keys = sink.format.key_state("")
+
+    def named() -> Any:
+        listed = sink.format.describe(keys, None).properties.get(FLOOR_TABLES)
+        return None if listed is None else json.loads(listed)
+
+    class Watch:
+        """What the key state names when the key state's own commit is about to be made."""
+
+        def __init__(self) -> None:
+            self.seen: list[Any] = []
+
+        def before(self, name: str) -> None:
+            if name == keys:
+                self.seen.append(named())
+
+        def after(self, name: str) -> None:
+            pass
+
+    watch = sink.commits = Watch()
+    apply_changes(frame(spark, [change("insert", 1, 1, "a", "1.00")]), sink, ["id"], table=TABLE)
+    apply_changes(frame(spark, [change("insert", 2, 2, "b", "2.00")]), sink, ["id"], table=TABLE)
+    assert (read, named()) == ([], [])
+    truncated = [change("truncate", 4, 0), change("insert", 5, 3, "c", "3.00")]
+    apply_changes(frame(spark, truncated), sink, ["id"], table=TABLE)
+    assert (watch.seen, named()) == ([[], [], [TABLE]], [TABLE])
+    apply(spark, [change("update", 3, 2, "before the truncate", "0.00")], tmp_path, fmt)
+    assert read == [[TABLE]]
+    assert live(tmp_path, fmt) == {3: ("c", Decimal("3.00"))}
+    spark.sql(f"ALTER TABLE {keys} UNSET TBLPROPERTIES ('{FLOOR_TABLES}')")  # as an earlier version left it
+    apply(spark, [change("insert", 3, 1, "before the truncate", "0.00")], tmp_path, fmt)
+    assert (read, named()) == ([[TABLE], [TABLE]], [TABLE])
+    assert live(tmp_path, fmt) == {3: ("c", Decimal("3.00"))}

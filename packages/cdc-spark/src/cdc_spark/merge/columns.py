@@ -37,6 +37,8 @@ HIDDEN_PREFIX: Final = "__cdc_"
 # Table properties of a state table
 TRUNCATED_BEFORE: Final = "cdc.truncated-before"  # SCD2: JSON {"v": sequence} of the latest truncate
 PURGED_AT: Final = "cdc.tombstones-purged-at"  # ISO time of the last tombstone purge
+# SCD1 key state: JSON list of the tables that may have a truncate floor row (a superset: written before the rows)
+FLOOR_TABLES: Final = "cdc.floor-tables"
 
 # --metadata-columns NAME -> the change-frame columns written to the target under the same names
 METADATA: Final = {
@@ -68,6 +70,7 @@ __all__ = [
     "END_AT",
     "END_SEQUENCE",
     "FLOOR_KEY",
+    "FLOOR_TABLES",
     "HIDDEN_PREFIX",
     "IMAGE_SEQUENCE",
     "KEY",

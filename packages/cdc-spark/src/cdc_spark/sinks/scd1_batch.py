@@ -4,7 +4,9 @@ Per batch (:meth:`Scd1Batch.run`):
 
 1. the key state's metadata (no Spark job): when it holds the batch, every target does too (it is written last)
    and nothing runs; otherwise each target's own mark says whether it holds the batch already;
-2. one aggregate over every table's changes and their stored truncate floors (:func:`summarize_all`);
+2. one aggregate over every table's changes and their stored truncate floors (:func:`summarize_all`); the key
+   state is read for floors only where its ``cdc.floor-tables`` property names one of the batch's tables (a table
+   is named there, in a commit of its own, before its first floor row is written);
 3. per table, ``parallelism`` tables at once, each in a session of its own: add or widen the target's columns,
    resolve the batch against its keys' state (checkpointed: computed once), MERGE it into the target marked with
    the batch (or create the target with its rows; or append them when the batch only adds rows the target does
@@ -22,15 +24,16 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from cdc_spark.merge import scd1
 from cdc_spark.merge.batch import BatchSummary, Pending, ordered, sequence_type, summarize_all
-from cdc_spark.merge.columns import ACTION, PURGED_AT, TABLE, WAS_LIVE
+from cdc_spark.merge.columns import ACTION, FLOOR_KEY, FLOOR_TABLES, KEY, PURGED_AT, TABLE, WAS_LIVE
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
 from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, union_all
 from cdc_spark.sinks.commits import TableInfo, batch_committed, purge_due
@@ -107,12 +110,16 @@ class Scd1Batch:
         now = self.clock()
         if state_info is None:
             self._create(state, seq_type, now)
+        with_floors = set(self._floor_tables(state, state_info))
+        listing = functools.partial(self._list_floors, state, with_floors)
         unchecked = [plan.spec for plan in plans if plan.spec.table not in self.checked]
         if unchecked:
-            move_old_states(self.writer(self.spark), unchecked, state, seq_type)
+            move_old_states(self.writer(self.spark), unchecked, state, seq_type, listing)
             self.checked.update(spec.table for spec in unchecked)
         stored = self.spark.table(state)
-        summaries = summarize_all([Pending(plan.changes, plan.spec) for plan in plans], scd1.floors(stored, tables))
+        floored = [table for table in tables if table in with_floors]  # none: the key state is not read for floors
+        floors = scd1.floors(stored, floored) if floored else None
+        summaries = summarize_all([Pending(plan.changes, plan.spec) for plan in plans], floors)
         for plan in plans:
             plan.summary = summaries[plan.spec.table]
         parallel = self.parallelism > 1 and len(plans) > 1
@@ -122,7 +129,7 @@ class Scd1Batch:
             if plan.summary is not None and plan.summary.changes
         ]
         done = run_each(tasks, self.parallelism)
-        self._write_state(state, plans, done, seq_type, batch)
+        self._write_state(state, plans, done, seq_type, batch, listing=listing)
         self._purge(state, plans, state_info, now)
         return {table: table in done for table in tables}
 
@@ -167,21 +174,52 @@ class Scd1Batch:
         done: dict[str, TableDone],
         seq_type: DataType,
         batch: BatchInfo | None,
+        *,
+        listing: Callable[[Iterable[str]], None],
     ) -> None:
-        """Every table's new key state rows, and the floors truncates moved, in one MERGE."""
+        """Every table's new key state rows, and the floors truncates moved, in one MERGE; a table's first floor is
+        named in the key state's :data:`FLOOR_TABLES` first (``listing``)."""
         frames = [bound_to(part.rows, self.spark) for part in done.values()]
+        floored: set[str] = set()
         for plan in plans:
             summary = plan.summary
             if summary is not None and summary.truncate is not None and summary.floor is not None:
                 frames.append(scd1.floor_row(self.spark, plan.spec.table, summary.floor, seq_type))
+                floored.add(plan.spec.table)
         if not frames:
             return
+        listing(floored)
         rows = union_all(frames, prefix="cdc_key_state")
         if self.commits is not None:
             self.commits.before(state)
         self.writer(self.spark).merge(state, rows, key_state_merge(sorted(done)).sql, batch)
         if self.commits is not None:
             self.commits.after(state)
+
+    def _list_floors(self, state: str, listed: set[str], tables: Iterable[str]) -> None:
+        """Name ``tables`` in the key state's :data:`FLOOR_TABLES` (``listed``: what it holds) before their floor rows
+        are written: a commit of its own where one is new, so the list never misses a table whose floor row is
+        stored, whatever stops the job between the two."""
+        new = set(tables) - listed
+        if new:
+            listed.update(new)
+            self.spark.sql(set_properties(state, {FLOOR_TABLES: json.dumps(sorted(listed))}))
+
+    def _floor_tables(self, state: str, info: TableInfo | None) -> frozenset[str]:
+        """The tables that may have a truncate floor in the key state: from its :data:`FLOOR_TABLES`; a key state
+        without that property (new, or written by an earlier version) is read for them once and given it."""
+        from pyspark.sql import functions as F
+
+        listed = info.properties.get(FLOOR_TABLES) if info is not None else None
+        if listed is not None:
+            return frozenset(json.loads(listed))
+        if info is None:
+            found: list[str] = []  # created by this batch: empty
+        else:
+            rows = self.spark.table(state).where(F.col(KEY) == FLOOR_KEY).select(TABLE).distinct().collect()
+            found = sorted(str(row[TABLE]) for row in rows)
+        self.spark.sql(set_properties(state, {FLOOR_TABLES: json.dumps(found)}))
+        return frozenset(found)
 
     def _create(self, state: str, seq_type: DataType, now: dt.datetime) -> None:
         """An empty key state, partitioned by table (a batch reads and rewrites only its tables' files)."""

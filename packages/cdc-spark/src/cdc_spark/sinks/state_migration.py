@@ -9,7 +9,7 @@ and key, so a move cut short by a crash is simply done again; nothing else reads
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Final
 
 from cdc_spark.merge import scd1
@@ -27,9 +27,15 @@ if TYPE_CHECKING:
 MOVED: Final = "cdc.moved-to-key-state"
 
 
-def move_old_states(write: BatchWrite, specs: Iterable[ApplySpec], state: str, seq_type: DataType) -> list[str]:
+def move_old_states(
+    write: BatchWrite,
+    specs: Iterable[ApplySpec],
+    state: str,
+    seq_type: DataType,
+    listing: Callable[[Iterable[str]], None],
+) -> list[str]:
     """Move the SCD1 state tables of ``specs``' tables that an earlier version wrote into the key state ``state``
-    (which exists); returns the tables moved."""
+    (which exists); returns the tables moved. ``listing`` is told of a table before its floor row is written."""
     from pyspark.sql import functions as F
 
     moved: list[str] = []
@@ -51,6 +57,7 @@ def move_old_states(write: BatchWrite, specs: Iterable[ApplySpec], state: str, s
         )
         floor = info.properties.get(TRUNCATED_BEFORE)
         if floor is not None:
+            listing([spec.table])
             rows = rows.unionByName(scd1.floor_row(write.spark, spec.table, Sequence(floor, seq_type), seq_type))
         # checkpointed: Iceberg's MERGE cannot plan a source that reads a catalog table through a temporary view
         write.merge(state, rows.localCheckpoint(), key_state_merge([spec.table]).sql, None)
