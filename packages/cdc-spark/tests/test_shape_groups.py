@@ -143,7 +143,7 @@ def test_a_cache_of_typed_changes_counts_messages_and_rows_apart(spark: Any) -> 
 
 def test_samples_are_fetched_by_topic_partition_and_offset(spark: Any) -> None:
     """The same offset in other partitions and topics (and a frame's own null partition) is not fetched; two frames
-    are read in one call."""
+    are read in one call; a frame's condition fetches every message where it holds, listed apart (a small residue)."""
     from pyspark.sql import functions as F
 
     stamp = F.lit(None).cast("timestamp")
@@ -152,10 +152,23 @@ def test_samples_are_fetched_by_topic_partition_and_offset(spark: Any) -> None:
     schema = "key binary, value binary, topic string, partition int, offset long"
     first = spark.createDataFrame(rows, schema).withColumn("timestamp", stamp)
     second = spark.createDataFrame([(None, b"other", "c", 0, 7)], schema).withColumn("timestamp", stamp)
-    fetched = _fetched((first, {("a", 1, 7), ("b", None, 0)}), (second, {("c", 0, 7)}), (first, set()))
+    fetched, whole = _fetched(
+        (first, {("a", 1, 7), ("b", None, 0)}, None), (second, {("c", 0, 7)}, None), (first, set(), None)
+    )
     assert {key: bytes(row["value"]) for key, row in fetched.items()} == {
         ("a", 1, 7): b"a1@7",
         ("b", None, 0): b"bNone@0",
         ("c", 0, 7): b"other",
     }
-    assert _fetched((first, set())) == {}
+    assert whole == []
+    assert _fetched((first, set(), None)) == ({}, [])
+    fetched, whole = _fetched((first, {("a", 1, 7)}, F.col("partition") == 0), (second, {("c", 0, 7)}, None))
+    assert sorted(bytes(row["value"]) for row in whole) == [b"a0@0", b"a0@7", b"b0@0", b"b0@7"]
+    assert sorted(bytes(row["value"]) for row in fetched.values()) == [
+        b"a0@0",
+        b"a0@7",
+        b"a1@7",
+        b"b0@0",
+        b"b0@7",
+        b"other",
+    ]

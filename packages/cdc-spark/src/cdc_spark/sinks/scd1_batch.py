@@ -202,7 +202,10 @@ class Scd1Batch:
         stored, whatever stops the job between the two."""
         new = set(tables) - listed
         if new:
-            listed.update(new)
+            # what another job sharing the key state named since this batch read it is kept (read again just before)
+            info = self.format.describe(state, None)
+            current = info.properties.get(FLOOR_TABLES) if info is not None else None
+            listed.update(new, json.loads(current) if current is not None else ())
             self.spark.sql(set_properties(state, {FLOOR_TABLES: json.dumps(sorted(listed))}))
 
     def _floor_tables(self, state: str, info: TableInfo | None) -> frozenset[str]:
