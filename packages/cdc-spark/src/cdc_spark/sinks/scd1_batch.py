@@ -110,7 +110,7 @@ class Scd1Batch:
         now = self.clock()
         if state_info is None:
             self._create(state, seq_type, now)
-        with_floors = set(self._floor_tables(state, state_info))
+        with_floors = self._floor_tables(state, state_info)
         listing = functools.partial(self._list_floors, state, with_floors)
         unchecked = [plan.spec for plan in plans if plan.spec.table not in self.checked]
         if unchecked:
@@ -203,26 +203,24 @@ class Scd1Batch:
         new = set(tables) - listed
         if new:
             # what another job sharing the key state named since this batch read it is kept (read again just before)
-            info = self.format.describe(state, None)
-            current = info.properties.get(FLOOR_TABLES) if info is not None else None
-            listed.update(new, json.loads(current) if current is not None else ())
+            listed.update(new, _named_floor_tables(self.format.describe(state, None)) or ())
             self.spark.sql(set_properties(state, {FLOOR_TABLES: json.dumps(sorted(listed))}))
 
-    def _floor_tables(self, state: str, info: TableInfo | None) -> frozenset[str]:
+    def _floor_tables(self, state: str, info: TableInfo | None) -> set[str]:
         """The tables that may have a truncate floor in the key state: from its :data:`FLOOR_TABLES`; a key state
         without that property (new, or written by an earlier version) is read for them once and given it."""
         from pyspark.sql import functions as F
 
-        listed = info.properties.get(FLOOR_TABLES) if info is not None else None
+        listed = _named_floor_tables(info)
         if listed is not None:
-            return frozenset(json.loads(listed))
+            return listed
         if info is None:
             found: list[str] = []  # created by this batch: empty
         else:
             rows = self.spark.table(state).where(F.col(KEY) == FLOOR_KEY).select(TABLE).distinct().collect()
             found = sorted(str(row[TABLE]) for row in rows)
         self.spark.sql(set_properties(state, {FLOOR_TABLES: json.dumps(found)}))
-        return frozenset(found)
+        return set(found)
 
     def _create(self, state: str, seq_type: DataType, now: dt.datetime) -> None:
         """An empty key state, partitioned by table (a batch reads and rewrites only its tables' files)."""
@@ -243,6 +241,12 @@ class Scd1Batch:
             return
         self.spark.sql(purge_tombstones(state, now - retention))
         self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
+
+
+def _named_floor_tables(info: TableInfo | None) -> set[str] | None:
+    """The tables the key state's :data:`FLOOR_TABLES` names; None without the property (or the key state)."""
+    listed = info.properties.get(FLOOR_TABLES) if info is not None else None
+    return None if listed is None else set(json.loads(listed))
 
 
 __all__ = ["DECODE_SEQUENCE", "Scd1Batch", "TableDone", "key_state_suffix", "only_new_rows"]

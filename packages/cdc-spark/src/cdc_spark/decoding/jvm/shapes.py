@@ -262,6 +262,9 @@ def find_shapes(
     )  # fmt: skip
 
 
+_WHOLE: Final = "__whole"  # a fetched message wanted by the frame's condition, not only by its coordinates
+
+
 def _fetched(
     *wanted: tuple[DataFrame, set[tuple[str, int, int]], Column | None],
 ) -> tuple[dict[tuple[str, int, int], Row], list[Row]]:
@@ -269,7 +272,6 @@ def _fetched(
     message where the frame's condition holds: one job, one scan of each frame."""
     from pyspark.sql import functions as F
 
-    whole = "__whole"
     found: DataFrame | None = None
     for frame, ends, condition in wanted:
         if not ends and condition is None:
@@ -278,10 +280,10 @@ def _fetched(
         at_ends = F.col("offset").isin(*sorted({o for _, _, o in ends})) & at_coordinates(ends) if ends else None
         every = F.lit(False) if condition is None else condition
         picked = frame.where(every if at_ends is None else every | at_ends)
-        picked = picked.select(*MESSAGE_COLUMNS, every.alias(whole))
+        picked = picked.select(*MESSAGE_COLUMNS, every.alias(_WHOLE))
         found = picked if found is None else found.unionByName(picked)
     rows = [] if found is None else found.collect()
-    return {(r["topic"], r["partition"], r["offset"]): r for r in rows}, [r for r in rows if r[whole]]
+    return {(r["topic"], r["partition"], r["offset"]): r for r in rows}, [r for r in rows if r[_WHOLE]]
 
 
 # In the cache, a message's rank is its last row's position alone: the rest of it is the ts and coordinates, cached
