@@ -44,6 +44,7 @@ from cdc_core.events import Op, RowChange
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.tso import compose
+from cdc_testing.spark_plans import compiled_classes
 
 COUNTS = [int(t) for t in os.environ.get("CDC_BENCH_TABLES", "1,10,50,200").split(",")]
 NEW_ROW_TABLES = int(os.environ.get("CDC_BENCH_NEW_ROW_TABLES", "10"))  # the batches of new rows only
@@ -131,6 +132,7 @@ class CdcRun:
     root: Path
     processor: Any = None
     reports: list[Any] = attrs.field(factory=list)
+    compiled: list[int] = attrs.field(factory=list)  # classes Spark's code generator compiled, per batch
 
     def __attrs_post_init__(self) -> None:
         from cdc_spark.job import BatchProcessor, JobConfig, SourceSpec, make_sink
@@ -149,15 +151,18 @@ class CdcRun:
         """One batch: (seconds, Spark jobs, report)."""
         group = f"cdc-{self.root.name}-{batch_id}"
         self.spark.sparkContext.setJobGroup(group, "cdc apply batch")
+        before = compiled_classes(self.spark)
         started = time.perf_counter()
         self.processor(frame, batch_id)
-        return time.perf_counter() - started, jobs_of(self.spark, group), self.reports[-1]
+        seconds = time.perf_counter() - started
+        self.compiled.append(compiled_classes(self.spark) - before)
+        return seconds, jobs_of(self.spark, group), self.reports[-1]
 
 
-def cdc_batches(spark: Any, root: Path, batches: list[Any]) -> list[tuple[float, int, Any]]:
-    """Each batch through the job's batch function: (seconds, Spark jobs, report)."""
+def cdc_batches(spark: Any, root: Path, batches: list[Any]) -> tuple[list[tuple[float, int, Any]], list[int]]:
+    """Each batch through the job's batch function: (seconds, Spark jobs, report), and the classes each compiled."""
     run = CdcRun(spark, root)
-    return [run.batch(frame, batch_id) for batch_id, frame in enumerate(batches)]
+    return [run.batch(frame, batch_id) for batch_id, frame in enumerate(batches)], run.compiled
 
 
 def plain_tables(frame: Any) -> list[tuple[str, Any]]:
@@ -278,10 +283,11 @@ def test_small_batches(benchmark: Any, spark: Any, tmp_path: Path) -> None:
         batches.append(frame.withColumn("offset", F.col("offset") + offset).cache())
         batches[-1].count()
         offset += len(messages)
-    timings = benchmark.pedantic(lambda: cdc_batches(spark, tmp_path, batches), rounds=1, iterations=1)
+    timings, compiled = benchmark.pedantic(lambda: cdc_batches(spark, tmp_path, batches), rounds=1, iterations=1)
     later = [seconds for seconds, _, _ in timings[1:]]
     print(
         f"\nsmall batches (~100 messages, 3 tables): first {timings[0][0]:.1f} s, then"
-        f" {', '.join(f'{s:.1f}' for s in later)} s (Spark jobs {[j for _, j, _ in timings]});"
+        f" {', '.join(f'{s:.1f}' for s in later)} s (Spark jobs {[j for _, j, _ in timings]};"
+        f" classes compiled {compiled});"
         f" steady {sum(r.messages for _, _, r in timings[1:]) / sum(later):.0f} messages/s"
     )

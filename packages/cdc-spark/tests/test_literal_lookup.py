@@ -11,7 +11,7 @@ import pytest
 from cdc_core.message import Message
 from cdc_spark.decoding import decode
 from cdc_spark.decoding.literal_lookup import key_column, key_text, lookup
-from cdc_testing.spark_plans import created_maps
+from cdc_testing.spark_plans import compiled_classes, created_maps
 
 pytestmark = pytest.mark.spark
 
@@ -23,6 +23,20 @@ def test_a_key_finds_its_value_and_an_absent_or_null_key_finds_null(spark: Any) 
     found = frame.select(lookup({"c": "insert", "u": "update"}, F.col("k")).alias("v"), lookup({}, F.col("k")))
     assert [tuple(r) for r in found.collect()] == [("insert", None), ("update", None), (None, None), (None, None)]
     assert created_maps(found) == []
+
+
+def test_numbers_that_change_from_batch_to_batch_leave_the_generated_code_the_same(spark: Any) -> None:
+    """A partition's clock changes every batch: were it written into the code, each batch's code would be new
+    and compiled again. A key after a found one, an absent key and a null key still find null."""
+    from pyspark.sql import functions as F
+
+    frame = spark.createDataFrame([("shop/0",), ("shop/1",), (None,), ("shop/2",), ("shop/0",)], "k string")
+    one = frame.select(lookup({"shop/0": 448082741820915712, "shop/2": 7}, F.col("k")).alias("v"))
+    other = frame.select(lookup({"shop/2": 9, "shop/0": 448085363260915712}, F.col("k")).alias("v"))
+    assert [r["v"] for r in one.collect()] == [448082741820915712, None, None, 7, 448082741820915712]
+    compiled = compiled_classes(spark)
+    assert [r["v"] for r in other.collect()] == [448085363260915712, None, None, 9, 448085363260915712]
+    assert compiled_classes(spark) == compiled
 
 
 def test_a_text_key_is_the_same_made_in_spark_and_in_python_and_tells_null_from_its_text(spark: Any) -> None:

@@ -243,6 +243,25 @@ def test_full_images_write_only_when_newer_and_never_resurrect_a_deleted_key(spa
     ]
 
 
+def test_the_batchs_clock_is_not_written_into_the_generated_code(spark: Any) -> None:
+    """Each batch resolves at its own ``now`` (a new tombstone's time): were it written into the code, every batch
+    would compile the resolve's code (thousands of lines a table) again."""
+    from cdc_testing.spark_plans import compiled_classes
+
+    frame = spark.createDataFrame([change("delete", 10, 6), change("insert", 11, 1, "a", 1)], SCHEMA)
+    spec = build_spec(frame, table="shop.t", keys=["id"], sequence_by="_cdc_sequence")
+    summary = summarize(frame, spec, None)
+    batch = ordered(frame, spec, summary)
+    keyed = [("shop.t", key_text({"id": 6}), seq(5), None, None, None)]
+    stored_frame = spark.createDataFrame(keyed, state_schema(sequence_type(frame, spec)))
+    later = NOW + dt.timedelta(hours=1, microseconds=7)
+    first, second = (resolve(batch, spec, stored_frame, summary, moment) for moment in (NOW, later))
+    assert {r["id"]: plain(DELETED_AT, r[DELETED_AT]) for r in first.collect()} == {6: NOW, 1: None}
+    compiled = compiled_classes(spark)
+    assert {r["id"]: plain(DELETED_AT, r[DELETED_AT]) for r in second.collect()} == {6: later, 1: None}
+    assert compiled_classes(spark) == compiled
+
+
 def test_partial_updates_write_the_columns_they_set_when_newer_than_what_set_them(spark: Any) -> None:
     changes = [
         change("update", 20, 1, "b", None, ["name"]),

@@ -23,4 +23,11 @@ def created_maps(frame: Any) -> list[str]:
     return [plan[found.start() : found.start() + 80] for found in _CREATE_MAP.finditer(plan)]
 
 
-__all__ = ["analyzed", "created_maps"]
+def compiled_classes(spark: Any) -> int:
+    """How many classes Spark's code generator has compiled in this JVM: one for each generated code its cache did
+    not hold (whole-stage code and the projections outside it alike)."""
+    metrics = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics
+    return int(metrics.METRIC_COMPILATION_TIME().getCount())
+
+
+__all__ = ["analyzed", "compiled_classes", "created_maps"]

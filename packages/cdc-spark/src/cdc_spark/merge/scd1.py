@@ -262,9 +262,13 @@ def _resolve_sql(joined: str, spec: ApplySpec, seq_type: DataType, now: dt.datet
         "CASE WHEN NOT __cdc_deleted AND (__cdc_revive OR __cdc_touched) THEN 'upsert'"
         f" WHEN {WAS_LIVE} AND __cdc_deleted THEN 'delete' END"
     )
+    # ``now`` read from a one-element array at a position taken from the row (1 wherever it is read): Spark writes a
+    # timestamp literal into the generated code as a number, so the resolve's code (a class of thousands of lines a
+    # table) would be new, compiled again, every batch; an array literal is a reference and the code stays the same
+    now_here = f"element_at(array({timestamp(now)}), CAST(coalesce(__cdc_deleted, true) AS INT))"
     deleted_at = (
         "CASE WHEN NOT __cdc_deleted THEN CAST(NULL AS TIMESTAMP) WHEN __cdc_e_deleted_at IS NOT NULL"
-        f" THEN __cdc_e_deleted_at ELSE {timestamp(now)} END"
+        f" THEN __cdc_e_deleted_at ELSE {now_here} END"
     )
     columns = [
         *[quote(k) for k in spec.keys],
