@@ -287,7 +287,7 @@ def test_replaying_the_latest_committed_batch_is_a_noop(spark: Any, tmp_path: Pa
 def test_a_crash_between_target_and_state_is_repaired_by_the_replay(
     spark: Any, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cdc_spark.sinks.tables import BatchWrite
+    from cdc_spark.sinks.batch_write import BatchWrite
 
     apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt)
     merge = BatchWrite.merge

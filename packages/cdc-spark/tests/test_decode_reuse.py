@@ -332,3 +332,22 @@ def test_the_options_are_checked_once_per_set_and_refused_options_every_time(
         decode_nothing({"time-zone": "UTC"})
     decode_nothing({"time-zone": "Asia/Shanghai"})
     assert made == [{"time-zone": "UTC"}, {"time-zone": "Asia/Shanghai"}]
+
+
+def test_a_protocols_own_state_is_made_once_per_decoder_and_forgotten_with_it() -> None:
+    """The decoder keeps each protocol adapter's state without knowing the protocol (TiCDC Avro's prepared columns
+    are one such): made on first use, the same object after, a new one after ``clear``, none shared between
+    decoders."""
+    made: list[Reuse[Any]] = []
+
+    def make() -> Reuse[Any]:
+        made.append(Reuse(capacity=2))
+        return made[-1]
+
+    decoder, other = Decoder(), Decoder()
+    first = decoder.kept("avro", make)
+    assert decoder.kept("avro", make) is first and len(made) == 1
+    assert decoder.kept("simple", make) is not first and len(made) == 2
+    assert other.kept("avro", make) is not first
+    decoder.clear()
+    assert decoder.kept("avro", make) is not first and len(made) == 4

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
 import attrs
 
@@ -27,7 +27,7 @@ from cdc_core.schema import TableSchema
 from cdc_spark.decoding.jvm_values import Typed
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 
 class Route(StrEnum):
@@ -267,8 +267,27 @@ class Adapter(Protocol):
         ...
 
 
+_Kept = TypeVar("_Kept")
+
+
+class AdapterState(Protocol):
+    """What a decoder keeps for a protocol's adapters from batch to batch: each protocol's own caches, made on first
+    use and cleared with the decoder (:class:`cdc_spark.decoding.decoder.Decoder`)."""
+
+    def kept(self, name: str, make: Callable[[], _Kept]) -> _Kept:
+        """The value kept under ``name`` (a protocol's own), made by ``make`` the first time."""
+        ...
+
+
+# a protocol's JVM rules (None: not for these options), made per batch, given the state its decoder keeps for it;
+# registered under ``cdc_spark.decode_adapters`` (:mod:`cdc_spark.decoding.adapters`)
+AdapterFactory = Callable[[Mapping[str, object], str, "SparkSession", AdapterState], "Adapter | None"]
+
+
 __all__ = [
     "Adapter",
+    "AdapterFactory",
+    "AdapterState",
     "ParsedReader",
     "Reader",
     "Route",

@@ -14,7 +14,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from cdc_spark.decoding.decoder import AdapterFactory
+    from cdc_spark.decoding.adapter import AdapterFactory
 
 GROUP: Final = "cdc_spark.decode_adapters"
 _LOG = logging.getLogger(__name__)

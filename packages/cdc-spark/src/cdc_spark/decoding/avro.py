@@ -69,7 +69,6 @@ from cdc_spark.decoding.spark_types import MAX_SPARK_PRECISION, UNDECLARED_SCALE
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from cdc_spark.decoding.decoder import Decoder
 
 PROTOCOL: Final = "avro"
 _LONG_MAX: Final = 2**63 - 1
@@ -584,13 +583,18 @@ def _ddl_commit_ts(value: Column) -> Column:
 
 
 def adapter(
-    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder
+    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: A.AdapterState
 ) -> A.Adapter | None:
     """TiCDC Avro's JVM rules for a batch (entry point ``avro`` of ``cdc_spark.decode_adapters``); none without a
     schema registry (Glue-framed data only: the codec), and the prepared columns kept by ``decoder``."""
     if not str(options.get("schema-registry") or ""):
         return None
-    return AvroAdapter(options, session_zone, decoder.avro_columns, java=JavaText.of(spark))
+    return AvroAdapter(options, session_zone, decoder.kept(PROTOCOL, _prepared_columns), java=JavaText.of(spark))
+
+
+def _prepared_columns() -> Reuse[PreparedColumns]:
+    """``prepare``'s columns by the batch's schema ids (several hundred py4j calls each), kept by the decoder."""
+    return Reuse(capacity=8)
 
 
 __all__ = ["AvroAdapter", "WriterSchema", "adapter", "value_reader", "writer_schema"]

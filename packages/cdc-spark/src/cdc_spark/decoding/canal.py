@@ -44,7 +44,6 @@ from cdc_spark.decoding.spark_types import decimal_shape
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from cdc_spark.decoding.decoder import Decoder
 
 PROTOCOL: Final = "canal-json"
 ENVELOPE: Final = (
@@ -335,7 +334,9 @@ class CanalAdapter:
         return ShapeReaders(schema=schema, readers=readers, signatures=signatures)
 
 
-def adapter(options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder) -> A.Adapter:
+def adapter(
+    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: A.AdapterState
+) -> A.Adapter:
     """Canal-JSON's JVM rules for a batch (entry point ``canal-json`` of ``cdc_spark.decode_adapters``)."""
     return CanalAdapter(options, session_zone, java=JavaText.of(spark))
 

@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import DataType as SparkType
 
-    from cdc_spark.decoding.decoder import Decoder
 
 PROTOCOL: Final = "debezium"
 _IMAGE: Final = "before map<string,string>, after map<string,string>, op string, ddl string, message string"
@@ -605,7 +604,9 @@ class DebeziumAdapter:
         return ShapeReaders(schema=schema, readers=readers, signatures=signatures)
 
 
-def adapter(options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder) -> A.Adapter:
+def adapter(
+    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: A.AdapterState
+) -> A.Adapter:
     """Debezium JSON's JVM rules for a batch (entry point ``debezium`` of ``cdc_spark.decode_adapters``)."""
     return DebeziumAdapter(options, session_zone)
 

@@ -41,7 +41,6 @@ from cdc_spark.decoding.debezium import DebeziumAdapter, Modes
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from cdc_spark.decoding.decoder import Decoder
 
 PROTOCOL: Final = "debezium-avro"
 _LONG_MAX: Final = 2**63 - 1
@@ -265,7 +264,9 @@ def _has(schema: ConnectRecord, source_field: str) -> bool:
     return any(f.get("field") == source_field for f in source.get("fields") or ())
 
 
-def adapter(options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder) -> A.Adapter:
+def adapter(
+    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: A.AdapterState
+) -> A.Adapter:
     """Debezium Avro's JVM rules for a batch (entry point ``debezium-avro`` of ``cdc_spark.decode_adapters``)."""
     return DebeziumAvroAdapter(options, session_zone)
 

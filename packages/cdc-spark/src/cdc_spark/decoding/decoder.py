@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final, TypeVar, cast
 
 from cdc_core.errors import ConfigError
 from cdc_core.registry import get_codec
@@ -27,13 +27,10 @@ if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.sql import DataFrame, SparkSession
 
-    from cdc_spark.decoding.adapter import Adapter
-    from cdc_spark.decoding.avro import PreparedColumns
+    from cdc_spark.decoding.adapter import Adapter, AdapterFactory
 
 PLANS: Final = ("jvm", "python")
-
-# a protocol's JVM rules (None: not for these options), made per batch with the decoder that keeps their caches
-AdapterFactory = Callable[[Mapping[str, object], str, "SparkSession", "Decoder"], "Adapter | None"]
+_Kept = TypeVar("_Kept")
 
 
 class Decoder:
@@ -44,8 +41,7 @@ class Decoder:
 
     def __init__(self) -> None:
         self.jvm = JvmCaches()
-        # TiCDC Avro's ``prepare`` columns by the batch's schema ids: several hundred py4j calls each
-        self.avro_columns: Reuse[PreparedColumns] = Reuse(capacity=8)
+        self._kept: dict[str, object] = {}  # each protocol adapter's own state (:meth:`kept`)
         # (protocol, options) a codec decoder was made with: a stream's every batch would make another (TiCDC Avro's
         # makes a registry client, about 25 ms); options that fail are not kept, so they fail every time
         self.checked_options: Reuse[bool] = Reuse(capacity=64)
@@ -63,9 +59,18 @@ class Decoder:
     def clear(self) -> None:
         """Forget every kept value and count."""
         self.jvm.clear()
-        self.avro_columns.clear()
+        self._kept.clear()
         self.checked_options.clear()
         self._factories.clear()
+
+    def kept(self, name: str, make: Callable[[], _Kept]) -> _Kept:
+        """A protocol adapter's own state (``name``: the protocol's), made by ``make`` on first use and forgotten by
+        :meth:`clear`: what the decoder keeps for a protocol without knowing it (the adapters'
+        :class:`~cdc_spark.decoding.adapter.AdapterState`)."""
+        found = self._kept.get(name)
+        if found is None:
+            found = self._kept.setdefault(name, make())
+        return cast("_Kept", found)
 
     def decode(
         self,
@@ -116,4 +121,4 @@ class Decoder:
         return None if factory is None else factory(options, session_zone, spark, self)
 
 
-__all__ = ["PLANS", "AdapterFactory", "Decoder"]
+__all__ = ["PLANS", "Decoder"]

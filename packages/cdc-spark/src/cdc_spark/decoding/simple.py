@@ -51,7 +51,6 @@ from cdc_spark.decoding.spark_types import spark_type
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from cdc_spark.decoding.decoder import Decoder
 
 PROTOCOL: Final = "simple"
 ENVELOPE: Final = (
@@ -408,7 +407,7 @@ def _timestamp_zones(sample: Sample) -> dict[str, str]:
 
 
 def adapter(
-    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: Decoder
+    options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: A.AdapterState
 ) -> A.Adapter | None:
     """Simple's JVM rules for a batch (entry point ``simple`` of ``cdc_spark.decode_adapters``); none for its Avro
     encoding, which the codec decodes."""

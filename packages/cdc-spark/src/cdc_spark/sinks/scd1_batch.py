@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
     from cdc_spark.sinks import BatchInfo, MergePlan
-    from cdc_spark.sinks.tables import BatchWrite, CommitWatch, TableFormat
+    from cdc_spark.sinks.batch_write import BatchWrite, CommitWatch, TableFormat
 
 # The sequence type of decode's change frames: its key state has the plain name, any other type one of its own.
 DECODE_SEQUENCE: Final = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"

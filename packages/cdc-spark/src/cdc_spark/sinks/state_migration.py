@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
     from cdc_spark.merge.spec import ApplySpec
-    from cdc_spark.sinks.tables import BatchWrite
+    from cdc_spark.sinks.batch_write import BatchWrite
 
 MOVED: Final = "cdc.moved-to-key-state"
 

@@ -1,0 +1,278 @@
+"""One table's writes (:class:`BatchWrite`), and what a table format supplies to them (:class:`TableFormat`).
+
+:class:`BatchWrite` runs in the session of a table's change frame: an SCD2 batch whole (its target and its state
+table, as :mod:`cdc_spark.sinks.tables` describes), and the steps an SCD1 batch takes per table
+(:mod:`cdc_spark.sinks.scd1_batch`): evolving a table's columns, creating it with its first rows, appending rows
+no target row matches, and MERGEs marked with the batch.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+
+from cdc_core.errors import StorageError
+from cdc_spark.merge import scd2
+from cdc_spark.merge.batch import BatchSummary, ordered, sequence_type, summarize
+from cdc_spark.merge.columns import END_AT, PURGED_AT, START_AT, TIME, TRUNCATED_BEFORE
+from cdc_spark.merge.evolution import evolve
+from cdc_spark.merge.spec import ApplySpec
+from cdc_spark.merge.statements import Merge, add_columns, merges, quote, set_properties
+from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, temporary_views
+from cdc_spark.sinks import BatchInfo, MergePlan
+from cdc_spark.sinks.commits import TableInfo, pending
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructField, StructType
+
+# Spark's constraint propagation grows exponentially with the aliases a wide table's resolution names (it ran out
+# of heap at 16 value columns); the resolution gains nothing from the filters it infers, so it is off while a
+# batch is resolved and written.
+
+
+class TableFormat(Protocol):
+    """What a table format supplies to :class:`~cdc_spark.sinks.tables.TableSink`: names, metadata, commit marks,
+    widening."""
+
+    name: str  # the USING clause: delta, iceberg
+    spark: SparkSession
+
+    def target(self, table: str) -> str:
+        """The SQL identifier of the target table of ``database.table``."""
+        ...
+
+    def state(self, table: str) -> str:
+        """The SQL identifier of its SCD2 state table."""
+        ...
+
+    def dead_letters(self) -> str: ...
+
+    def describe(self, name: str, app_id: str | None) -> TableInfo | None:
+        """The table's metadata, None if it does not exist."""
+        ...
+
+    def create_properties(self) -> dict[str, str]:
+        """Table properties every table of this format is created with."""
+        ...
+
+    def prepare(self, name: str) -> None:
+        """Whatever must exist before ``CREATE TABLE name`` (a namespace)."""
+        ...
+
+    def key_state(self, suffix: str) -> str:
+        """The SQL identifier of the SCD1 key state every table shares (``suffix``: of a sequence type)."""
+        ...
+
+    def create_from(
+        self,
+        name: str,
+        schema: StructType,
+        rows: DataFrame,
+        properties: dict[str, str],
+        batch: BatchInfo | None,
+        *,
+        partitioned_by: tuple[str, ...] = (),
+    ) -> None:
+        """Create the table with its first rows, the write marked with ``batch``."""
+        ...
+
+    def insert(self, name: str, rows: DataFrame, batch: BatchInfo | None) -> None:
+        """Append ``rows``, in the existing table's columns, in one commit marked with ``batch``."""
+        ...
+
+    def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
+        """While open, the statements this session runs record ``batch`` in their commit."""
+        ...
+
+    def widen(self, table: str, name: str, fields: tuple[StructField, ...]) -> None:
+        """Widen the stored columns to ``fields``' types (or raise SchemaEvolutionError)."""
+        ...
+
+    def tables(self) -> list[str]:
+        """``database.table`` of every target table."""
+        ...
+
+    def append(self, name: str, frame: DataFrame, batch: BatchInfo) -> None:
+        """Append ``frame`` once per batch (the dead letters)."""
+        ...
+
+
+class CommitWatch(Protocol):
+    """Told of the commits a batch makes, by table (the key state's by its own name): fault tests kill the job at
+    these points."""
+
+    def before(self, name: str) -> None: ...
+
+    def after(self, name: str) -> None: ...
+
+
+@attrs.define
+class BatchWrite:
+    """One table's writes, run in the session of its change frame: an SCD2 batch (:meth:`run`), and the steps a
+    batch of SCD1 tables takes per table (:mod:`cdc_spark.sinks.scd1_batch`)."""
+
+    format: TableFormat
+    clock: Callable[[], dt.datetime]
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.format.spark
+
+    def run(self, plan: MergePlan, batch: BatchInfo | None, counted: MergePlan | None = None) -> bool:
+        """An SCD2 batch of one table into its target and state table; False when both had committed it. The
+        summary is recorded on ``counted`` (the caller's plan) as well."""
+        spec = plan.spec
+        target, state = self.format.target(spec.table), self.format.state(spec.table)
+        app = batch.app_id if batch is not None else None
+        target_info, state_info = self.format.describe(target, app), self.format.describe(state, app)
+        todo = pending(target_info, state_info, batch)
+        if not todo:
+            return False
+        floor = state_info.properties.get(TRUNCATED_BEFORE) if state_info is not None else None
+        summary = summarize(plan.changes, spec, floor)
+        plan.summary = summary
+        if counted is not None:
+            counted.summary = summary
+        if summary.changes == 0:
+            return True
+        now = self.clock()
+        changes = ordered(plan.changes, spec, summary)
+        target_schema = self.target_schema(changes, spec)
+        state_schema = _history_schema(changes, spec)
+        new_target = self.evolve(spec.table, target, target_schema, target_info)
+        new_state = self.evolve(spec.table, state, state_schema, state_info)
+        if new_state and summary.floor is not None:
+            # A truncate's floor is a state table property, stored before the batch commits into the table (a
+            # replay of a committed batch is skipped). When a table's first batch holds a truncate, the state
+            # table is created empty first (Delta keeps no custom property given at creation).
+            self.format.prepare(state)
+            empty = self.spark.createDataFrame([], state_schema)
+            self.format.create_from(state, state_schema, empty, self.format.create_properties(), None)
+            new_state = False
+        rules = merges(spec)
+        # A missing state table means an empty one: nothing stored to join with.
+        stored = self.spark.createDataFrame([], state_schema) if new_state else self.spark.table(state)
+        kept: list[DataFrame] = []
+
+        def once(frame: DataFrame) -> DataFrame:
+            """Compute a merge source once for both writes. A plan that reads a stored table is checkpointed:
+            its rows then no longer depend on the table the writes change (and Iceberg's MERGE cannot plan a
+            source that references a catalog table through a temporary view)."""
+            if new_state:
+                kept.append(frame.persist())
+                return frame
+            return frame.localCheckpoint()
+
+        try:
+            history = scd2.history(changes, spec, stored, summary)
+            history = attrs.evolve(history, versions=once(history.versions), stored=once(history.stored))
+            if todo.target:
+                create = target_schema if new_target else None
+                self.write(target, history.target_source(), rules.target, create=create, batch=batch)
+            self._record_floor(state, summary, floor)
+            if todo.state:
+                create, purged = state_schema if new_state else None, {PURGED_AT: now.isoformat()}
+                self.write(state, history.state_source(), rules.state, create=create, properties=purged, batch=batch)
+        finally:
+            for frame in kept:
+                frame.unpersist()
+        return True
+
+    def target_schema(self, changes: DataFrame, spec: ApplySpec) -> StructType:
+        """The target's columns for a batch (SCD2 adds the version bounds)."""
+        from pyspark.sql import types as T
+
+        types = changes.schema
+        target = T.StructType([types[c] for c in spec.target_columns])
+        if spec.scd == 1:
+            return target
+        time_type = types[TIME].dataType
+        return T.StructType([*target.fields, T.StructField(START_AT, time_type), T.StructField(END_AT, time_type)])
+
+    def evolve(self, table: str, name: str, schema: StructType, info: TableInfo | None) -> bool:
+        """Add the batch's new columns and widen the widened ones; True if the table does not exist yet."""
+        if info is None:
+            return True
+        change = evolve(table, info.schema, schema)
+        if change.added:
+            self.spark.sql(add_columns(name, change.added))
+        if change.widened:
+            self.format.widen(table, name, change.widened)
+        return False
+
+    def write(
+        self,
+        name: str,
+        source: DataFrame,
+        rule: Merge,
+        *,
+        create: StructType | None,
+        batch: BatchInfo | None,
+        properties: dict[str, str] | None = None,
+    ) -> None:
+        """MERGE ``source`` into the table, or create it (``create``: its columns) with the rows it inserts."""
+        if create is None:
+            self.merge(name, source, rule.sql, batch)
+            return
+        self.format.prepare(name)
+        wanted = {**self.format.create_properties(), **(properties or {})}
+        with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
+            self.format.create_from(name, create, _inserted_rows(rule, source), wanted, batch)
+
+    def insert(self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None) -> None:
+        """The rows ``rule`` inserts appended to the existing table ``name`` instead of MERGEd into it: for a source
+        that matches no row of the table (the caller knows). In the table's stored columns and types (the source's
+        are the same or narrower; a column the source lacks is null, as the MERGE leaves it)."""
+        from pyspark.sql import functions as F
+
+        info = self.format.describe(name, None)
+        if info is None:
+            raise StorageError(f"cannot append to {name}: the table does not exist")
+        rows = _inserted_rows(rule, source)
+        given = set(rows.columns)
+        aligned = rows.select(
+            *[
+                (F.col(quote(f.name)) if f.name in given else F.lit(None)).cast(f.dataType).alias(f.name)
+                for f in info.schema.fields
+            ]
+        )
+        with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
+            self.format.insert(name, aligned, batch)
+
+    def merge(
+        self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None
+    ) -> None:
+        """``statement`` (a MERGE of a source view into a table) run on ``source``, marked with ``batch``."""
+        with (
+            temporary_views(self.spark, source, prefix="cdc_merge") as (view,),
+            self.format.marked(batch),
+            session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}),
+        ):
+            self.spark.sql(statement(name, view))
+
+    def _record_floor(self, state: str, summary: BatchSummary, stored: str | None) -> None:
+        if summary.floor is not None and summary.floor.text != stored:
+            self.spark.sql(set_properties(state, {TRUNCATED_BEFORE: summary.floor.text}))
+
+
+def _inserted_rows(rule: Merge, source: DataFrame) -> DataFrame:
+    """The rows ``rule`` inserts into an empty table: its filter and columns, as a frame instead of a MERGE."""
+    from pyspark.sql import functions as F
+
+    aliased = source.alias("s")
+    chosen = aliased.where(F.expr(rule.insert_when)) if rule.insert_when else aliased
+    return chosen.select(*[F.col(quote(c)) for c in rule.insert])
+
+
+def _history_schema(changes: DataFrame, spec: ApplySpec) -> StructType:
+    """An SCD2 state table's columns for a batch."""
+    types = changes.schema
+    return scd2.state_schema(spec, types, sequence_type(changes, spec), types[TIME].dataType)
+
+
+__all__ = ["BatchWrite", "CommitWatch", "TableFormat"]
