@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from functools import reduce
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
 
@@ -27,7 +27,7 @@ from cdc_spark.ddl_policy import (
 )
 from cdc_spark.merge.batch import storable
 from cdc_spark.merge.spec import data_columns
-from cdc_spark.routing import TableSettings, target_keys
+from cdc_spark.routing import Routing, TableSettings, target_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -35,11 +35,36 @@ if TYPE_CHECKING:
 
     from cdc_core.schema import TableSchema
     from cdc_spark.decoding import DecodedChanges
-    from cdc_spark.job import JobConfig
     from cdc_spark.sinks import Sink
 
 
 KEYS_FILE: Final = "target-keys.json"
+
+
+class TablesConfig(Protocol):
+    """What a batch's tables are built with: the job's configuration (:class:`cdc_spark.job.JobConfig`) as far as
+    this module reads it."""
+
+    @property
+    def keys(self) -> Mapping[str, tuple[str, ...]]: ...
+
+    @property
+    def scd(self) -> int: ...
+
+    @property
+    def track_columns(self) -> tuple[str, ...] | None: ...
+
+    @property
+    def routing(self) -> Routing: ...
+
+    @property
+    def ddl(self) -> str: ...
+
+    @property
+    def table_format(self) -> str: ...
+
+    @property
+    def metadata_columns(self) -> tuple[str, ...]: ...
 
 
 @attrs.frozen(kw_only=True)
@@ -49,7 +74,7 @@ class BatchTables:
 
 
 def table_settings(
-    config: JobConfig,
+    config: TablesConfig,
     target: str,
     sources: Sequence[tuple[str, str]],
     schemas: Mapping[tuple[str, str], Any],
@@ -92,7 +117,7 @@ def save_keys(checkpoint: str, keys: Mapping[str, tuple[str, ...]]) -> None:
 
 def batch_tables(
     decoded: DecodedChanges,
-    config: JobConfig,
+    config: TablesConfig,
     ddl: Sequence[TableDdl],
     *,
     sink: Sink,
@@ -161,4 +186,4 @@ def _stored_columns(sink: Sink, spark: Any, target: str) -> StructType | None:
     return T.StructType([f for f in stored.schema.fields if not f.name.startswith(("__", "_cdc_"))])
 
 
-__all__ = ["KEYS_FILE", "BatchTables", "batch_tables", "load_keys", "save_keys", "table_settings"]
+__all__ = ["KEYS_FILE", "BatchTables", "TablesConfig", "batch_tables", "load_keys", "save_keys", "table_settings"]
