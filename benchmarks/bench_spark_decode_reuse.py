@@ -60,10 +60,11 @@ def _kept(spark: Any) -> tuple[Any, ...]:
     """Every map of expressions and shapes the decode keeps for the next batch (the speculation of the Java row typer
     is not one: it decides how a batch is typed, not what the driver builds): the application's decoder's."""
     from cdc_spark.decoding import Decoder
+    from cdc_spark.decoding.avro import prepared_columns
 
     decoder = Decoder.shared(spark)
     jvm = decoder.jvm
-    return (jvm.typings, jvm.shapes, jvm.row_calls, jvm.change_columns, jvm.parts, decoder.avro_columns)
+    return (jvm.typings, jvm.shapes, jvm.row_calls, jvm.change_columns, jvm.parts, prepared_columns(decoder))
 
 
 def _batch(

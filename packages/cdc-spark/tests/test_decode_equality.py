@@ -631,7 +631,7 @@ def test_a_later_avro_batch_of_the_same_schema_ids_builds_and_describes_nothing_
     monkeypatch.setattr(avro_path.AvroAdapter, "describe", counted)
     decoder = Decoder()
     assert_same_decode(spark, messages, "avro", options, decoder=decoder)
-    shapes, columns = decoder.jvm.shapes.builds, decoder.avro_columns
+    shapes, columns = decoder.jvm.shapes.builds, avro_path.prepared_columns(decoder)
     assert columns.builds == 1 and shapes >= 3 and sum(described) == shapes
     described.clear()
     assert_same_decode(spark, messages, "avro", options, decoder=decoder)

@@ -589,12 +589,13 @@ def adapter(
     schema registry (Glue-framed data only: the codec), and the prepared columns kept by ``decoder``."""
     if not str(options.get("schema-registry") or ""):
         return None
-    return AvroAdapter(options, session_zone, decoder.kept(PROTOCOL, _prepared_columns), java=JavaText.of(spark))
+    return AvroAdapter(options, session_zone, prepared_columns(decoder), java=JavaText.of(spark))
 
 
-def _prepared_columns() -> Reuse[PreparedColumns]:
-    """``prepare``'s columns by the batch's schema ids (several hundred py4j calls each), kept by the decoder."""
-    return Reuse(capacity=8)
+def prepared_columns(decoder: A.AdapterState) -> Reuse[PreparedColumns]:
+    """``prepare``'s columns by the batch's schema ids (several hundred py4j calls each), as ``decoder`` keeps them
+    for this protocol from batch to batch."""
+    return decoder.kept(PROTOCOL, lambda: Reuse[PreparedColumns](capacity=8))
 
 
-__all__ = ["AvroAdapter", "WriterSchema", "adapter", "value_reader", "writer_schema"]
+__all__ = ["AvroAdapter", "WriterSchema", "adapter", "prepared_columns", "value_reader", "writer_schema"]
