@@ -17,6 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 import pytest
 
 from cdc_core.errors import ConfigError
@@ -69,8 +70,30 @@ def frame(spark: Any, rows: list[tuple[Any, ...]], schema: str = SCHEMA) -> Any:
     return spark.createDataFrame(rows, schema)
 
 
-def apply(spark: Any, rows: list[tuple[Any, ...]], target: Path, fmt: str, **kwargs: Any) -> bool:
-    return apply_changes(frame(spark, rows), str(target), ["id"], table=TABLE, table_format=fmt, **kwargs)
+# How a batch writes the key state: its tables' partitions replaced whole (what these small tables get by default),
+# or MERGEd into (what a batch of a few changes to a large table gets): tests of the key state's rules run both
+KEY_WRITES = ["replace", "merge"]
+
+
+def apply(
+    spark: Any, rows: list[tuple[Any, ...]], target: Path, fmt: str, key_write: str = "replace", **kwargs: Any
+) -> bool:
+    """One batch of ``rows`` applied to the tables under ``target``, the key state written as ``key_write`` says."""
+    sink: Any = str(target)
+    if key_write == "merge":
+        sink = attrs.evolve(load_sink(fmt, spark, str(target)), replace_rows=0, replace_factor=0)
+    return apply_changes(frame(spark, rows), sink, ["id"], table=TABLE, table_format=fmt, **kwargs)
+
+
+def last_key_write(target: Path, fmt: str) -> str:
+    """How the key state's newest commit wrote it, read without Spark: ``replace`` or ``merge``."""
+    if fmt == "delta":
+        operation = _delta_rs(_delta_last_operation, str(target / "_cdc_keys"))
+        return {"WRITE": "replace", "MERGE": "merge"}.get(operation, operation)
+    snapshot = _iceberg_table(target / "_cdc_keys").current_snapshot()
+    assert snapshot is not None and snapshot.summary is not None
+    # Iceberg records a dynamic partition overwrite as such; a MERGE commits a plain overwrite
+    return "replace" if snapshot.summary.additional_properties.get("replace-partitions") == "true" else "merge"
 
 
 def live(target: Path, fmt: str) -> dict[int, tuple[Any, ...]]:
@@ -170,12 +193,17 @@ def test_shuffled_duplicates_and_out_of_order_batches_end_in_source_state(spark:
     assert live(tmp_path, fmt) == state
 
 
+@pytest.mark.parametrize("key_write", KEY_WRITES)
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_late_older_upsert_does_not_resurrect_a_deleted_row(spark: Any, tmp_path: Path, fmt: str) -> None:
+def test_late_older_upsert_does_not_resurrect_a_deleted_row(
+    spark: Any, tmp_path: Path, fmt: str, key_write: str
+) -> None:
     apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt)
-    apply(spark, [change("delete", 10, 1)], tmp_path, fmt)
-    apply(spark, [change("update", 5, 1, "stale", "9.00"), change("update", 1, 2, "old", "0.00")], tmp_path, fmt)
-    assert live(tmp_path, fmt) == {2: ("b", Decimal("2.00"))}
+    apply(spark, [change("delete", 10, 1), change("insert", 11, 3, "c", "3.00")], tmp_path, fmt, key_write)
+    late = [change("update", 5, 1, "stale", "9.00"), change("update", 1, 2, "old", "0.00")]
+    apply(spark, late, tmp_path, fmt, key_write)
+    assert live(tmp_path, fmt) == {2: ("b", Decimal("2.00")), 3: ("c", Decimal("3.00"))}
+    assert last_key_write(tmp_path, fmt) == key_write
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -210,8 +238,9 @@ def test_partial_updates_keep_untouched_columns(spark: Any, tmp_path: Path, fmt:
     assert live(tmp_path, fmt) == {1: ("z", Decimal("5.00")), 2: ("new", None)}
 
 
+@pytest.mark.parametrize("key_write", KEY_WRITES)
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_columns_follow_the_newest_change_that_set_them(spark: Any, tmp_path: Path, fmt: str) -> None:
+def test_columns_follow_the_newest_change_that_set_them(spark: Any, tmp_path: Path, fmt: str, key_write: str) -> None:
     first = [
         change("insert", 1, 1, "a", "1.00"),
         change("update", 2, 1, None, "2.00", ["amount"]),
@@ -221,20 +250,29 @@ def test_columns_follow_the_newest_change_that_set_them(spark: Any, tmp_path: Pa
     # Re-delivered, the original insert (sequence 1) must not replace 2.00 or "b"; a late partial update at 3
     # sets amount after the 2.00 of sequence 2 and before the row's newest change (5, which set only name).
     second = [change("insert", 1, 1, "a", "1.00"), change("update", 3, 1, None, "3.00", ["amount"])]
-    apply(spark, second, tmp_path, fmt)
+    apply(spark, second, tmp_path, fmt, key_write)
     assert live(tmp_path, fmt) == {1: ("b", Decimal("3.00"))}
-    apply(spark, [change("update", 4, 1, "late", None, ["name"])], tmp_path, fmt)  # older than name's 5
-    assert live(tmp_path, fmt) == {1: ("b", Decimal("3.00"))}
+    # another key's change: the key state is written, key 1's partial-update sequences kept as they were
+    apply(spark, [change("insert", 6, 2, "x", "1.00")], tmp_path, fmt, key_write)
+    apply(spark, [change("update", 4, 1, "late", None, ["name"])], tmp_path, fmt, key_write)  # older than name's 5
+    assert live(tmp_path, fmt) == {1: ("b", Decimal("3.00")), 2: ("x", Decimal("1.00"))}
 
 
+@pytest.mark.parametrize("key_write", KEY_WRITES)
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_truncate_removes_earlier_rows_and_keeps_later_ones(spark: Any, tmp_path: Path, fmt: str) -> None:
+def test_truncate_removes_earlier_rows_and_keeps_later_ones(
+    spark: Any, tmp_path: Path, fmt: str, key_write: str
+) -> None:
     apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt)
     apply(spark, [change("insert", 6, 6, "f", "6.00")], tmp_path, fmt)  # arrives before the older truncate
     batch = [change("insert", 3, 3, "c", "3.00"), change("truncate", 4, 0), change("insert", 5, 4, "d", "4.00")]
-    apply(spark, batch, tmp_path, fmt)
-    apply(spark, [change("update", 3, 5, "late", "0.00")], tmp_path, fmt)  # before the truncate: ignored
-    assert live(tmp_path, fmt) == {4: ("d", Decimal("4.00")), 6: ("f", Decimal("6.00"))}
+    apply(spark, batch, tmp_path, fmt, key_write)
+    # before the truncate: ignored; the batch's other change writes the key state, which keeps the truncate
+    apply(
+        spark, [change("update", 3, 5, "late", "0.00"), change("insert", 7, 7, "g", "7.00")], tmp_path, fmt, key_write
+    )
+    apply(spark, [change("insert", 2, 8, "late", "0.00")], tmp_path, fmt, key_write)  # still ignored
+    assert live(tmp_path, fmt) == {4: ("d", Decimal("4.00")), 6: ("f", Decimal("6.00")), 7: ("g", Decimal("7.00"))}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -246,6 +284,30 @@ def test_truncate_in_a_tables_first_batch_is_recorded(spark: Any, tmp_path: Path
     assert live(tmp_path, fmt) == {2: ("b", Decimal("2.00"))}
     apply(spark, [change("update", 1, 3, "late", "0.00")], tmp_path, fmt)  # before the truncate: ignored
     assert live(tmp_path, fmt) == {2: ("b", Decimal("2.00"))}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_key_state_is_replaced_where_a_batch_changes_much_of_it_and_merged_into_elsewhere(
+    spark: Any, tmp_path: Path, fmt: str
+) -> None:
+    # replaced when the table's state holds at most 2 rows or twice the batch's changes
+    sink = attrs.evolve(load_sink(fmt, spark, str(tmp_path)), replace_rows=2, replace_factor=2)
+
+    def run(rows: list[tuple[Any, ...]]) -> str:
+        apply_changes(frame(spark, rows), sink, ["id"], table=TABLE)
+        return last_key_write(tmp_path, fmt)
+
+    assert run([change("insert", key, key, f"n{key}", "1.00") for key in range(1, 7)]) == "replace"  # new: empty
+    assert run([change("update", 10, 1, "x", "2.00")]) == "merge"  # 6 rows, 1 change
+    assert run([change("update", 10 + key, key, f"y{key}", "3.00") for key in (2, 3, 4)]) == "replace"  # 3 changes
+    assert run([change("delete", 20, 5)]) == "merge"
+    sequences = {key: row["__cdc_sequence"]["commit_ts"] for key, row in state_of(tmp_path, fmt).items()}
+    assert sequences == {1: 10, 2: 12, 3: 13, 4: 14, 5: 20, 6: 6}
+    assert live(tmp_path, fmt) == {
+        1: ("x", Decimal("2.00")),
+        **{key: (f"y{key}", Decimal("3.00")) for key in (2, 3, 4)},
+        6: ("n6", Decimal("1.00")),
+    }
 
 
 def _iceberg_table(location: Path) -> Any:
@@ -283,32 +345,39 @@ def test_replaying_the_latest_committed_batch_is_a_noop(spark: Any, tmp_path: Pa
     assert live(tmp_path, fmt) == {1: ("c", Decimal("3.00"))}
 
 
+@pytest.mark.parametrize("key_write", KEY_WRITES)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_crash_between_target_and_state_is_repaired_by_the_replay(
-    spark: Any, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+    spark: Any, tmp_path: Path, fmt: str, key_write: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from cdc_spark.sinks.batch_write import BatchWrite
 
     apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt)
-    merge = BatchWrite.merge
+    writes = {method: getattr(BatchWrite, method) for method in ("merge", "replace_partitions")}
 
-    def crash_on_state(self: Any, name: str, *args: Any) -> None:
-        if "_cdc_keys" in name:
-            raise RuntimeError("killed before the state write")
-        merge(self, name, *args)
+    def crashing(method: str) -> Callable[..., None]:
+        def write(self: Any, name: str, *args: Any) -> None:
+            if "_cdc_keys" in name:
+                raise RuntimeError("killed before the state write")
+            writes[method](self, name, *args)
+
+        return write
 
     batch = BatchInfo(app_id="job", batch_id=3)
     rows = [change("update", 3, 1, None, "5.00", ["amount"]), change("delete", 4, 2)]
-    monkeypatch.setattr(BatchWrite, "merge", crash_on_state)
+    for method in writes:
+        monkeypatch.setattr(BatchWrite, method, crashing(method))
     with pytest.raises(RuntimeError, match="killed"):
-        apply(spark, rows, tmp_path, fmt, batch=batch)
+        apply(spark, rows, tmp_path, fmt, batch=batch, key_write=key_write)
     assert live(tmp_path, fmt) == {1: ("a", Decimal("5.00"))}  # the target has the batch, the state not
-    monkeypatch.setattr(BatchWrite, "merge", merge)
-    assert apply(spark, rows, tmp_path, fmt, batch=batch)  # the replay writes the state only
-    assert not apply(spark, rows, tmp_path, fmt, batch=batch)
+    for method, write in writes.items():
+        monkeypatch.setattr(BatchWrite, method, write)
+    assert apply(spark, rows, tmp_path, fmt, batch=batch, key_write=key_write)  # the replay writes the state only
+    assert not apply(spark, rows, tmp_path, fmt, batch=batch, key_write=key_write)
+    assert last_key_write(tmp_path, fmt) == key_write
     state = state_of(tmp_path, fmt)
     assert state[1]["__cdc_sequence"]["commit_ts"] == 3 and state[2]["__cdc_deleted_at"] is not None
-    apply(spark, [change("insert", 2, 2, "stale", "0.00")], tmp_path, fmt)  # the state knows 2 was deleted
+    apply(spark, [change("insert", 2, 2, "stale", "0.00")], tmp_path, fmt, key_write=key_write)  # 2 was deleted
     assert live(tmp_path, fmt) == {1: ("a", Decimal("5.00"))}
 
 

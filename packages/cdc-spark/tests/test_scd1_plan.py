@@ -255,8 +255,9 @@ def test_the_batchs_clock_is_not_written_into_the_generated_code(spark: Any) -> 
     keyed = [("shop.t", key_text({"id": 6}), seq(5), None, None, None)]
     stored_frame = spark.createDataFrame(keyed, state_schema(sequence_type(frame, spec)))
     later = NOW + dt.timedelta(hours=1, microseconds=7)
-    first, second = (resolve(batch, spec, stored_frame, summary, moment) for moment in (NOW, later))
+    first, again, second = (resolve(batch, spec, stored_frame, summary, moment) for moment in (NOW, NOW, later))
     assert {r["id"]: plain(DELETED_AT, r[DELETED_AT]) for r in first.collect()} == {6: NOW, 1: None}
+    again.collect()  # Spark's second run of a plan still compiles a few classes of its own, whatever the clock
     compiled = compiled_classes(spark)
     assert {r["id"]: plain(DELETED_AT, r[DELETED_AT]) for r in second.collect()} == {6: later, 1: None}
     assert compiled_classes(spark) == compiled
@@ -386,3 +387,37 @@ def test_a_composite_key_matches_the_state_on_every_key_column(spark: Any) -> No
         ("eu", 1, "a", True, "upsert", 10, None, None, None),
         ("us", 2, "b", True, "upsert", 10, None, None, None),
     ]
+
+
+def test_every_key_adds_the_keys_the_batch_leaves_with_their_state_as_stored(spark: Any) -> None:
+    """``every_key``: the resolve is the table's whole new key state (the sink writes it in place of the old): the
+    keys the batch changes as without it, every other stored key with no action and its state as it was, a key
+    whose only change is stale too (without ``every_key`` it has no row: its state does not change)."""
+    changes = [
+        change("update", 4, 1, "stale", 9),  # newer than key 1's image, older than what set each column: no write
+        change("update", 7, 3, "c", 3),
+        change("insert", 8, 4, "d", 4),
+    ]
+    state = [
+        stored(1, 5, image=3, sets={"name": 5, "qty": 4}),
+        stored(2, 6, deleted_at=T0),
+        stored(3, 2),
+    ]
+    frame = spark.createDataFrame(changes, SCHEMA)
+    spec = build_spec(frame, table="shop.t", keys=["id"])
+    summary = summarize(frame, spec, None)
+    keyed = [("shop.t", key_text({"id": row[0]}), *row[1:]) for row in state]
+    stored_frame = spark.createDataFrame(keyed, state_schema(sequence_type(frame, spec)))
+    columns = [KEY, "__cdc_action", SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES]
+
+    def state_after(every_key: bool) -> dict[str, tuple[Any, ...]]:
+        plan = resolve(ordered(frame, spec, summary), spec, stored_frame, summary, NOW, every_key=every_key)
+        return {row[0]: row[1:] for row in rows(plan.select(*columns))}
+
+    changed = state_after(False)
+    assert sorted(changed) == [key_text({"id": 3}), key_text({"id": 4})]
+    assert state_after(True) == {
+        **changed,
+        key_text({"id": 1}): (None, 5, None, 3, {"name": 5, "qty": 4}),
+        key_text({"id": 2}): (None, 6, T0, None, None),
+    }

@@ -158,11 +158,13 @@ def _any(flags: list[str]) -> str:
     return "(" + " OR ".join(["false", *flags]) + ")"
 
 
-def _joined_sql(net: str, stored: str, fields: list[StructField], spec: ApplySpec, summary: BatchSummary) -> str:
+def _joined_sql(
+    net: str, stored: str, fields: list[StructField], spec: ApplySpec, summary: BatchSummary, *, every_key: bool
+) -> str:
     """SQL of the net changes (``net``, :func:`fold`'s columns) next to the keys' stored state (``__cdc_e_*``),
     matched by the keys' text. On a truncate, every key stored before it is joined too (its typed key read back
     from the text), and its state is reset to a tombstone at the truncate (``WAS_LIVE`` keeps whether the
-    target still holds its row)."""
+    target still holds its row). ``every_key``: every stored key is joined, whether the batch changes it or not."""
     keyed = f"SELECT *, {key_text_sql(fields)} AS {KEY} FROM {net}"
     old = (
         f"SELECT {KEY} AS {_STORED_KEY}, {SEQUENCE} AS __cdc_e_seq, {DELETED_AT} AS __cdc_e_deleted_at,"
@@ -171,9 +173,12 @@ def _joined_sql(net: str, stored: str, fields: list[StructField], spec: ApplySpe
     on = f"n.{KEY} = o.{_STORED_KEY}"
     was_live = "(__cdc_e_seq IS NOT NULL AND __cdc_e_deleted_at IS NULL)"
     if summary.truncate is None:
+        join = "FULL OUTER JOIN" if every_key else "LEFT JOIN"
+        key = f"coalesce(n.{KEY}, o.{_STORED_KEY})" if every_key else f"n.{KEY}"
         return (
-            f"SELECT n.*, o.* EXCEPT ({_STORED_KEY}), {was_live} AS {WAS_LIVE}, false AS __cdc_reset,"
-            f" __cdc_e_deleted_at IS NOT NULL AS __cdc_e_tombstone FROM ({keyed}) n LEFT JOIN ({old}) o ON {on}"
+            f"SELECT n.* EXCEPT ({KEY}), {key} AS {KEY}, o.* EXCEPT ({_STORED_KEY}), {was_live} AS {WAS_LIVE},"
+            f" false AS __cdc_reset, __cdc_e_deleted_at IS NOT NULL AS __cdc_e_tombstone"
+            f" FROM ({keyed}) n {join} ({old}) o ON {on}"
         )
     floor = summary.truncate.sql()
     reset = f"coalesce(__cdc_e_seq < {floor}, false)"
@@ -193,7 +198,7 @@ def _joined_sql(net: str, stored: str, fields: list[StructField], spec: ApplySpe
         f"CASE WHEN NOT {reset} THEN __cdc_e_map END AS __cdc_e_map",
         f"{reset} AS __cdc_reset",
     ]
-    kept = f"n.__cdc_n_seq IS NOT NULL OR (__cdc_e_seq < {floor} AND {was_live})"
+    kept = "true" if every_key else f"n.__cdc_n_seq IS NOT NULL OR (__cdc_e_seq < {floor} AND {was_live})"
     return f"SELECT {', '.join(columns)} FROM ({keyed}) n FULL OUTER JOIN ({old}) o ON {on} WHERE {kept}"
 
 
@@ -203,10 +208,16 @@ def resolve(
     stored: DataFrame,
     summary: BatchSummary,
     now: dt.datetime,
+    *,
+    every_key: bool = False,
 ) -> DataFrame:
     """The batch's net changes resolved against the table's key state ``stored`` (:func:`table_state`): one row per
     key whose target row or state changes, with the target action and write flags, whether the target held the key's
     row before the batch (``WAS_LIVE``) and the new state columns.
+
+    ``every_key``: a row for every key of the table's state as well, those the batch leaves as they are with no
+    action and their stored state, so that the rows are the table's whole new state (written in place of the old
+    one instead of MERGEd into it).
 
     One SQL statement, planned at once: built from the table's columns as text (no Spark call per column).
     """
@@ -216,11 +227,11 @@ def resolve(
     seq_type = stored.schema[SEQUENCE].dataType
     with temporary_views(spark, changes, stored, prefix="cdc_resolve") as (source, state):
         folded = _fold_sql(source, schema.names, spec, summary.partial_updates > 0)
-        joined = _joined_sql(f"({folded})", state, fields, spec, summary)
-        return spark.sql(_resolve_sql(joined, spec, seq_type, now))
+        joined = _joined_sql(f"({folded})", state, fields, spec, summary, every_key=every_key)
+        return spark.sql(_resolve_sql(joined, spec, seq_type, now, every_key))
 
 
-def _resolve_sql(joined: str, spec: ApplySpec, seq_type: DataType, now: dt.datetime) -> str:
+def _resolve_sql(joined: str, spec: ApplySpec, seq_type: DataType, now: dt.datetime, every_key: bool) -> str:
     """The layers of :func:`resolve` over ``joined`` (:func:`_joined_sql`), each naming what the next uses."""
     # 1. Is the batch's newest change newer than everything applied? Then it decides whether the row lives.
     newer = "(coalesce(__cdc_e_seq IS NULL OR __cdc_n_seq > __cdc_e_seq, false) AND __cdc_n_seq IS NOT NULL)"
@@ -255,7 +266,10 @@ def _resolve_sql(joined: str, spec: ApplySpec, seq_type: DataType, now: dt.datet
         for name in spec.value_columns
     ]
     step = f"SELECT {', '.join(['*', *new_sets, f'{_any(flags)} AS __cdc_touched'])} FROM ({step})"
-    step = f"SELECT * FROM ({step}) WHERE __cdc_newer OR __cdc_touched OR __cdc_reset"
+    # a key the batch leaves as it was: no row, or (every_key) its stored state as it is
+    step = f"SELECT *, NOT (__cdc_newer OR __cdc_touched OR __cdc_reset) AS __cdc_unchanged FROM ({step})"
+    if not every_key:
+        step = f"SELECT * FROM ({step}) WHERE NOT __cdc_unchanged"
 
     # 3. The target action and the new state row.
     action = (
@@ -282,8 +296,10 @@ def _resolve_sql(joined: str, spec: ApplySpec, seq_type: DataType, now: dt.datet
         WAS_LIVE,
         f"__cdc_new_seq AS {SEQUENCE}",
         f"{deleted_at} AS {DELETED_AT}",
-        f"CASE WHEN __cdc_new_image != __cdc_new_seq THEN __cdc_new_image END AS {IMAGE_SEQUENCE}",
-        f"{_column_sequences(spec, '__cdc_new_image', seq_type)} AS {COLUMN_SEQUENCES}",
+        "CASE WHEN __cdc_unchanged THEN CASE WHEN __cdc_e_image != __cdc_e_seq THEN __cdc_e_image END"
+        f" WHEN __cdc_new_image != __cdc_new_seq THEN __cdc_new_image END AS {IMAGE_SEQUENCE}",
+        f"CASE WHEN __cdc_unchanged THEN __cdc_e_map"
+        f" ELSE {_column_sequences(spec, '__cdc_new_image', seq_type)} END AS {COLUMN_SEQUENCES}",
     ]
     return f"SELECT {', '.join(columns)} FROM ({step})"
 

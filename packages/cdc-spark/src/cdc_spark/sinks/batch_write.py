@@ -9,7 +9,7 @@ no target row matches, and MERGEs marked with the batch.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
@@ -54,6 +54,11 @@ class TableFormat(Protocol):
 
     def describe(self, name: str, app_id: str | None) -> TableInfo | None:
         """The table's metadata, None if it does not exist."""
+        ...
+
+    def rows_by_partition(self, name: str, column: str, values: Sequence[str]) -> dict[str, int] | None:
+        """Rows of each partition of ``name`` whose ``column`` is one of ``values``, from the table's metadata (a
+        partition without rows is left out); None when the metadata does not say."""
         ...
 
     def create_properties(self) -> dict[str, str]:
@@ -254,6 +259,18 @@ class BatchWrite:
             session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}),
         ):
             self.spark.sql(statement(name, view))
+
+    def replace_partitions(self, name: str, rows: DataFrame, columns: Sequence[str], batch: BatchInfo | None) -> None:
+        """Every partition of ``name`` that ``rows`` has rows of replaced by them (Spark's dynamic partition
+        overwrite: one commit, marked with ``batch``); ``columns``: the table's, in its order."""
+        selected = ", ".join(quote(c) for c in columns)
+        dynamic = {"spark.sql.sources.partitionOverwriteMode": "dynamic", CONSTRAINT_PROPAGATION: "false"}
+        with (
+            temporary_views(self.spark, rows, prefix="cdc_overwrite") as (view,),
+            self.format.marked(batch),
+            session_conf(self.spark, dynamic),
+        ):
+            self.spark.sql(f"INSERT OVERWRITE {name} SELECT {selected} FROM {view}")
 
     def _record_floor(self, state: str, summary: BatchSummary, stored: str | None) -> None:
         if summary.floor is not None and summary.floor.text != stored:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +110,29 @@ class DeltaFormat:
         return TableInfo(
             schema=schema, properties=properties, last_batch=_last_batch(snapshot, app_id), created=created
         )
+
+    def rows_by_partition(self, name: str, column: str, values: Sequence[str]) -> dict[str, int] | None:
+        """From the log's file statistics (Spark's job over the snapshot's file list, no data file read); None when
+        a file of those partitions has no row count."""
+        from pyspark.sql import DataFrame
+        from pyspark.sql import functions as F
+
+        location = self._location(name)
+        if location is None:
+            return {}
+        jvm: Any = self.spark._jvm
+        log = jvm.org.apache.spark.sql.delta.DeltaLog
+        snapshot = log.forTableWithSnapshot(self.spark._jsparkSession, location)._2()
+        files = DataFrame(snapshot.allFiles().toDF(), self.spark)
+        value = F.col("partitionValues")[column]
+        count = F.get_json_object("stats", "$.numRecords").cast("long")
+        rows: dict[str, int] = {}
+        # one row per data file (no shuffle: a partition has few files against its rows)
+        for file in files.where(value.isin(*values)).select(value.alias("value"), count.alias("rows")).collect():
+            if file["rows"] is None:
+                return None
+            rows[str(file["value"])] = rows.get(str(file["value"]), 0) + int(file["rows"])
+        return rows
 
     def create_properties(self) -> dict[str, str]:
         return {}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -131,6 +131,16 @@ class IcebergFormat:
         )
         last = last_marked_batch(_summaries(table), app_id, APP_ID, BATCH_ID)
         return TableInfo(schema=schema, properties=dict(table.properties()), last_batch=last)
+
+    def rows_by_partition(self, name: str, column: str, values: Sequence[str]) -> dict[str, int] | None:
+        """From the table's ``partitions`` metadata table (the manifests' row counts, no data file read)."""
+        from pyspark.sql import functions as F
+
+        if not self.spark.catalog.tableExists(name):
+            return {}
+        value = f"partition.{quote(column)}"
+        parts = self.spark.sql(f"SELECT {value} AS value, record_count AS rows FROM {name}.partitions")
+        return {str(row["value"]): int(row["rows"]) for row in parts.where(F.col("value").isin(*values)).collect()}
 
     def create_properties(self) -> dict[str, str]:
         return {"format-version": "2"}

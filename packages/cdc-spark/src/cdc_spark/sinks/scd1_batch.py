@@ -11,8 +11,10 @@ Per batch (:meth:`Scd1Batch.run`):
    resolve the batch against its keys' state (checkpointed: computed once), MERGE it into the target marked with
    the batch (or create the target with its rows; or append them when the batch only adds rows the target does
    not hold, :func:`only_new_rows`);
-4. one MERGE of every table's new key state rows, and of the floors a truncate moved, into the key state, marked
-   with the batch;
+4. one write of every table's new key state rows, and of the floors a truncate moved, into the key state, marked
+   with the batch: each table's partition replaced whole when it is small or the batch changes a good part of it
+   (:meth:`Scd1Batch.replaces`: the resolve then gives every key of the table, unchanged ones as they are), else a
+   MERGE;
 5. tombstones older than the retention deleted, at most ten times per retention period.
 
 A table therefore costs one commit per batch; the key state one per batch, whatever the number of tables. A crash
@@ -46,6 +48,12 @@ if TYPE_CHECKING:
 
     from cdc_spark.sinks import BatchInfo, MergePlan
     from cdc_spark.sinks.batch_write import BatchWrite, CommitWatch, TableFormat
+
+# A key state partition is replaced whole (no MERGE) up to this many rows, or up to REPLACE_FACTOR times the batch's
+# changes of its table: a MERGE reads the partition twice (the files to rewrite, then their rows), and random keys
+# touch nearly every file of it once the batch has a few changes per file.
+REPLACE_ROWS: Final = 100_000
+REPLACE_FACTOR: Final = 4
 
 # The sequence type of decode's change frames: its key state has the plain name, any other type one of its own.
 DECODE_SEQUENCE: Final = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
@@ -82,6 +90,8 @@ class Scd1Batch:
     writer: Callable[[SparkSession], BatchWrite]
     clock: Callable[[], dt.datetime]
     parallelism: int = 1
+    replace_rows: int = REPLACE_ROWS  # see REPLACE_ROWS (0 and a factor of 0: always a MERGE)
+    replace_factor: int = REPLACE_FACTOR
     commits: CommitWatch | None = None  # told of each commit (fault tests kill the job there)
     # tables whose state from an earlier version has been looked for (cdc_spark.sinks.state_migration)
     checked: set[str] = attrs.field(factory=set)
@@ -123,20 +133,47 @@ class Scd1Batch:
         for plan in plans:
             plan.summary = summaries[plan.spec.table]
         parallel = self.parallelism > 1 and len(plans) > 1
+        changed = [plan for plan in plans if plan.summary is not None and plan.summary.changes]
+        whole = self.replaces(state, state_info, changed)
         tasks = [
-            (plan.spec.table, functools.partial(self._table, plan, stored, batch, now, parallel))
-            for plan in plans
-            if plan.summary is not None and plan.summary.changes
+            (plan.spec.table, functools.partial(self._table, plan, stored, batch, now, parallel=parallel, whole=whole))
+            for plan in changed
         ]
         done = run_each(tasks, self.parallelism)
-        self._write_state(state, plans, done, seq_type, batch, listing=listing)
+        floors_of = functools.partial(_floors_kept, stored, with_floors) if whole else None
+        self._write_state(state, plans, done, seq_type, batch, listing=listing, floors_of=floors_of)
         self._purge(state, plans, state_info, now)
         return {table: table in done for table in tables}
 
+    def replaces(self, state: str, info: TableInfo | None, plans: Sequence[MergePlan]) -> bool:
+        """Whether the batch replaces its tables' key state partitions whole instead of MERGEing into them: when each
+        holds at most :attr:`replace_rows` rows or :attr:`replace_factor` times its table's changes (one write, a
+        commit, for every table: all of them or none). The rows are counted from the key state's metadata."""
+        if not plans:
+            return False
+        if info is None:
+            return True  # created empty by this batch
+        rows = self.format.rows_by_partition(state, TABLE, [plan.spec.table for plan in plans])
+        if rows is None:
+            return False
+        for plan in plans:
+            assert plan.summary is not None
+            if rows.get(plan.spec.table, 0) > max(self.replace_rows, self.replace_factor * plan.summary.changes):
+                return False
+        return True
+
     def _table(
-        self, plan: MergePlan, stored: DataFrame, batch: BatchInfo | None, now: dt.datetime, parallel: bool
+        self,
+        plan: MergePlan,
+        stored: DataFrame,
+        batch: BatchInfo | None,
+        now: dt.datetime,
+        *,
+        parallel: bool,
+        whole: bool,
     ) -> TableDone:
-        """Resolve one table's batch and write its target; its key state rows are left for the batch's write."""
+        """Resolve one table's batch and write its target; its key state rows (``whole``: every key's) are left for
+        the batch's write."""
         from pyspark.sql import functions as F
 
         session = own_session(self.spark) if parallel else plan.changes.sparkSession
@@ -153,7 +190,7 @@ class Scd1Batch:
         # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as Delta's
         # MERGE refuses a source cached while it runs; planned without constraint propagation, as the MERGEs are
         with session_conf(session, {CONSTRAINT_PROPAGATION: "false"}):
-            resolved = scd1.resolve(changes, spec, stored_keys, summary, now).localCheckpoint()
+            resolved = scd1.resolve(changes, spec, stored_keys, summary, now, every_key=whole).localCheckpoint()
         if not batch_committed(target_info, batch):
             source = resolved.where(F.col(ACTION).isNotNull())
             rule = merges(spec).target
@@ -176,9 +213,11 @@ class Scd1Batch:
         batch: BatchInfo | None,
         *,
         listing: Callable[[Iterable[str]], None],
+        floors_of: Callable[[list[str]], DataFrame | None] | None,
     ) -> None:
         """Every table's new key state rows, and the floors truncates moved, in one MERGE; a table's first floor is
-        named in the key state's :data:`FLOOR_TABLES` first (``listing``)."""
+        named in the key state's :data:`FLOOR_TABLES` first (``listing``). With ``floors_of`` (the stored floors of
+        tables) the rows are every key of their tables, whose partitions they replace, their floors kept."""
         frames = [bound_to(part.rows, self.spark) for part in done.values()]
         floored: set[str] = set()
         for plan in plans:
@@ -189,10 +228,17 @@ class Scd1Batch:
         if not frames:
             return
         listing(floored)
+        kept = floors_of([table for table in done if table not in floored]) if floors_of is not None else None
+        if kept is not None:
+            frames.append(kept)
         rows = union_all(frames, prefix="cdc_key_state")
         if self.commits is not None:
             self.commits.before(state)
-        self.writer(self.spark).merge(state, rows, key_state_merge(sorted(done)).sql, batch)
+        if floors_of is not None:
+            columns = scd1.state_schema(seq_type).names
+            self.writer(self.spark).replace_partitions(state, rows, columns, batch)
+        else:
+            self.writer(self.spark).merge(state, rows, key_state_merge(sorted(done)).sql, batch)
         if self.commits is not None:
             self.commits.after(state)
 
@@ -243,10 +289,29 @@ class Scd1Batch:
         self.spark.sql(set_properties(state, {PURGED_AT: now.isoformat()}))
 
 
+def _floors_kept(stored: DataFrame, with_floors: set[str], tables: list[str]) -> DataFrame | None:
+    """The stored floor rows of ``tables`` (those :data:`FLOOR_TABLES` names), read now (checkpointed): a partition
+    replaced whole keeps its floor unless the batch moved it."""
+    from pyspark.sql import functions as F
+
+    named = sorted(set(tables) & with_floors)
+    if not named:
+        return None
+    return stored.where((F.col(KEY) == FLOOR_KEY) & F.col(TABLE).isin(*named)).localCheckpoint()
+
+
 def _named_floor_tables(info: TableInfo | None) -> set[str] | None:
     """The tables the key state's :data:`FLOOR_TABLES` names; None without the property (or the key state)."""
     listed = info.properties.get(FLOOR_TABLES) if info is not None else None
     return None if listed is None else set(json.loads(listed))
 
 
-__all__ = ["DECODE_SEQUENCE", "Scd1Batch", "TableDone", "key_state_suffix", "only_new_rows"]
+__all__ = [
+    "DECODE_SEQUENCE",
+    "REPLACE_FACTOR",
+    "REPLACE_ROWS",
+    "Scd1Batch",
+    "TableDone",
+    "key_state_suffix",
+    "only_new_rows",
+]

@@ -30,7 +30,7 @@ from cdc_spark.session_conf import session_conf
 from cdc_spark.sinks import BatchInfo, MergePlan
 from cdc_spark.sinks.batch_write import BatchWrite, CommitWatch, TableFormat
 from cdc_spark.sinks.commits import TableInfo
-from cdc_spark.sinks.scd1_batch import Scd1Batch
+from cdc_spark.sinks.scd1_batch import REPLACE_FACTOR, REPLACE_ROWS, Scd1Batch
 from cdc_spark.table_workers import bound_to, own_session, run_each
 
 if TYPE_CHECKING:
@@ -51,6 +51,9 @@ class TableSink:
     commits: CommitWatch | None = None
     # tables whose SCD1 state from an earlier version has been looked for (cdc_spark.sinks.state_migration)
     checked: set[str] = attrs.field(factory=set)
+    # when a batch replaces its tables' key state partitions instead of MERGEing (cdc_spark.sinks.scd1_batch)
+    replace_rows: int = REPLACE_ROWS
+    replace_factor: int = REPLACE_FACTOR
 
     @property
     def spark(self) -> SparkSession:
@@ -95,7 +98,16 @@ class TableSink:
         scd1 = [plan for plan in plans if plan.spec.scd == 1]
         if scd1:
             session = scd1[0].changes.sparkSession
-            writer = Scd1Batch(self._on(session), self._writer, self.clock, parallelism, self.commits, self.checked)
+            writer = Scd1Batch(
+                self._on(session),
+                self._writer,
+                self.clock,
+                parallelism=parallelism,
+                replace_rows=self.replace_rows,
+                replace_factor=self.replace_factor,
+                commits=self.commits,
+                checked=self.checked,
+            )
             written.update(writer.run(scd1, batch))
         tasks = [
             (plan.spec.table, functools.partial(self._history, plan, batch, parallelism > 1))
