@@ -310,6 +310,20 @@ def test_the_key_state_is_replaced_where_a_batch_changes_much_of_it_and_merged_i
     }
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_replacing_a_tables_key_state_leaves_the_other_tables_state(spark: Any, tmp_path: Path, fmt: str) -> None:
+    other = "shop.u"
+    apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, fmt)
+    apply_changes(
+        frame(spark, [change("insert", 2, 5, "u", "5.00")]), str(tmp_path), ["id"], table=other, table_format=fmt
+    )
+    apply(spark, [change("update", 3, 1, "b", "2.00")], tmp_path, fmt)
+    assert last_key_write(tmp_path, fmt) == "replace"
+    kept = _delta_rs(key_state, str(tmp_path), other, fmt) if fmt == "delta" else key_state(str(tmp_path), other, fmt)
+    assert {key: row["__cdc_sequence"]["commit_ts"] for key, row in kept.items()} == {("5",): 2}
+    assert {key: row["__cdc_sequence"]["commit_ts"] for key, row in state_of(tmp_path, fmt).items()} == {1: 3}
+
+
 def _iceberg_table(location: Path) -> Any:
     """The Iceberg table at ``location`` as of its latest metadata, read with pyiceberg (no catalog, no Spark)."""
     from pyiceberg.table import StaticTable
