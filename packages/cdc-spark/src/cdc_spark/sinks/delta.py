@@ -112,8 +112,8 @@ class DeltaFormat:
         )
 
     def rows_by_partition(self, name: str, column: str, values: Sequence[str]) -> dict[str, int] | None:
-        """From the log's file statistics (Spark's job over the snapshot's file list, no data file read); None when
-        a file of those partitions has no row count."""
+        """From the file statistics of the version's checksum, where Delta keeps a small table's files (no Spark
+        job), else of the snapshot's file list (one job); None when a file of those partitions has no row count."""
         from pyspark.sql import DataFrame
         from pyspark.sql import functions as F
 
@@ -123,6 +123,10 @@ class DeltaFormat:
         jvm: Any = self.spark._jvm
         log = jvm.org.apache.spark.sql.delta.DeltaLog
         snapshot = log.forTableWithSnapshot(self.spark._jsparkSession, location)._2()
+        checksum = snapshot.checksumOpt()
+        listed = checksum.get().allFiles() if checksum.isDefined() else None
+        if listed is not None and listed.isDefined():
+            return _rows_of_files(listed.get().iterator(), column, set(values))
         files = DataFrame(snapshot.allFiles().toDF(), self.spark)
         value = F.col("partitionValues")[column]
         count = F.get_json_object("stats", "$.numRecords").cast("long")
@@ -252,6 +256,23 @@ def _last_batch(snapshot: Any, app_id: str | None) -> int | None:
         return None
     seen = snapshot.transactions().get(app_id)
     return int(seen.get()) if seen.isDefined() else None
+
+
+def _rows_of_files(files: Any, column: str, values: set[str]) -> dict[str, int] | None:
+    """Rows by partition value of ``column`` among ``values``, of Delta ``AddFile`` s (a JVM iterator)."""
+    rows: dict[str, int] = {}
+    while files.hasNext():
+        added = files.next()
+        found = added.partitionValues().get(column)
+        value = str(found.get()) if found.isDefined() else None
+        if value not in values:
+            continue
+        stats = added.stats()
+        counted = json.loads(stats).get("numRecords") if stats else None
+        if counted is None:
+            return None
+        rows[value] = rows.get(value, 0) + int(counted)
+    return rows
 
 
 def _user_metadata(batch: BatchInfo) -> str:
