@@ -215,9 +215,9 @@ class Scd1Batch:
         listing: Callable[[Iterable[str]], None],
         floors_of: Callable[[list[str]], DataFrame | None] | None,
     ) -> None:
-        """Every table's new key state rows, and the floors truncates moved, in one MERGE; a table's first floor is
-        named in the key state's :data:`FLOOR_TABLES` first (``listing``). With ``floors_of`` (the stored floors of
-        tables) the rows are every key of their tables, whose partitions they replace, their floors kept."""
+        """Every table's new key state rows, and the floors truncates moved, in one write: a MERGE, or with
+        ``floors_of`` (the stored floors of tables) a replace of their partitions by every key of their tables, their
+        floors kept. A table's first floor is named in the key state's :data:`FLOOR_TABLES` first (``listing``)."""
         frames = [bound_to(part.rows, self.spark) for part in done.values()]
         floored: set[str] = set()
         for plan in plans:
