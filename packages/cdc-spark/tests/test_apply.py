@@ -311,6 +311,26 @@ def test_the_key_state_is_replaced_where_a_batch_changes_much_of_it_and_merged_i
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+def test_limits_of_zero_merge_every_batch_into_the_key_state_without_counting_its_rows(
+    spark: Any, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``replace_rows=0, replace_factor=0``: the key state is MERGEd into from its first batch on, even where the
+    table's partition is empty, and its rows are never counted."""
+    sink = attrs.evolve(load_sink(fmt, spark, str(tmp_path)), replace_rows=0, replace_factor=0)
+    format_type = type(sink.format)
+
+    def uncounted(*_args: Any) -> None:
+        raise AssertionError("the key state's rows were counted")
+
+    monkeypatch.setattr(format_type, "rows_by_partition", uncounted)
+    apply_changes(frame(spark, [change("insert", 1, 1, "a", "1.00")]), sink, ["id"], table=TABLE)
+    assert last_key_write(tmp_path, fmt) == "merge"
+    apply_changes(frame(spark, [change("update", 2, 1, "b", "2.00")]), sink, ["id"], table=TABLE)
+    assert last_key_write(tmp_path, fmt) == "merge"
+    assert live(tmp_path, fmt) == {1: ("b", Decimal("2.00"))}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_replacing_a_tables_key_state_leaves_the_other_tables_state(spark: Any, tmp_path: Path, fmt: str) -> None:
     other = "shop.u"
     apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, fmt)

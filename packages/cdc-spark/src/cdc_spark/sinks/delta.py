@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -126,17 +126,13 @@ class DeltaFormat:
         checksum = snapshot.checksumOpt()
         listed = checksum.get().allFiles() if checksum.isDefined() else None
         if listed is not None and listed.isDefined():
-            return _rows_of_files(listed.get().iterator(), column, set(values))
+            return _summed(_checksum_files(listed.get().iterator(), column, set(values)))
         files = DataFrame(snapshot.allFiles().toDF(), self.spark)
         value = F.col("partitionValues")[column]
         count = F.get_json_object("stats", "$.numRecords").cast("long")
-        rows: dict[str, int] = {}
         # one row per data file (no shuffle: a partition has few files against its rows)
-        for file in files.where(value.isin(*values)).select(value.alias("value"), count.alias("rows")).collect():
-            if file["rows"] is None:
-                return None
-            rows[str(file["value"])] = rows.get(str(file["value"]), 0) + int(file["rows"])
-        return rows
+        chosen = files.where(value.isin(*values)).select(value.alias("value"), count.alias("rows")).collect()
+        return _summed((str(file["value"]), file["rows"]) for file in chosen)
 
     def create_properties(self) -> dict[str, str]:
         return {}
@@ -258,20 +254,27 @@ def _last_batch(snapshot: Any, app_id: str | None) -> int | None:
     return int(seen.get()) if seen.isDefined() else None
 
 
-def _rows_of_files(files: Any, column: str, values: set[str]) -> dict[str, int] | None:
-    """Rows by partition value of ``column`` among ``values``, of Delta ``AddFile`` s (a JVM iterator)."""
-    rows: dict[str, int] = {}
+def _checksum_files(files: Any, column: str, values: set[str]) -> Iterator[tuple[str, int | None]]:
+    """(partition value of ``column``, rows) of each Delta ``AddFile`` of a JVM iterator in one of ``values``
+    (rows None where the file's statistics lack them)."""
     while files.hasNext():
         added = files.next()
         found = added.partitionValues().get(column)
         value = str(found.get()) if found.isDefined() else None
-        if value not in values:
+        if value is None or value not in values:
             continue
         stats = added.stats()
         counted = json.loads(stats).get("numRecords") if stats else None
+        yield value, None if counted is None else int(counted)
+
+
+def _summed(files: Iterable[tuple[str, int | None]]) -> dict[str, int] | None:
+    """Rows by partition value, summed over its files; None where a file's count is missing."""
+    rows: dict[str, int] = {}
+    for value, counted in files:
         if counted is None:
             return None
-        rows[value] = rows.get(value, 0) + int(counted)
+        rows[value] = rows.get(value, 0) + counted
     return rows
 
 

@@ -149,8 +149,8 @@ class Scd1Batch:
         """Whether the batch replaces its tables' key state partitions whole instead of MERGEing into them: when each
         holds at most :attr:`replace_rows` rows or :attr:`replace_factor` times its table's changes (one write, a
         commit, for every table: all of them or none). The rows are counted from the key state's metadata."""
-        if not plans:
-            return False
+        if not plans or (self.replace_rows <= 0 and self.replace_factor <= 0):
+            return False  # nothing to write, or always a MERGE: nothing to count
         if info is None:
             return True  # created empty by this batch
         rows = self.format.rows_by_partition(state, TABLE, [plan.spec.table for plan in plans])
