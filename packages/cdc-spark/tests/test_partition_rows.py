@@ -39,12 +39,20 @@ def test_delta_counts_a_partitions_rows_from_its_log(spark: Any, tmp_path: Path,
 
 
 def test_iceberg_counts_a_partitions_rows_from_its_manifests(spark: Any, tmp_path: Path) -> None:
+    """Iceberg's scan planning reads the manifests' row counts on the driver: no Spark job."""
     catalog = register_hadoop_catalog(spark, str(tmp_path / "warehouse"), "rows")
     name = f"{catalog}.db.x"
     spark.sql(f"CREATE TABLE {name} (t string, k int) USING iceberg PARTITIONED BY (t)")
     written(spark, lambda frame, _mode: frame.writeTo(name).append())  # into the empty table: the same rows
-    counted = IcebergFormat(spark, catalog=catalog, own=True).rows_by_partition(name, "t", ["a", "b", "z"])
+    iceberg = IcebergFormat(spark, catalog=catalog, own=True)
+    spark.sparkContext.setJobGroup("count-iceberg-rows", "rows_by_partition")
+    try:
+        counted = iceberg.rows_by_partition(name, "t", ["a", "b", "z"])
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     assert counted == {"a": 10, "b": 3}
+    assert list(spark.sparkContext.statusTracker().getJobIdsForGroup("count-iceberg-rows")) == []  # the driver's
+    assert iceberg.rows_by_partition(name, "k", ["1"]) is None  # not a partition column: not counted
 
 
 def test_a_table_that_does_not_exist_has_no_rows(spark: Any, tmp_path: Path) -> None:

@@ -133,14 +133,31 @@ class IcebergFormat:
         return TableInfo(schema=schema, properties=dict(table.properties()), last_batch=last)
 
     def rows_by_partition(self, name: str, column: str, values: Sequence[str]) -> dict[str, int] | None:
-        """From the table's ``partitions`` metadata table (the manifests' row counts, no data file read)."""
-        from pyspark.sql import functions as F
-
-        if not self.spark.catalog.tableExists(name):
+        """From the data files' row counts in the table's manifests, planned by Iceberg on the driver (no Spark job,
+        no data file read); None where ``column`` is not an identity partition of the table's spec."""
+        table = self._load(name)
+        if table is None:
             return {}
-        value = f"partition.{quote(column)}"
-        parts = self.spark.sql(f"SELECT {value} AS value, record_count AS rows FROM {name}.partitions")
-        return {str(row["value"]): int(row["rows"]) for row in parts.where(F.col("value").isin(*values)).collect()}
+        jvm: Any = self.spark._jvm
+        fields = list(table.spec().fields())
+        position = next((i for i, f in enumerate(fields) if f.name() == column and f.transform().isIdentity()), None)
+        if position is None:
+            return None
+        wanted = jvm.java.util.ArrayList()
+        for value in values:
+            wanted.add(value)
+        rows: dict[str, int] = {}
+        among = getattr(jvm.org.apache.iceberg.expressions.Expressions, "in")(column, wanted)  # a Python keyword
+        tasks = table.newScan().filter(among).planFiles()
+        try:
+            found = tasks.iterator()
+            while found.hasNext():
+                data_file = found.next().file()
+                value = str(data_file.partition().get(position, jvm.java.lang.Object._java_lang_class))
+                rows[value] = rows.get(value, 0) + int(data_file.recordCount())
+        finally:
+            tasks.close()
+        return rows
 
     def create_properties(self) -> dict[str, str]:
         return {"format-version": "2"}
