@@ -21,10 +21,12 @@ import attrs
 import pytest
 
 from cdc_core.errors import ConfigError
-from cdc_spark import demo
+from cdc_spark import demo, expression_mode
 from cdc_spark.apply import SchemaEvolutionError, apply_changes
+from cdc_spark.expression_mode import FACTORY_MODE
 from cdc_spark.merge import build_spec
 from cdc_spark.sinks import BatchInfo, load_sink
+from cdc_spark.sinks.scd1_batch import Scd1Batch
 from cdc_testing.targets import delta_commit_metadata, key_state
 
 pytestmark = pytest.mark.spark
@@ -328,6 +330,55 @@ def test_limits_of_zero_merge_every_batch_into_the_key_state_without_counting_it
     apply_changes(frame(spark, [change("update", 2, 1, "b", "2.00")]), sink, ["id"], table=TABLE)
     assert last_key_write(tmp_path, fmt) == "merge"
     assert live(tmp_path, fmt) == {1: ("b", Decimal("2.00"))}
+
+
+def spy_expression_modes(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str | None]]:
+    """The expression factory mode the session had while each table was resolved and written (``target``) and
+    while the key state was written (``state``), in order."""
+    seen: dict[str, list[str | None]] = {"target": [], "state": []}
+    table, state = Scd1Batch._resolve_and_write, Scd1Batch._write_state
+
+    def resolve_and_write(self: Scd1Batch, session: Any, *args: Any, **kwargs: Any) -> Any:
+        seen["target"].append(session.conf.get(FACTORY_MODE, None))
+        return table(self, session, *args, **kwargs)
+
+    def write_state(self: Scd1Batch, *args: Any, **kwargs: Any) -> Any:
+        seen["state"].append(self.spark.conf.get(FACTORY_MODE, None))
+        return state(self, *args, **kwargs)
+
+    monkeypatch.setattr(Scd1Batch, "_resolve_and_write", resolve_and_write)
+    monkeypatch.setattr(Scd1Batch, "_write_state", write_state)
+    return seen
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_table_of_few_rows_is_written_with_interpreted_expressions_and_a_larger_one_compiled(
+    spark: Any, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each table chooses by the rows its write reads (its stored keys and its changes, counted from the key
+    state's metadata), the key state by all of them; the session's setting is restored after the batch."""
+    seen = spy_expression_modes(monkeypatch)
+    apply(spark, [change("insert", 1, 1, "a", "1.00"), change("insert", 2, 2, "b", "2.00")], tmp_path, fmt)
+    assert seen == {"target": ["NO_CODEGEN"], "state": ["NO_CODEGEN"]}
+    monkeypatch.setattr(expression_mode, "INTERPRETED_ROWS", 3)  # 2 stored keys and 1 change: too many
+    apply(spark, [change("update", 3, 1, "c", "3.00")], tmp_path, fmt)
+    assert seen == {"target": ["NO_CODEGEN", "FALLBACK"], "state": ["NO_CODEGEN", "FALLBACK"]}
+    assert spark.conf.get(FACTORY_MODE, None) is None
+    assert live(tmp_path, fmt) == {1: ("c", Decimal("3.00")), 2: ("b", Decimal("2.00"))}
+
+
+def test_an_expression_mode_in_the_spark_configuration_is_the_users_and_kept(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = spy_expression_modes(monkeypatch)
+    conf = spark.sparkContext._conf
+    conf.set(FACTORY_MODE, "FALLBACK")
+    try:
+        apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, "delta")
+    finally:
+        conf._jconf.remove(FACTORY_MODE)
+    assert seen == {"target": [None], "state": [None]}
+    assert live(tmp_path, "delta") == {1: ("a", Decimal("1.00"))}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -20,8 +20,11 @@ import pytest
 
 from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
 from cdc_core.registry import get_codec, installed_codecs
+from cdc_spark import expression_mode
 from cdc_spark.demo import differences
+from cdc_spark.expression_mode import FACTORY_MODE
 from cdc_spark.job import KAFKA_SCHEMA, SMALL_BATCH, BatchReport, JobConfig, SourceSpec, make_sink, run
+from cdc_spark.sinks import scd1_batch
 from cdc_testing.changefeed import Changefeed, encode, generate
 from cdc_testing.faults import InjectedFault, KillingSink
 
@@ -151,6 +154,27 @@ def test_by_default_a_small_batch_is_decoded_by_the_codec_with_the_same_result(s
     assert [r.batch_id for r in reports] == [0, 1]
     assert all(0 < r.messages < SMALL_BATCH for r in reports)
     assert [r.decoded for r in reports] == [{"jvm": 0, "codec": r.messages} for r in reports]
+    assert differences(str(tmp_path / "tables"), feed) == []
+
+
+def test_a_small_batch_is_decoded_and_counted_with_interpreted_expressions(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch's messages choose the expressions its decode and summary run with (the tables then choose by their
+    own rows: ``test_apply.py``); a larger batch than :data:`~cdc_spark.expression_mode.INTERPRETED_ROWS` compiles."""
+    feed = generate(seed=11, transactions=40)
+    record(spark, feed, tmp_path / "messages", files=2, seed=1)
+    seen: list[str | None] = []
+    summarize = scd1_batch.summarize_all
+
+    def summarize_all(pending: Any, floors: Any) -> Any:
+        seen.append(pending[0].changes.sparkSession.conf.get(FACTORY_MODE, None))
+        monkeypatch.setattr(expression_mode, "INTERPRETED_ROWS", 1)  # every later batch is a large one
+        return summarize(pending, floors)
+
+    monkeypatch.setattr(scd1_batch, "summarize_all", summarize_all)
+    run(spark, attrs.evolve(config(tmp_path), options={}), None, stream(spark, tmp_path / "messages"))
+    assert seen == ["NO_CODEGEN", "FALLBACK"]
     assert differences(str(tmp_path / "tables"), feed) == []
 
 

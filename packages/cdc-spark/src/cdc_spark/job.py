@@ -28,6 +28,7 @@ from cdc_spark.apply import Applied, apply_tables
 from cdc_spark.batch_tables import batch_tables, load_keys, save_keys, table_settings
 from cdc_spark.ddl_policy import TABLE_DDL, TableDdl, check_policy, table_ddls
 from cdc_spark.decoding import PLANS, decode
+from cdc_spark.expression_mode import expressions_for
 from cdc_spark.failures import reason, typed
 from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, ApplySpec, build_spec
 from cdc_spark.partition_clock import PartitionKey, load_clock, save_clock
@@ -320,55 +321,60 @@ class BatchProcessor:
         started = time.monotonic()
         frame = frame.persist()
         decoded: DecodedChanges | None = None
-        try:
-            messages, offsets = _offsets(frame)
-            if messages == 0 and self.gate is None:
-                return
-            decode_started = time.monotonic()
-            codec_options = self.config.codec_options()
-            decoded = decode(
-                drop_excluded(frame, self.config.protocol, codec_options, self.config.routing),
-                self.config.protocol,
-                codec_options,
-                schemas=self.schemas or None,
-                plan=batch_plan(self.config.decode_plan, messages),
-                time_as=self.config.time_as,
-                partition_ts=self._clock(),
-                known_versions=list(self.versions.values()),
-            )
-            decode_seconds = time.monotonic() - decode_started
-            self.schemas.update(decoded.schemas())
-            ddl = self._learn_versions(decoded.control())
-            routed = batch_tables(
-                decoded, self.config, ddl, sink=self.sink, sources=self.sources, schemas=self.schemas,
-                remembered=self._keys(),
-            )  # fmt: skip
-            keys_before = dict(self._keys())
-            tables = routed.frames
-            watermark = None
-            held = 0
-            if self.gate is not None:
-                gated = self.gate.gate(batch_id, tables, decoded.control())
-                tables, watermark, held = gated.ready, gated.watermark, sum(gated.held.values())
-            batch = BatchInfo(app_id=self.config.app_id, batch_id=batch_id, offsets=offsets)
-            dead = self._dead_letters(decoded.dead_letters(), batch)  # durable before any table and the offsets
-            apply_started = time.monotonic()
-            results = self._apply(tables, batch)
-            apply_seconds = time.monotonic() - apply_started
-            skipped = [name for name, result in results.items() if not result.written]
-            applied = {name: result.changes for name, result in results.items() if result.written and result.changes}
-            changes = {name: dict(results[name].ops) for name in applied}
-            if self.gate is not None:
-                self.gate.commit(batch_id)
-            self.clock = decoded.partition_commit_ts()
-            save_clock(self.config.checkpoint, self.clock)
-            if self._keys() != keys_before:
-                save_keys(self.config.checkpoint, self._keys())
-            paths = dict(decoded.paths)
-        finally:
-            if decoded is not None:
-                decoded.release()
-            frame.unpersist()
+        with contextlib.ExitStack() as scope:
+            try:
+                messages, offsets = _offsets(frame)
+                if messages == 0 and self.gate is None:
+                    return
+                # a small batch's decode and summary run interpreted; each table then chooses by its own rows
+                scope.enter_context(expressions_for(frame.sparkSession, messages))
+                decode_started = time.monotonic()
+                codec_options = self.config.codec_options()
+                decoded = decode(
+                    drop_excluded(frame, self.config.protocol, codec_options, self.config.routing),
+                    self.config.protocol,
+                    codec_options,
+                    schemas=self.schemas or None,
+                    plan=batch_plan(self.config.decode_plan, messages),
+                    time_as=self.config.time_as,
+                    partition_ts=self._clock(),
+                    known_versions=list(self.versions.values()),
+                )
+                decode_seconds = time.monotonic() - decode_started
+                self.schemas.update(decoded.schemas())
+                ddl = self._learn_versions(decoded.control())
+                routed = batch_tables(
+                    decoded, self.config, ddl, sink=self.sink, sources=self.sources, schemas=self.schemas,
+                    remembered=self._keys(),
+                )  # fmt: skip
+                keys_before = dict(self._keys())
+                tables = routed.frames
+                watermark = None
+                held = 0
+                if self.gate is not None:
+                    gated = self.gate.gate(batch_id, tables, decoded.control())
+                    tables, watermark, held = gated.ready, gated.watermark, sum(gated.held.values())
+                batch = BatchInfo(app_id=self.config.app_id, batch_id=batch_id, offsets=offsets)
+                dead = self._dead_letters(decoded.dead_letters(), batch)  # durable before any table and the offsets
+                apply_started = time.monotonic()
+                results = self._apply(tables, batch)
+                apply_seconds = time.monotonic() - apply_started
+                skipped = [name for name, result in results.items() if not result.written]
+                applied = {
+                    name: result.changes for name, result in results.items() if result.written and result.changes
+                }
+                changes = {name: dict(results[name].ops) for name in applied}
+                if self.gate is not None:
+                    self.gate.commit(batch_id)
+                self.clock = decoded.partition_commit_ts()
+                save_clock(self.config.checkpoint, self.clock)
+                if self._keys() != keys_before:
+                    save_keys(self.config.checkpoint, self._keys())
+                paths = dict(decoded.paths)
+            finally:
+                if decoded is not None:
+                    decoded.release()
+                frame.unpersist()
         if self.progress is not None:
             report = BatchReport(
                 batch_id=batch_id,

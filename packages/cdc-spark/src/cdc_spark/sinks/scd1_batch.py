@@ -17,6 +17,10 @@ Per batch (:meth:`Scd1Batch.run`):
    MERGE;
 5. tombstones older than the retention deleted, at most ten times per retention period.
 
+Each step runs with Spark's expressions interpreted when it reads few rows (the batch's messages, a table's
+stored keys and changes, all of them for the key state's write) and compiled otherwise
+(:mod:`cdc_spark.expression_mode`).
+
 A table therefore costs one commit per batch; the key state one per batch, whatever the number of tables. A crash
 between 3 and 4 leaves targets holding the batch and a key state without it: the replay resolves the same batch
 against the same, unchanged key state, skips the targets that hold the batch and writes the others and the state.
@@ -28,11 +32,12 @@ import datetime as dt
 import functools
 import json
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from cdc_spark.expression_mode import expressions_for
 from cdc_spark.merge import scd1
 from cdc_spark.merge.batch import BatchSummary, Pending, ordered, sequence_type, summarize_all
 from cdc_spark.merge.columns import ACTION, FLOOR_KEY, FLOOR_TABLES, KEY, PURGED_AT, TABLE, WAS_LIVE
@@ -118,14 +123,15 @@ class Scd1Batch:
         tables = [plan.spec.table for plan in plans]
         seq_type = sequence_type(plans[0].changes, plans[0].spec)
         now = self.clock()
-        if state_info is None:
-            self._create(state, seq_type, now)
-        with_floors = self._floor_tables(state, state_info)
-        listing = functools.partial(self._list_floors, state, with_floors)
-        unchecked = [plan.spec for plan in plans if plan.spec.table not in self.checked]
-        if unchecked:
-            move_old_states(self.writer(self.spark), unchecked, state, seq_type, listing)
-            self.checked.update(spec.table for spec in unchecked)
+        with expressions_for(self.spark, None):  # these may read the whole key state
+            if state_info is None:
+                self._create(state, seq_type, now)
+            with_floors = self._floor_tables(state, state_info)
+            listing = functools.partial(self._list_floors, state, with_floors)
+            unchecked = [plan.spec for plan in plans if plan.spec.table not in self.checked]
+            if unchecked:
+                move_old_states(self.writer(self.spark), unchecked, state, seq_type, listing)
+                self.checked.update(spec.table for spec in unchecked)
         stored = self.spark.table(state)
         floored = [table for table in tables if table in with_floors]  # none: the key state is not read for floors
         floors = scd1.floors(stored, floored) if floored else None
@@ -134,27 +140,36 @@ class Scd1Batch:
             plan.summary = summaries[plan.spec.table]
         parallel = self.parallelism > 1 and len(plans) > 1
         changed = [plan for plan in plans if plan.summary is not None and plan.summary.changes]
-        whole = self.replaces(state, state_info, changed)
+        counted = self.stored_rows(state, state_info, changed)
+        whole = self.replaces(counted, changed)
+        table = functools.partial(self._table, stored=stored, batch=batch, now=now, parallel=parallel, whole=whole)
         tasks = [
-            (plan.spec.table, functools.partial(self._table, plan, stored, batch, now, parallel=parallel, whole=whole))
-            for plan in changed
+            (plan.spec.table, functools.partial(table, plan, rows=_rows_read(counted, [plan]))) for plan in changed
         ]
         done = run_each(tasks, self.parallelism)
         floors_of = functools.partial(_floors_kept, stored, with_floors) if whole else None
-        self._write_state(state, plans, done, seq_type, batch, listing=listing, floors_of=floors_of)
-        self._purge(state, plans, state_info, now)
+        with expressions_for(self.spark, _rows_read(counted, changed)):
+            self._write_state(state, plans, done, seq_type, batch, listing=listing, floors_of=floors_of)
+        with expressions_for(self.spark, None):  # over the whole key state
+            self._purge(state, plans, state_info, now)
         return {table: table in done for table in tables}
 
-    def replaces(self, state: str, info: TableInfo | None, plans: Sequence[MergePlan]) -> bool:
-        """Whether the batch replaces its tables' key state partitions whole instead of MERGEing into them: when each
-        holds at most :attr:`replace_rows` rows or :attr:`replace_factor` times its table's changes (one write, a
-        commit, for every table: all of them or none). The rows are counted from the key state's metadata."""
+    def stored_rows(self, state: str, info: TableInfo | None, plans: Sequence[MergePlan]) -> dict[str, int] | None:
+        """The rows each of ``plans``' tables holds in the key state, counted from its metadata: they choose between
+        replacing and MERGEing (:meth:`replaces`) and between interpreted and compiled expressions
+        (:mod:`cdc_spark.expression_mode`). None when not counted: no table changed, limits of 0 (always a MERGE),
+        or a format that cannot count."""
         if not plans or (self.replace_rows <= 0 and self.replace_factor <= 0):
-            return False  # nothing to write, or always a MERGE: nothing to count
+            return None
         if info is None:
-            return True  # created empty by this batch
-        rows = self.format.rows_by_partition(state, TABLE, [plan.spec.table for plan in plans])
-        if rows is None:
+            return {}  # created empty by this batch
+        return self.format.rows_by_partition(state, TABLE, [plan.spec.table for plan in plans])
+
+    def replaces(self, rows: Mapping[str, int] | None, plans: Sequence[MergePlan]) -> bool:
+        """Whether the batch replaces its tables' key state partitions whole instead of MERGEing into them: when each
+        holds (``rows``, from :meth:`stored_rows`) at most :attr:`replace_rows` rows or :attr:`replace_factor` times
+        its table's changes (one write, a commit, for every table: all of them or none)."""
+        if rows is None or not plans:
             return False
         for plan in plans:
             assert plan.summary is not None
@@ -171,12 +186,27 @@ class Scd1Batch:
         *,
         parallel: bool,
         whole: bool,
+        rows: int | None,
     ) -> TableDone:
-        """Resolve one table's batch and write its target; its key state rows (``whole``: every key's) are left for
-        the batch's write."""
+        """Resolve one table's batch and write its target, with the expressions its ``rows`` (stored keys and
+        changes; None: not known) call for; its key state rows (``whole``: every key's) are left for the batch's
+        write."""
+        session = own_session(self.spark) if parallel else plan.changes.sparkSession
+        with expressions_for(session, rows):
+            return self._resolve_and_write(session, plan, stored, batch, now, whole=whole)
+
+    def _resolve_and_write(
+        self,
+        session: SparkSession,
+        plan: MergePlan,
+        stored: DataFrame,
+        batch: BatchInfo | None,
+        now: dt.datetime,
+        *,
+        whole: bool,
+    ) -> TableDone:
         from pyspark.sql import functions as F
 
-        session = own_session(self.spark) if parallel else plan.changes.sparkSession
         write = self.writer(session)
         spec, summary = plan.spec, plan.summary
         assert summary is not None
@@ -298,6 +328,13 @@ def _floors_kept(stored: DataFrame, with_floors: set[str], tables: list[str]) ->
     if not named:
         return None
     return stored.where((F.col(KEY) == FLOOR_KEY) & F.col(TABLE).isin(*named)).localCheckpoint()
+
+
+def _rows_read(counted: Mapping[str, int] | None, plans: Sequence[MergePlan]) -> int | None:
+    """The rows writing ``plans`` reads: their tables' stored keys and their changes (None: not counted)."""
+    if counted is None:
+        return None
+    return sum(counted.get(plan.spec.table, 0) + (plan.summary.changes if plan.summary else 0) for plan in plans)
 
 
 def _named_floor_tables(info: TableInfo | None) -> set[str] | None:

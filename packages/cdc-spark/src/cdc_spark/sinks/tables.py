@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cdc_core.errors import StorageError
+from cdc_spark.expression_mode import expressions_for
 from cdc_spark.session_conf import session_conf
 from cdc_spark.sinks import BatchInfo, MergePlan
 from cdc_spark.sinks.batch_write import BatchWrite, CommitWatch, TableFormat
@@ -122,7 +123,8 @@ class TableSink:
         changes = bound_to(plan.changes, session)
         if self.commits is not None:
             self.commits.before(plan.spec.table)
-        written = self._writer(session).run(attrs.evolve(plan, changes=changes), batch, plan)
+        with expressions_for(session, None):  # its history can be of any size
+            written = self._writer(session).run(attrs.evolve(plan, changes=changes), batch, plan)
         if self.commits is not None:
             self.commits.after(plan.spec.table)
         return written
