@@ -20,7 +20,7 @@ Printed per T (``CDC_BENCH_ROUNDS`` rounds, default 3): seconds per table-batch 
 jobs and where its time went (decode, apply). Then the small batches: micro-batches of about 100 messages over 3
 tables, each batch's seconds after the first (goal: 2 s). Then batches of new rows only (``CDC_BENCH_NEW_ROW_TABLES``
 tables, default 10), which ``cdc apply`` appends instead of MERGEing. ``CDC_BENCH_TABLE_FORMAT=iceberg`` has
-``cdc apply`` write Iceberg tables; ``CDC_BENCH_SMALL_BATCHES`` (default 6) sets how many small batches run.
+``cdc apply`` write Iceberg tables; ``CDC_BENCH_SMALL_BATCHES`` (default 6, at least 2) sets how many small batches run.
 
     nox -s bench -- benchmarks/bench_spark_apply_tables.py -s
     CDC_BENCH_TABLES=1,10,50 CDC_BENCH_TABLE_CHANGES=5000 nox -s bench -- benchmarks/bench_spark_apply_tables.py -s
@@ -52,7 +52,7 @@ COUNTS = [int(t) for t in os.environ.get("CDC_BENCH_TABLES", "1,10,50,200").spli
 NEW_ROW_TABLES = int(os.environ.get("CDC_BENCH_NEW_ROW_TABLES", "10"))  # the batches of new rows only
 TOTAL = int(os.environ.get("CDC_BENCH_TABLE_CHANGES", "10000"))
 ROUNDS = int(os.environ.get("CDC_BENCH_ROUNDS", "3"))  # measured batches after the one that creates the tables
-SMALL_BATCHES = int(os.environ.get("CDC_BENCH_SMALL_BATCHES", "6"))
+SMALL_BATCHES = max(2, int(os.environ.get("CDC_BENCH_SMALL_BATCHES", "6")))  # a first batch and a later one
 # the table format cdc apply writes (the plain loops' tables are Delta's whatever it is)
 TABLE_FORMAT = os.environ.get("CDC_BENCH_TABLE_FORMAT", "delta")
 OPTIONS = {"enable-tidb-extension": "true"}
