@@ -55,6 +55,34 @@ def test_iceberg_counts_a_partitions_rows_from_its_manifests(spark: Any, tmp_pat
     assert iceberg.rows_by_partition(name, "k", ["1"]) is None  # not a partition column: not counted
 
 
+def test_a_count_given_what_describe_read_does_not_load_the_table_again(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch counts the key state's rows through what it described at its start: on Delta that version's snapshot
+    (a later commit is not seen, and the log is not listed again), on Iceberg the loaded table."""
+    more = spark.createDataFrame([("b", 9)], "t string, k int")
+    location = str(tmp_path / "x")
+    delta = DeltaFormat(spark, root=str(tmp_path))
+    written(spark, lambda frame, mode: frame.write.format("delta").mode(mode).partitionBy("t").save(location))
+    info = delta.describe(path_identifier(location), None)
+    more.write.format("delta").mode("append").save(location)
+    assert delta.rows_by_partition(path_identifier(location), "t", ["a", "b"], info) == {"a": 10, "b": 3}
+    assert delta.rows_by_partition(path_identifier(location), "t", ["a", "b"]) == {"a": 10, "b": 4}
+
+    catalog = register_hadoop_catalog(spark, str(tmp_path / "warehouse"), "versions")
+    name = f"{catalog}.db.x"
+    spark.sql(f"CREATE TABLE {name} (t string, k int) USING iceberg PARTITIONED BY (t)")
+    iceberg = IcebergFormat(spark, catalog=catalog, own=True)
+    written(spark, lambda frame, _mode: frame.writeTo(name).append())
+    described = iceberg.describe(name, None)
+
+    def loaded_again(*_args: Any) -> None:
+        raise AssertionError("the table was loaded again")
+
+    monkeypatch.setattr(IcebergFormat, "_load", loaded_again)
+    assert iceberg.rows_by_partition(name, "t", ["a", "b"], described) == {"a": 10, "b": 3}
+
+
 def test_a_table_that_does_not_exist_has_no_rows(spark: Any, tmp_path: Path) -> None:
     delta = DeltaFormat(spark, root=str(tmp_path))
     assert delta.rows_by_partition(path_identifier(str(tmp_path / "none")), "t", ["a"]) == {}

@@ -56,9 +56,12 @@ class TableFormat(Protocol):
         """The table's metadata, None if it does not exist."""
         ...
 
-    def rows_by_partition(self, name: str, column: str, values: Sequence[str]) -> dict[str, int] | None:
+    def rows_by_partition(
+        self, name: str, column: str, values: Sequence[str], info: TableInfo | None = None
+    ) -> dict[str, int] | None:
         """Rows of each partition of ``name`` whose ``column`` is one of ``values``, from the table's metadata (a
-        partition without rows is left out); None when the metadata does not say."""
+        partition without rows is left out), read through ``info``'s handle when given (what :meth:`describe` loaded:
+        no second load); None when the metadata does not say."""
         ...
 
     def create_properties(self) -> dict[str, str]:

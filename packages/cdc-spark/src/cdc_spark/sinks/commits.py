@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -31,6 +31,9 @@ class TableInfo:
     properties: Mapping[str, str]
     last_batch: int | None  # the newest batch id committed by the app asked about
     created: dt.datetime | None = None
+    # the format's handle on the version read (a Delta snapshot, an Iceberg table): later metadata reads of the
+    # same version use it instead of loading the table again
+    loaded: Any = attrs.field(default=None, eq=False, repr=False)
 
 
 def batch_committed(info: TableInfo | None, batch: BatchInfo | None) -> bool:

@@ -108,21 +108,31 @@ class DeltaFormat:
         created_ms = metadata.createdTime()
         created = dt.datetime.fromtimestamp(created_ms.get() / 1000, dt.UTC) if created_ms.isDefined() else None
         return TableInfo(
-            schema=schema, properties=properties, last_batch=_last_batch(snapshot, app_id), created=created
+            schema=schema,
+            properties=properties,
+            last_batch=_last_batch(snapshot, app_id),
+            created=created,
+            loaded=snapshot,
         )
 
-    def rows_by_partition(self, name: str, column: str, values: Sequence[str]) -> dict[str, int] | None:
+    def rows_by_partition(
+        self, name: str, column: str, values: Sequence[str], info: TableInfo | None = None
+    ) -> dict[str, int] | None:
         """From the file statistics of the version's checksum, where Delta keeps a small table's files (no Spark
-        job), else of the snapshot's file list (one job); None when a file of those partitions has no row count."""
+        job), else of the snapshot's file list (one job); None when a file of those partitions has no row count.
+        ``info``'s snapshot is read when given (no second listing of the table's log)."""
         from pyspark.sql import DataFrame
         from pyspark.sql import functions as F
 
-        location = self._location(name)
-        if location is None:
-            return {}
-        jvm: Any = self.spark._jvm
-        log = jvm.org.apache.spark.sql.delta.DeltaLog
-        snapshot = log.forTableWithSnapshot(self.spark._jsparkSession, location)._2()
+        snapshot = info.loaded if info is not None else None
+        if snapshot is None:
+            location = self._location(name)
+            if location is None:
+                return {}
+            jvm: Any = self.spark._jvm
+            snapshot = jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(
+                self.spark._jsparkSession, location
+            )._2()
         checksum = snapshot.checksumOpt()
         listed = checksum.get().allFiles() if checksum.isDefined() else None
         if listed is not None and listed.isDefined():

@@ -130,12 +130,17 @@ class IcebergFormat:
             json.loads(jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(table.schema()).json())
         )
         last = last_marked_batch(_summaries(table), app_id, APP_ID, BATCH_ID)
-        return TableInfo(schema=schema, properties=dict(table.properties()), last_batch=last)
+        return TableInfo(schema=schema, properties=dict(table.properties()), last_batch=last, loaded=table)
 
-    def rows_by_partition(self, name: str, column: str, values: Sequence[str]) -> dict[str, int] | None:
+    def rows_by_partition(
+        self, name: str, column: str, values: Sequence[str], info: TableInfo | None = None
+    ) -> dict[str, int] | None:
         """From the data files' row counts in the table's manifests, planned by Iceberg on the driver (no Spark job,
-        no data file read); None where ``column`` is not an identity partition of the table's spec."""
-        table = self._load(name)
+        no data file read), of ``info``'s table as loaded (no second load) when given; None where ``column`` is not
+        an identity partition of the table's spec."""
+        table = info.loaded if info is not None else None
+        if table is None:
+            table = self._load(name)
         if table is None:
             return {}
         jvm: Any = self.spark._jvm

@@ -158,12 +158,13 @@ class Scd1Batch:
         """The rows each of ``plans``' tables holds in the key state, counted from its metadata: they choose between
         replacing and MERGEing (:meth:`replaces`) and between interpreted and compiled expressions
         (:mod:`cdc_spark.expression_mode`). None when not counted: no table changed, limits of 0 (always a MERGE),
-        or a format that cannot count."""
+        or a format that cannot count. Counted in the version ``info`` describes: a migration's commit since then
+        (:mod:`cdc_spark.sinks.state_migration`) moves only these choices, as every write reads the key state anew."""
         if not plans or (self.replace_rows <= 0 and self.replace_factor <= 0):
             return None
         if info is None:
             return {}  # created empty by this batch
-        return self.format.rows_by_partition(state, TABLE, [plan.spec.table for plan in plans])
+        return self.format.rows_by_partition(state, TABLE, [plan.spec.table for plan in plans], info)
 
     def replaces(self, rows: Mapping[str, int] | None, plans: Sequence[MergePlan]) -> bool:
         """Whether the batch replaces its tables' key state partitions whole instead of MERGEing into them: when each
