@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
-    from cdc_spark.decoding import DecodedChanges
     from cdc_spark.watermark import WatermarkGate
 
 KAFKA_SCHEMA: Final = (
@@ -320,61 +319,56 @@ class BatchProcessor:
     def _process(self, frame: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         frame = frame.persist()
-        decoded: DecodedChanges | None = None
+        # undone in reverse order on the way out: the decode released, the settings restored, the batch unpersisted
         with contextlib.ExitStack() as scope:
-            try:
-                messages, offsets = _offsets(frame)
-                if messages == 0 and self.gate is None:
-                    return
-                # a small batch's decode and summary run interpreted; each table then chooses by its own rows
-                scope.enter_context(expressions_for(frame.sparkSession, messages))
-                decode_started = time.monotonic()
-                codec_options = self.config.codec_options()
-                decoded = decode(
-                    drop_excluded(frame, self.config.protocol, codec_options, self.config.routing),
-                    self.config.protocol,
-                    codec_options,
-                    schemas=self.schemas or None,
-                    plan=batch_plan(self.config.decode_plan, messages),
-                    time_as=self.config.time_as,
-                    partition_ts=self._clock(),
-                    known_versions=list(self.versions.values()),
-                )
-                decode_seconds = time.monotonic() - decode_started
-                self.schemas.update(decoded.schemas())
-                ddl = self._learn_versions(decoded.control())
-                routed = batch_tables(
-                    decoded, self.config, ddl, sink=self.sink, sources=self.sources, schemas=self.schemas,
-                    remembered=self._keys(),
-                )  # fmt: skip
-                keys_before = dict(self._keys())
-                tables = routed.frames
-                watermark = None
-                held = 0
-                if self.gate is not None:
-                    gated = self.gate.gate(batch_id, tables, decoded.control())
-                    tables, watermark, held = gated.ready, gated.watermark, sum(gated.held.values())
-                batch = BatchInfo(app_id=self.config.app_id, batch_id=batch_id, offsets=offsets)
-                dead = self._dead_letters(decoded.dead_letters(), batch)  # durable before any table and the offsets
-                apply_started = time.monotonic()
-                results = self._apply(tables, batch)
-                apply_seconds = time.monotonic() - apply_started
-                skipped = [name for name, result in results.items() if not result.written]
-                applied = {
-                    name: result.changes for name, result in results.items() if result.written and result.changes
-                }
-                changes = {name: dict(results[name].ops) for name in applied}
-                if self.gate is not None:
-                    self.gate.commit(batch_id)
-                self.clock = decoded.partition_commit_ts()
-                save_clock(self.config.checkpoint, self.clock)
-                if self._keys() != keys_before:
-                    save_keys(self.config.checkpoint, self._keys())
-                paths = dict(decoded.paths)
-            finally:
-                if decoded is not None:
-                    decoded.release()
-                frame.unpersist()
+            scope.callback(frame.unpersist)
+            messages, offsets = _offsets(frame)
+            if messages == 0 and self.gate is None:
+                return
+            # a small batch's decode and summary run interpreted; each table then chooses by its own rows
+            scope.enter_context(expressions_for(frame.sparkSession, messages))
+            decode_started = time.monotonic()
+            codec_options = self.config.codec_options()
+            decoded = decode(
+                drop_excluded(frame, self.config.protocol, codec_options, self.config.routing),
+                self.config.protocol,
+                codec_options,
+                schemas=self.schemas or None,
+                plan=batch_plan(self.config.decode_plan, messages),
+                time_as=self.config.time_as,
+                partition_ts=self._clock(),
+                known_versions=list(self.versions.values()),
+            )
+            scope.callback(decoded.release)
+            decode_seconds = time.monotonic() - decode_started
+            self.schemas.update(decoded.schemas())
+            ddl = self._learn_versions(decoded.control())
+            routed = batch_tables(
+                decoded, self.config, ddl, sink=self.sink, sources=self.sources, schemas=self.schemas,
+                remembered=self._keys(),
+            )  # fmt: skip
+            keys_before = dict(self._keys())
+            tables = routed.frames
+            watermark = None
+            held = 0
+            if self.gate is not None:
+                gated = self.gate.gate(batch_id, tables, decoded.control())
+                tables, watermark, held = gated.ready, gated.watermark, sum(gated.held.values())
+            batch = BatchInfo(app_id=self.config.app_id, batch_id=batch_id, offsets=offsets)
+            dead = self._dead_letters(decoded.dead_letters(), batch)  # durable before any table and the offsets
+            apply_started = time.monotonic()
+            results = self._apply(tables, batch)
+            apply_seconds = time.monotonic() - apply_started
+            skipped = [name for name, result in results.items() if not result.written]
+            applied = {name: result.changes for name, result in results.items() if result.written and result.changes}
+            changes = {name: dict(results[name].ops) for name in applied}
+            if self.gate is not None:
+                self.gate.commit(batch_id)
+            self.clock = decoded.partition_commit_ts()
+            save_clock(self.config.checkpoint, self.clock)
+            if self._keys() != keys_before:
+                save_keys(self.config.checkpoint, self._keys())
+            paths = dict(decoded.paths)
         if self.progress is not None:
             report = BatchReport(
                 batch_id=batch_id,
