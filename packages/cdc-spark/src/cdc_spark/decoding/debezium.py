@@ -8,10 +8,12 @@ column names (the schema's primary key comes from the key): the codec decodes on
 is read the way the codec reads it (:func:`wire_form`); a shape with a field the JVM does not read (Debezium's
 variable-scale decimals, say) goes to the codec whole.
 
-Values arrive as the JSON texts of ``payload.after``/``before``. Spark re-prints a JSON number through a double, so
-a decimal written as a number (``decimal.handling.mode=double``, or Kafka Connect's ``decimal.format=NUMERIC``)
-with 16 or more digits sends its message to the codec, which reads it exactly; a sample whose Connect decimals
-are numbers marks its shape as NUMERIC.
+Where the session has the project's Java code, the envelope is read by ``cdc.spark.debezium.DebeziumShape`` from the
+message's bytes (its schema digested as written, never printed again); otherwise by ``from_json``. Either way the
+values arrive as the JSON texts of ``payload.after``/``before``, as ``from_json`` gives them: Spark re-prints a JSON
+number through a double, so a decimal written as a number (``decimal.handling.mode=double``, or Kafka Connect's
+``decimal.format=NUMERIC``) with 16 or more digits sends its message to the codec, which reads it exactly; a sample
+whose Connect decimals are numbers marks its shape as NUMERIC.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.avro_records import permissive_from_avro
+from cdc_spark.decoding.java_text import JavaText
 from cdc_spark.decoding.jvm_values import (
     Typed,
     bounded,
@@ -55,6 +58,12 @@ PROTOCOL: Final = "debezium"
 _IMAGE: Final = "before map<string,string>, after map<string,string>, op string, ddl string, message string"
 _SOURCE: Final = "source struct<db:string, table:string, commit_ts:decimal(20,0)>"
 ENVELOPE: Final = f"schema string, payload struct<{_IMAGE}, {_SOURCE}>, {_IMAGE}, {_SOURCE}"
+SHAPE_CLASS: Final = "cdc.spark.debezium.DebeziumShape"
+# What DebeziumShape reads of a message (kind: "row", "watermark" or null; schema: a digest of its bytes)
+SHAPE_READ: Final = (
+    "kind string, database string, table string, schema bigint, commit_ts bigint, op string,"
+    " before map<string,string>, after map<string,string>"
+)
 _LONG_MAX: Final = 2**63 - 1
 _OPS: Final = {"c": "insert", "r": "insert", "u": "update", "d": "delete"}
 _EPOCH_DAYS_MIN: Final = -719162  # 0001-01-01
@@ -454,6 +463,7 @@ def _numeric_decimals(
 class DebeziumAdapter:
     options: Mapping[str, object]
     session_zone: str
+    java: JavaText | None = None  # the session's Java code, if it has it: the envelope read by DebeziumShape
     protocol: str = PROTOCOL
     readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
     java_rows: None = attrs.field(default=None, init=False)  # the SQL typing
@@ -473,12 +483,15 @@ class DebeziumAdapter:
         self._zone = resolve_zone(self._resolved["time-zone"])
 
     def expressions_key(self) -> Hashable:
-        return zoned_key(self.protocol, self.options, self.session_zone, zone_name(self._zone))
+        zoned = zoned_key(self.protocol, self.options, self.session_zone, zone_name(self._zone))
+        return (zoned, self.java is not None)
 
     def prepare(self, messages: DataFrame, envelope: str | None = None) -> DataFrame:
         from pyspark.sql import functions as F
 
         A.no_typed_envelope(self.protocol, envelope)
+        if self.java is not None:
+            return self._prepare_in_java(messages)
 
         # Three projections, each evaluating its expressions once: the parse; the envelope's fields and the
         # per-message checks read from it (the key's names parsed once, though the route and the shape both use
@@ -496,33 +509,71 @@ class DebeziumAdapter:
                 enveloped, flat = enveloped[name], flat[name]
             return F.when(payload.isNotNull(), enveloped).otherwise(flat)
 
-        key_text = F.col("key").cast("string")
-        key_names = F.json_object_keys(F.coalesce(F.get_json_object(key_text, "$.payload"), key_text))
         fields = parsed.select(
             *messages.columns,
             *[member(name).alias(f"__{name}") for name in ("op", "before", "after", "ddl", "message")],
             *[member("source", name).alias(f"__{name}") for name in ("db", "table", "commit_ts")],
             F.is_valid_utf8(text).alias("__utf8"),
-            (F.col("key").isNull() | key_names.isNotNull()).alias("__key_read"),
-            (doc["schema"].isNotNull() | F.lit(bool(self._resolved["table-schema"]))).alias("__typed"),
-            F.xxhash64(F.coalesce(doc["schema"], F.lit("")), F.array_join(key_names, "\u0000"))
-            .cast("string")
-            .alias("__digest"),
+            *self._key_checks(doc["schema"], F.coalesce(doc["schema"], F.lit(""))),
         )
         op, commit_ts = F.col("__op"), F.col("__commit_ts")
         row = (
-            F.col("value").isNotNull()
-            & F.col("__utf8")
+            F.col("__utf8")
             & op.isin(*_OPS)
             & F.col("__ddl").isNull()
             & F.col("__db").isNotNull()
             & F.col("__table").isNotNull()
             & F.when(op == "d", F.col("__before").isNotNull()).otherwise(F.col("__after").isNotNull())
             & F.coalesce(commit_ts.between(0, _LONG_MAX), commit_ts.isNull())
-            & F.col("__key_read")
-            & F.col("__typed")
         )
         watermark = (op == "m") & F.col("__message").isNull() & commit_ts.between(0, _LONG_MAX)
+        ts = F.when(commit_ts.between(0, _LONG_MAX), commit_ts.cast("long"))
+        return self._prepared(messages, fields, row=row, watermark=watermark, ts=ts)
+
+    def _prepare_in_java(self, messages: DataFrame) -> DataFrame:
+        """``prepare`` by the Java envelope reader (``DebeziumShape``), which reads each message's bytes once: no
+        text of the message, nor of its schema, is built to be read again."""
+        from pyspark.sql import functions as F
+
+        assert self.java is not None
+        parsed = messages.withColumn("__read", self.java.envelope("cdc_debezium_shape", SHAPE_CLASS, SHAPE_READ))
+        read = F.col("__read")
+        fields = parsed.select(
+            *messages.columns,
+            *[read[name].alias(f"__{name}") for name in ("kind", "op", "before", "after", "commit_ts")],
+            read["database"].alias("__db"),
+            read["table"].alias("__table"),
+            *self._key_checks(read["schema"], read["schema"]),
+        )
+        kind = F.col("__kind")
+        return self._prepared(
+            messages, fields, row=kind == "row", watermark=kind == "watermark", ts=F.col("__commit_ts")
+        )
+
+    def _key_checks(self, schema: Column, digested: Column) -> list[Column]:
+        """Whether the message's key was read (a JSON object, or none), whether its fields' types are known (a
+        schema, or the ``table-schema`` option), and its shape's digest: ``digested`` (what stands for the schema)
+        with the key's column names."""
+        from pyspark.sql import functions as F
+
+        key_text = F.col("key").cast("string")
+        key_names = F.json_object_keys(F.coalesce(F.get_json_object(key_text, "$.payload"), key_text))
+        return [
+            (F.col("key").isNull() | key_names.isNotNull()).alias("__key_read"),
+            (schema.isNotNull() | F.lit(bool(self._resolved["table-schema"]))).alias("__typed"),
+            F.xxhash64(digested, F.array_join(key_names, "\u0000")).cast("string").alias("__digest"),
+        ]
+
+    def _prepared(
+        self, messages: DataFrame, fields: DataFrame, *, row: Column, watermark: Column, ts: Column
+    ) -> DataFrame:
+        """The prepared messages from the envelope's ``fields`` (``__op``, ``__before``, ``__after``, ``__db``,
+        ``__table`` and :meth:`_key_checks`): ``row`` and ``watermark`` say what the envelope is, ``ts`` its commit
+        ts within a long."""
+        from pyspark.sql import functions as F
+
+        op = F.col("__op")
+        row = F.col("value").isNotNull() & row & F.col("__key_read") & F.col("__typed")
         route = (
             F.when(F.col("value").isNull(), F.lit(Route.SKIP.value))
             .when(F.coalesce(row, F.lit(False)), F.lit(Route.JVM.value))
@@ -530,7 +581,6 @@ class DebeziumAdapter:
             .otherwise(F.lit(Route.PYTHON.value))
         )
         jvm = route == Route.JVM
-        ts = F.when(commit_ts.between(0, _LONG_MAX), commit_ts.cast("long"))
         return fields.select(
             *messages.columns,
             route.alias(A.ROUTE),
@@ -608,7 +658,7 @@ def adapter(
     options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: A.AdapterState
 ) -> A.Adapter:
     """Debezium JSON's JVM rules for a batch (entry point ``debezium`` of ``cdc_spark.decode_adapters``)."""
-    return DebeziumAdapter(options, session_zone)
+    return DebeziumAdapter(options, session_zone, java=JavaText.of(spark))
 
 
 __all__ = ["DebeziumAdapter", "Form", "adapter", "read", "wire_form"]

@@ -1,0 +1,255 @@
+package cdc.spark.debezium;
+
+import cdc.spark.rows.EnvelopeReader;
+import cdc.spark.rows.ImageRows;
+import cdc.spark.rows.Names;
+import cdc.spark.rows.TypedTables;
+import com.fasterxml.jackson.core.JsonEncoding;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.catalyst.expressions.XXH64;
+import org.apache.spark.unsafe.Platform;
+
+/**
+ * What the decode needs of a Debezium JSON message, read in one streaming pass: {@code struct<kind, database, table,
+ * schema, commit_ts, op, before, after>}.
+ *
+ * <p>The members are the payload's where the message has one ({@code {"schema": ..., "payload": {...}}}), the
+ * message's own otherwise (a schemaless stream). {@code kind} is {@code row} for a row change the JVM may type (the
+ * rules of {@code cdc_spark.decoding.debezium}: op c, r, u or d, no DDL, a database and a table in its source, the
+ * image its op needs, a commit ts within a long or none), {@code watermark} for TiCDC's (op m, no message, a commit ts
+ * within a long), null for anything else (the codec's). It is stricter than Spark's {@code from_json}: a member of
+ * another JSON type than Debezium writes, a member named twice or text after the document makes the message the
+ * codec's. {@code schema} is a digest of the schema's bytes as written (null: no schema), not of its text re-printed,
+ * which Spark would build for the whole document. {@code before} and {@code after} are a row change's images, each
+ * value's text as Spark's {@code from_json} gives it for a string: a string's own text, any other value printed by
+ * Jackson as Spark prints it (a number through its parsed value, an object or array compact).
+ *
+ * <p>The rows are typed by Spark SQL from the images; this reader is made without a plan.
+ */
+public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], Row> {
+  // UDF1 named again: Spark registers a Java function by the interfaces its class itself names
+  private static final long serialVersionUID = 1L;
+  private static final int FIELDS = 8;
+  private static final JsonFactory PRINTER = new JsonFactory();
+  private static final long SEED = 42L; // Spark's xxhash64 seed: the digest is that of the bytes by xxhash64
+
+  public DebeziumShape() {
+    super(null, FIELDS);
+  }
+
+  @Override
+  protected ImageRows typer(String tablePlan) {
+    throw new UnsupportedOperationException("Debezium rows are typed by Spark SQL from the images read here");
+  }
+
+  @Override
+  protected Read reading(TypedTables tables, byte[] message) {
+    return new Envelope(message);
+  }
+
+  /** The message's schema digest and its change's members, at the top and in the payload. */
+  private static final class Envelope extends Read {
+    final byte[] message;
+    Long schema;
+    final Change top = new Change();
+    Change payload; // null: no payload object (a schemaless stream's message, or a payload of null)
+
+    Envelope(byte[] message) {
+      this.message = message;
+    }
+
+    @Override
+    public void read(String field, JsonToken token, JsonParser parser) throws IOException {
+      switch (field) {
+        case "schema" -> schema(token, parser);
+        case "payload" -> {
+          if (token == JsonToken.START_OBJECT) {
+            payload = new Change();
+            Names seen = new Names();
+            while (parser.nextToken() == JsonToken.FIELD_NAME) {
+              String name = parser.currentName();
+              odd |= !seen.add(name);
+              payload.member(name, parser.nextToken(), parser);
+            }
+          } else {
+            odd |= token != JsonToken.VALUE_NULL;
+            parser.skipChildren();
+          }
+        }
+        default -> top.member(field, token, parser);
+      }
+    }
+
+    /** The schema's bytes as written, digested (an object; null is no schema). */
+    private void schema(JsonToken token, JsonParser parser) throws IOException {
+      if (token != JsonToken.START_OBJECT) {
+        odd |= token != JsonToken.VALUE_NULL;
+        parser.skipChildren();
+        return;
+      }
+      long start = parser.currentTokenLocation().getByteOffset();
+      parser.skipChildren();
+      long end = parser.currentLocation().getByteOffset();
+      if (start < 0 || end <= start || end > message.length) {
+        odd = true; // the parser did not count bytes: no digest to trust
+        return;
+      }
+      schema = XXH64.hashUnsafeBytes(message, Platform.BYTE_ARRAY_OFFSET + start, (int) (end - start), SEED);
+    }
+
+    @Override
+    public List<Row> typed(ImageRows typer, Object[] fields, byte[] message) {
+      return null; // made without a plan: no rows are typed here
+    }
+
+    @Override
+    public Object[] fields() {
+      Change change = payload != null ? payload : top;
+      String kind = null;
+      if (!odd && change.row()) {
+        kind = "row";
+      } else if (!odd && change.watermark()) {
+        kind = "watermark";
+      }
+      boolean row = "row".equals(kind);
+      return new Object[] {
+        kind, change.database, change.table, schema, change.commitTs, change.op,
+        row ? change.before : null, row ? change.after : null,
+      };
+    }
+
+    /** The members of a change (the payload's or the message's own); unknown ones skipped. */
+    private final class Change {
+      String op;
+      Map<String, String> before;
+      Map<String, String> after;
+      String database;
+      String table;
+      Long commitTs; // null: none, or not one within a long
+      boolean commitTsBad;
+      boolean ddl; // a DDL statement given
+      boolean message; // a watermark's message given
+
+      void member(String field, JsonToken token, JsonParser parser) throws IOException {
+        switch (field) {
+          case "op" -> op = string(token, parser);
+          case "before" -> before = image(token, parser);
+          case "after" -> after = image(token, parser);
+          case "source" -> source(token, parser);
+          case "ddl" -> ddl = given(token, parser);
+          case "message" -> message = given(token, parser);
+          default -> parser.skipChildren();
+        }
+      }
+
+      boolean row() {
+        boolean rowOp = "c".equals(op) || "r".equals(op) || "u".equals(op) || "d".equals(op);
+        return rowOp && !ddl && database != null && table != null && !commitTsBad
+            && ("d".equals(op) ? before != null : after != null);
+      }
+
+      boolean watermark() {
+        return "m".equals(op) && !message && commitTs != null;
+      }
+
+      private void source(JsonToken token, JsonParser parser) throws IOException {
+        if (token != JsonToken.START_OBJECT) {
+          odd |= token != JsonToken.VALUE_NULL;
+          parser.skipChildren();
+          return;
+        }
+        Names seen = new Names();
+        while (parser.nextToken() == JsonToken.FIELD_NAME) {
+          String name = parser.currentName();
+          odd |= !seen.add(name);
+          JsonToken value = parser.nextToken();
+          switch (name) {
+            case "db" -> database = string(value, parser);
+            case "table" -> table = string(value, parser);
+            case "commit_ts" -> commitTs(value, parser);
+            default -> parser.skipChildren();
+          }
+        }
+      }
+
+      /** A ts in {@code [0, Long.MAX_VALUE]}; anything else but null is bad. */
+      private void commitTs(JsonToken value, JsonParser parser) throws IOException {
+        commitTs = null;
+        commitTsBad = false;
+        if (value == JsonToken.VALUE_NUMBER_INT && parser.getNumberType() != JsonParser.NumberType.BIG_INTEGER) {
+          long ts = parser.getLongValue();
+          commitTs = ts >= 0 ? ts : null;
+        }
+        commitTsBad = value != JsonToken.VALUE_NULL && commitTs == null;
+        parser.skipChildren();
+      }
+    }
+
+    private String string(JsonToken token, JsonParser parser) throws IOException {
+      if (token == JsonToken.VALUE_STRING) {
+        return parser.getText();
+      }
+      odd |= token != JsonToken.VALUE_NULL;
+      parser.skipChildren();
+      return null;
+    }
+
+    /** Whether a member is given other than as null. */
+    private static boolean given(JsonToken token, JsonParser parser) throws IOException {
+      parser.skipChildren();
+      return token != JsonToken.VALUE_NULL;
+    }
+
+    /** An image: an object's members in order, each value's text (null: not an object; a name twice is odd). */
+    private Map<String, String> image(JsonToken token, JsonParser parser) throws IOException {
+      if (token != JsonToken.START_OBJECT) {
+        odd |= token != JsonToken.VALUE_NULL;
+        parser.skipChildren();
+        return null;
+      }
+      Map<String, String> image = new LinkedHashMap<>();
+      while (parser.nextToken() == JsonToken.FIELD_NAME) {
+        String name = parser.currentName();
+        JsonToken value = parser.nextToken();
+        odd |= image.containsKey(name);
+        image.put(name, text(value, parser));
+      }
+      return image;
+    }
+  }
+
+  /** A value's text as Spark's {@code from_json} reads it into a string. */
+  static String text(JsonToken value, JsonParser parser) throws IOException {
+    switch (value) {
+      case VALUE_STRING:
+        return parser.getText();
+      case VALUE_NULL:
+        return null;
+      case VALUE_TRUE:
+        return "true";
+      case VALUE_FALSE:
+        return "false";
+      case VALUE_NUMBER_INT:
+        // Spark prints an integer from its parsed value: its text, but for a negative zero
+        String digits = parser.getText();
+        return digits.equals("-0") ? "0" : digits;
+      default:
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        try (JsonGenerator generator = PRINTER.createGenerator(printed, JsonEncoding.UTF8)) {
+          generator.copyCurrentStructure(parser);
+        }
+        return printed.toString(StandardCharsets.UTF_8);
+    }
+  }
+}
