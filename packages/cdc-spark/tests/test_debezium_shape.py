@@ -11,8 +11,8 @@ import pytest
 
 from cdc_core.message import Message
 from cdc_spark.decoding import adapter as A
-from cdc_spark.decoding.debezium import DebeziumAdapter
-from cdc_spark.decoding.java_text import JavaText
+from cdc_spark.decoding.debezium import KEY_CLASS, DebeziumAdapter, _key_names
+from cdc_spark.decoding.java_text import JavaText, java_function
 from cdc_spark.decoding.python_path import MESSAGE_COLUMNS
 
 pytestmark = pytest.mark.spark
@@ -127,7 +127,29 @@ def test_the_java_reader_leaves_to_the_codec_what_spark_sql_would_read_loosely(k
         (_KEY, _enveloped(_payload(after={"id": 1}), schema=_SCHEMA).replace(b'{"id": 1}', b'{"id": 1, "id": 2}')),
         (_KEY, _enveloped(_payload(op=1))),  # an op that is not a string
         (_KEY, _enveloped(_payload(source={"db": "shop", "table": "t", "commit_ts": 7.5}))),
+        (b'{"id": 1, "id": 2}', _enveloped(_payload())),  # a key naming a column twice
         (_KEY, _enveloped(_payload(), schema="a text")),
     ]
     routes = [row[A.ROUTE] for row in _prepared(kafka_frame, pairs, java=True)]
-    assert routes == ["jvm"] + ["python"] * 5, routes
+    assert routes == ["jvm"] + ["python"] * 6, routes
+
+
+def test_the_java_key_reader_names_a_key_s_columns_as_spark_sql_does(kafka_frame: Any) -> None:
+    from pyspark.sql import functions as F
+
+    keys: list[bytes | None] = [
+        _KEY,  # a payload object: its names
+        b'{"id": 1, "k": "x"}',  # a schemaless key: its own names, in order
+        b'{"schema": {"type": "struct"}, "payload": null}',  # a payload of null: the key's own names
+        b'{"schema": {}, "payload": {}}',  # no columns
+        b'"abc"',
+        b"[1, 2]",
+        b'{"schema": {}, "payload": "abc"}',
+        None,
+    ]
+    frame = kafka_frame([Message(key=k, value=b"{}") for k in keys])
+    java = java_function(frame.sparkSession, "cdc_debezium_key", KEY_CLASS, "string")
+    rows = frame.orderBy("offset").select(_key_names().alias("sql"), F.call_udf(java, F.col("key")).alias("java"))
+    read = [(row["sql"], row["java"]) for row in rows.collect()]
+    assert [sql for sql, _java in read] == ["id", "id\u0000k", "schema\u0000payload", "", None, None, None, None]
+    assert [java for _sql, java in read] == [sql for sql, _java in read]

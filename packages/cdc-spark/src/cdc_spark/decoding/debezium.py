@@ -34,7 +34,7 @@ from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.avro_records import permissive_from_avro
-from cdc_spark.decoding.java_text import JavaText
+from cdc_spark.decoding.java_text import JavaText, java_function
 from cdc_spark.decoding.jvm_values import (
     Typed,
     bounded,
@@ -59,6 +59,7 @@ _IMAGE: Final = "before map<string,string>, after map<string,string>, op string,
 _SOURCE: Final = "source struct<db:string, table:string, commit_ts:decimal(20,0)>"
 ENVELOPE: Final = f"schema string, payload struct<{_IMAGE}, {_SOURCE}>, {_IMAGE}, {_SOURCE}"
 SHAPE_CLASS: Final = "cdc.spark.debezium.DebeziumShape"
+KEY_CLASS: Final = "cdc.spark.debezium.DebeziumKey"
 # What DebeziumShape reads of a message (kind: "row", "watermark" or null; schema: a digest of its bytes)
 SHAPE_READ: Final = (
     "kind string, database string, table string, schema bigint, commit_ts bigint, op string,"
@@ -419,6 +420,16 @@ def read(text: Column, form: Form, data_type: DataType, zone: str) -> Typed:
     return vector_text(text)
 
 
+def _key_names() -> Column:
+    """The column names of a message's key joined by U+0000, as Spark SQL reads them: its payload's members where it
+    has a payload, its own otherwise; null where it is not a JSON object."""
+    from pyspark.sql import functions as F
+
+    key_text = F.col("key").cast("string")
+    names = F.json_object_keys(F.coalesce(F.get_json_object(key_text, "$.payload"), key_text))
+    return F.array_join(names, "\u0000")
+
+
 def _reader(form: Form, data_type: DataType, zone: str) -> A.Reader:
     def reader(text: Column) -> Typed:
         return read(text, form, data_type, zone)
@@ -514,7 +525,7 @@ class DebeziumAdapter:
             *[member(name).alias(f"__{name}") for name in ("op", "before", "after", "ddl", "message")],
             *[member("source", name).alias(f"__{name}") for name in ("db", "table", "commit_ts")],
             F.is_valid_utf8(text).alias("__utf8"),
-            *self._key_checks(doc["schema"], F.coalesce(doc["schema"], F.lit(""))),
+            *self._key_checks(doc["schema"], F.coalesce(doc["schema"], F.lit("")), _key_names()),
         )
         op, commit_ts = F.col("__op"), F.col("__commit_ts")
         row = (
@@ -531,37 +542,37 @@ class DebeziumAdapter:
         return self._prepared(messages, fields, row=row, watermark=watermark, ts=ts)
 
     def _prepare_in_java(self, messages: DataFrame) -> DataFrame:
-        """``prepare`` by the Java envelope reader (``DebeziumShape``), which reads each message's bytes once: no
-        text of the message, nor of its schema, is built to be read again."""
+        """``prepare`` by the Java envelope reader (``DebeziumShape``) and key reader (``DebeziumKey``), which read
+        each message's bytes once: no text of the message, nor of its schema, is built to be read again."""
         from pyspark.sql import functions as F
 
         assert self.java is not None
         parsed = messages.withColumn("__read", self.java.envelope("cdc_debezium_shape", SHAPE_CLASS, SHAPE_READ))
+        key_function = java_function(self.java.spark, "cdc_debezium_key", KEY_CLASS, "string")
+        key_names = F.call_udf(key_function, F.col("key").cast("binary"))
         read = F.col("__read")
         fields = parsed.select(
             *messages.columns,
             *[read[name].alias(f"__{name}") for name in ("kind", "op", "before", "after", "commit_ts")],
             read["database"].alias("__db"),
             read["table"].alias("__table"),
-            *self._key_checks(read["schema"], read["schema"]),
+            *self._key_checks(read["schema"], read["schema"], key_names),
         )
         kind = F.col("__kind")
         return self._prepared(
             messages, fields, row=kind == "row", watermark=kind == "watermark", ts=F.col("__commit_ts")
         )
 
-    def _key_checks(self, schema: Column, digested: Column) -> list[Column]:
-        """Whether the message's key was read (a JSON object, or none), whether its fields' types are known (a
-        schema, or the ``table-schema`` option), and its shape's digest: ``digested`` (what stands for the schema)
-        with the key's column names."""
+    def _key_checks(self, schema: Column, digested: Column, key_names: Column) -> list[Column]:
+        """Whether the message's key was read (``key_names``, its column names joined by U+0000, null where the key
+        is not a JSON object; or no key), whether its fields' types are known (a schema, or the ``table-schema``
+        option), and its shape's digest: ``digested`` (what stands for the schema) with the key's names."""
         from pyspark.sql import functions as F
 
-        key_text = F.col("key").cast("string")
-        key_names = F.json_object_keys(F.coalesce(F.get_json_object(key_text, "$.payload"), key_text))
         return [
             (F.col("key").isNull() | key_names.isNotNull()).alias("__key_read"),
             (schema.isNotNull() | F.lit(bool(self._resolved["table-schema"]))).alias("__typed"),
-            F.xxhash64(digested, F.array_join(key_names, "\u0000")).cast("string").alias("__digest"),
+            F.xxhash64(digested, key_names).cast("string").alias("__digest"),
         ]
 
     def _prepared(
