@@ -84,6 +84,18 @@ def _prepared(kafka_frame: Any, pairs: list[tuple[bytes | None, bytes | None]], 
     return [{c: (row[c].asDict(recursive=True) if c == "__env" else row[c]) for c in columns} for row in rows]
 
 
+def _assert_alike(by_sql: list[dict[str, Any]], by_java: list[dict[str, Any]]) -> None:
+    """The same routes, tables, commit ts, ops and (for rows) images; a shape where the other has one."""
+    for index, (sql_row, java_row) in enumerate(zip(by_sql, by_java, strict=True)):
+        sql, java = dict(sql_row, __env=dict(sql_row["__env"])), dict(java_row, __env=dict(java_row["__env"]))
+        shapes_given = (sql[A.SHAPE] is None) == (java[A.SHAPE] is None)
+        assert shapes_given, (index, sql, java)
+        sql[A.SHAPE] = java[A.SHAPE] = None  # digests of other texts
+        if sql[A.ROUTE] != "jvm":  # images are kept for rows alone
+            sql["__env"]["after"] = sql["__env"]["before"] = java["__env"]["after"] = java["__env"]["before"] = None
+        assert sql == java, (index, sql, java)
+
+
 def test_the_java_reader_reads_every_envelope_as_spark_sql_does(kafka_frame: Any) -> None:
     by_sql = _prepared(kafka_frame, _ALIKE, java=False)
     by_java = _prepared(kafka_frame, _ALIKE, java=True)
@@ -92,16 +104,39 @@ def test_the_java_reader_reads_every_envelope_as_spark_sql_does(kafka_frame: Any
         routes
         == [*["jvm"] * 4, "python", "jvm", "python", "python", "watermark", *["python"] * 5, "skip"] + ["python"] * 3
     ), routes
-    for index, (sql, java) in enumerate(zip(by_sql, by_java, strict=True)):
-        shapes_given = (sql[A.SHAPE] is None) == (java[A.SHAPE] is None)
-        assert shapes_given, (index, sql, java)
-        sql[A.SHAPE] = java[A.SHAPE] = None  # digests of other texts: compared below
-        if sql[A.ROUTE] != "jvm":  # images are kept for rows alone
-            sql["__env"]["after"] = sql["__env"]["before"] = java["__env"]["after"] = java["__env"]["before"] = None
-        assert sql == java, (index, sql, java)
+    _assert_alike(by_sql, by_java)
     texts = by_java[5]["__env"]["after"]
     assert texts["f"] == "1.5" and texts["e"] == "100.0" and texts["z"] == "0" and texts["s"] == "\u00e9\n"
     assert texts["o"] == '{"wkb":"AQ==","srid":null}' and texts["a"] == '[1,"x"]' and texts["n"] is None
+
+
+def _compact(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, separators=(",", ":")).encode()
+
+
+def test_a_schema_met_again_is_read_from_its_bytes_in_either_layout_as_when_first_met(kafka_frame: Any) -> None:
+    """TiCDC writes the schema last, Kafka Connect first; a schema the Java reader has digested is not parsed again,
+    and what follows it is checked as the parser would."""
+    ticdc = [_compact({"payload": _payload(after={"id": n, "n": "x"}), "schema": _SCHEMA}) for n in range(4)]
+    connect = [_compact({"schema": _SCHEMA, "payload": _payload(after={"id": n, "n": "y"})}) for n in range(4)]
+    pairs: list[tuple[bytes | None, bytes | None]] = [
+        *[(_KEY, value) for value in ticdc],
+        *[(_KEY, value) for value in connect],
+        (_KEY, ticdc[0][:-1] + b',"extra":1}'),  # a member after the known schema
+        (_KEY, ticdc[0] + b" x"),  # text after the document
+        (_KEY, ticdc[0][:-1] + b" \n}\n"),  # blanks around the close
+        (_KEY, connect[0][:-1] + b"} x"),
+        (_KEY, b'{ "schema" :' + connect[0][len(b'{"schema":') :]),  # blanks before the known schema
+    ]
+    by_sql = _prepared(kafka_frame, pairs, java=False)
+    by_java = _prepared(kafka_frame, pairs, java=True)
+    _assert_alike(by_sql, by_java)
+    assert [row[A.ROUTE] for row in by_java] == ["jvm"] * 9 + ["python", "jvm", "python", "jvm"]
+    # not UTF-8 after a known schema: the codec's (the parser stops at the byte, where Spark SQL reads on)
+    not_utf8 = [(_KEY, connect[0]), (_KEY, connect[1].replace(b'"n":"y"', b'"n":"\xff"'))]
+    assert [row[A.ROUTE] for row in _prepared(kafka_frame, not_utf8, java=True)] == ["jvm", "python"]
+    shapes = {row[A.SHAPE] for row in by_java if row[A.ROUTE] == "jvm"}
+    assert len(shapes) == 1, shapes  # one schema, one key: one shape, whether parsed or known
 
 
 @pytest.mark.parametrize("reader", ["sql", "java"])
@@ -129,9 +164,11 @@ def test_the_java_reader_leaves_to_the_codec_what_spark_sql_would_read_loosely(k
         (_KEY, _enveloped(_payload(source={"db": "shop", "table": "t", "commit_ts": 7.5}))),
         (b'{"id": 1, "id": 2}', _enveloped(_payload())),  # a key naming a column twice
         (_KEY, _enveloped(_payload(), schema="a text")),
+        (_KEY, _compact({"schema": _SCHEMA, "payload": _payload()})[:-1] + b',"schema":{}}'),  # a schema twice
+        (_KEY, _compact({"payload": _payload(), "schema": _SCHEMA})[:-1] + b',"schema":{}}'),
     ]
     routes = [row[A.ROUTE] for row in _prepared(kafka_frame, pairs, java=True)]
-    assert routes == ["jvm"] + ["python"] * 6, routes
+    assert routes == ["jvm"] + ["python"] * 8, routes
 
 
 def test_the_java_key_reader_names_a_key_s_columns_as_spark_sql_does(kafka_frame: Any) -> None:

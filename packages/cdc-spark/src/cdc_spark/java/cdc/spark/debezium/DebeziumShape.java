@@ -2,6 +2,7 @@ package cdc.spark.debezium;
 
 import cdc.spark.rows.EnvelopeReader;
 import cdc.spark.rows.ImageRows;
+import cdc.spark.rows.Members;
 import cdc.spark.rows.Names;
 import cdc.spark.rows.TypedTables;
 import com.fasterxml.jackson.core.JsonEncoding;
@@ -12,6 +13,8 @@ import com.fasterxml.jackson.core.JsonToken;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +38,12 @@ import org.apache.spark.unsafe.Platform;
  * value's text as Spark's {@code from_json} gives it for a string: a string's own text, any other value printed by
  * Jackson as Spark prints it (a number through its parsed value, an object or array compact).
  *
+ * <p>A schema is most of a message, and a batch holds few: the reader remembers the last {@value #SCHEMAS} schemas
+ * it digested (as their bytes), and a message whose schema is one of them byte for byte is not parsed there. Where
+ * the schema is the message's last member (TiCDC writes it so), the reader checks from the bytes that only the
+ * document's close follows it; where it is the first (Kafka Connect's converter), the rest of the message is read
+ * as a document of its own.
+ *
  * <p>The rows are typed by Spark SQL from the images; this reader is made without a plan.
  */
 public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], Row> {
@@ -44,9 +53,17 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
   private static final JsonFactory PRINTER = new JsonFactory();
   private static final long SEED = 42L; // Spark's xxhash64 seed: the digest is that of the bytes by xxhash64
 
+  private static final int SCHEMAS = 32; // a batch's tables, one schema each, and then some
+  private static final byte[] SCHEMA_NAME = "\"schema\"".getBytes(StandardCharsets.US_ASCII);
+
+  private transient List<Known> schemas; // this task's, the newest first
+
   public DebeziumShape() {
     super(null, FIELDS);
   }
+
+  /** A schema digested before: its bytes as written and their digest. */
+  private record Known(byte[] bytes, long digest) {}
 
   @Override
   protected ImageRows typer(String tablePlan) {
@@ -55,18 +72,102 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
 
   @Override
   protected Read reading(TypedTables tables, byte[] message) {
-    return new Envelope(message);
+    if (schemas == null) {
+      schemas = new ArrayList<>();
+    }
+    return new Envelope(message, schemas);
+  }
+
+  @Override
+  protected boolean members(byte[] message, Read read) throws IOException {
+    Envelope envelope = (Envelope) read;
+    int at = schemaFirst(message);
+    Known known = at < 0 ? null : known(schemas, message, at);
+    int after = known == null ? -1 : blanks(message, at + known.bytes.length);
+    if (after >= 0 && after < message.length && message[after] == ',') {
+      envelope.schemaGiven = true;
+      envelope.schema = known.digest;
+      byte[] rest = new byte[message.length - after]; // "{" and the members after the schema's comma
+      rest[0] = '{';
+      System.arraycopy(message, after + 1, rest, 1, rest.length - 1);
+      return Members.read(rest, read, true); // the schema's bytes were valid UTF-8 when first met
+    }
+    boolean wellFormed = Members.read(message, read, true);
+    boolean digested = envelope.schemaEnd > envelope.schemaStart;
+    if (wellFormed && digested && known(schemas, message, envelope.schemaStart) == null) {
+      schemas.add(0, new Known(Arrays.copyOfRange(message, envelope.schemaStart, envelope.schemaEnd), envelope.schema));
+      if (schemas.size() > SCHEMAS) {
+        schemas.remove(SCHEMAS);
+      }
+    }
+    return wellFormed;
+  }
+
+  /** The schema remembered whose bytes are {@code message}'s from {@code at}, else null. */
+  private static Known known(List<Known> schemas, byte[] message, int at) {
+    for (Known known : schemas) {
+      int end = at + known.bytes.length;
+      if (end <= message.length && Arrays.equals(message, at, end, known.bytes, 0, known.bytes.length)) {
+        return known;
+      }
+    }
+    return null;
+  }
+
+  /** Where the schema object opens in a message whose first member is its schema, else -1. */
+  private static int schemaFirst(byte[] message) {
+    int at = blanks(message, 0);
+    if (at >= message.length || message[at] != '{') {
+      return -1;
+    }
+    at = blanks(message, at + 1);
+    if (!Arrays.equals(message, at, Math.min(at + SCHEMA_NAME.length, message.length), SCHEMA_NAME, 0,
+        SCHEMA_NAME.length)) {
+      return -1;
+    }
+    at = blanks(message, at + SCHEMA_NAME.length);
+    if (at >= message.length || message[at] != ':') {
+      return -1;
+    }
+    at = blanks(message, at + 1);
+    return at < message.length && message[at] == '{' ? at : -1;
+  }
+
+  /** Whether {@code message} from {@code at} is the document's close alone, blanks around it. */
+  private static boolean closesAt(byte[] message, int at) {
+    int close = blanks(message, at);
+    return close < message.length && message[close] == '}' && blanks(message, close + 1) == message.length;
+  }
+
+  /** The first position from {@code at} that is not a JSON blank. */
+  private static int blanks(byte[] message, int at) {
+    while (at < message.length && (message[at] == ' ' || message[at] == '\n' || message[at] == '\r'
+        || message[at] == '\t')) {
+      at++;
+    }
+    return at;
   }
 
   /** The message's schema digest and its change's members, at the top and in the payload. */
   private static final class Envelope extends Read {
     final byte[] message;
+    final List<Known> schemas;
+    boolean schemaGiven;
     Long schema;
+    int schemaStart; // where the schema digested here lies in the message (none: both 0)
+    int schemaEnd;
+    boolean finished; // the schema was the last member, known and followed by the document's close
     final Change top = new Change();
     Change payload; // null: no payload object (a schemaless stream's message, or a payload of null)
 
-    Envelope(byte[] message) {
+    Envelope(byte[] message, List<Known> schemas) {
       this.message = message;
+      this.schemas = schemas;
+    }
+
+    @Override
+    public boolean finished() {
+      return finished;
     }
 
     @Override
@@ -91,14 +192,22 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
       }
     }
 
-    /** The schema's bytes as written, digested (an object; null is no schema). */
+    /** The schema's bytes as written, digested (an object; null is no schema), or known from an earlier message. */
     private void schema(JsonToken token, JsonParser parser) throws IOException {
+      odd |= schemaGiven; // read from the bytes before the parser began: now named twice
+      schemaGiven = true;
       if (token != JsonToken.START_OBJECT) {
         odd |= token != JsonToken.VALUE_NULL;
         parser.skipChildren();
         return;
       }
       long start = parser.currentTokenLocation().getByteOffset();
+      Known known = start < 0 || start >= message.length ? null : known(schemas, message, (int) start);
+      if (known != null && closesAt(message, (int) start + known.bytes.length)) {
+        schema = known.digest;
+        finished = true;
+        return;
+      }
       parser.skipChildren();
       long end = parser.currentLocation().getByteOffset();
       if (start < 0 || end <= start || end > message.length) {
@@ -106,6 +215,8 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
         return;
       }
       schema = XXH64.hashUnsafeBytes(message, Platform.BYTE_ARRAY_OFFSET + start, (int) (end - start), SEED);
+      schemaStart = (int) start;
+      schemaEnd = (int) end;
     }
 
     @Override

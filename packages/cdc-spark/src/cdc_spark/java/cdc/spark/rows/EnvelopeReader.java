@@ -55,7 +55,7 @@ public abstract class EnvelopeReader implements UDF1<byte[], Row> {
     TypedTables typed = tables();
     Read read = reading(typed, message);
     try {
-      boolean wellFormed = Members.read(message, read, true); // read before odd is (|= would not)
+      boolean wellFormed = members(message, read); // read before odd is (|= would not)
       read.odd |= !wellFormed;
     } catch (IOException | RuntimeException malformed) {
       return nothing();
@@ -66,6 +66,14 @@ public abstract class EnvelopeReader implements UDF1<byte[], Row> {
     }
     ImageRows typer = "row".equals(fields[0]) ? typed.typer(read.database, read.table) : null;
     return typed.row(fields, typer, typer == null ? null : read.typed(typer, fields, message));
+  }
+
+  /**
+   * Reads {@code message}'s members into {@code read}, strictly ({@link Members#read}); whether it is well formed. A
+   * protocol may read some members without the parser, where their bytes tell it enough.
+   */
+  protected boolean members(byte[] message, Read read) throws IOException {
+    return Members.read(message, read, true);
   }
 
   /** The tables typed as read; null without a plan. */

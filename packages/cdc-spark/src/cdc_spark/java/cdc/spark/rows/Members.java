@@ -17,6 +17,14 @@ public final class Members {
   @FunctionalInterface
   public interface Reader {
     void read(String field, JsonToken token, JsonParser parser) throws IOException;
+
+    /**
+     * Whether the member just read was the document's last and the reader has checked, from the message's bytes,
+     * that nothing but blanks follows its object's close: the parser, left inside the member, is not read further.
+     */
+    default boolean finished() {
+      return false;
+    }
   }
 
   private Members() {}
@@ -38,6 +46,9 @@ public final class Members {
         String field = parser.currentName();
         once &= seen == null || seen.add(field);
         reader.read(field, parser.nextToken(), parser);
+        if (reader.finished()) {
+          return !strict || (utf8 && once);
+        }
       }
       return !strict || (utf8 && once && parser.nextToken() == null);
     }
