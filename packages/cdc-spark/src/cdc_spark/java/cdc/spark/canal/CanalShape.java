@@ -164,15 +164,6 @@ public final class CanalShape extends EnvelopeReader implements UDF1<byte[], Row
       }
     }
 
-    private String string(JsonToken token, JsonParser parser) throws IOException {
-      if (token == JsonToken.VALUE_STRING) {
-        return parser.getText();
-      }
-      odd |= token != JsonToken.VALUE_NULL;
-      parser.skipChildren();
-      return null;
-    }
-
     /** A type map's names and values in turn (an empty text for a value of another type), digested. */
     private Digest typeMap(JsonToken token, JsonParser parser, JsonToken valueToken) throws IOException {
       if (token != JsonToken.START_OBJECT) {

@@ -307,15 +307,6 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
       }
     }
 
-    private String string(JsonToken token, JsonParser parser) throws IOException {
-      if (token == JsonToken.VALUE_STRING) {
-        return parser.getText();
-      }
-      odd |= token != JsonToken.VALUE_NULL;
-      parser.skipChildren();
-      return null;
-    }
-
     /** Whether a member is given other than as null. */
     private static boolean given(JsonToken token, JsonParser parser) throws IOException {
       parser.skipChildren();

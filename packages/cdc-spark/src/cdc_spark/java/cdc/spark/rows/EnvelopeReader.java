@@ -1,5 +1,7 @@
 package cdc.spark.rows;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.util.List;
 import org.apache.spark.sql.Row;
@@ -39,6 +41,16 @@ public abstract class EnvelopeReader implements UDF1<byte[], Row> {
 
     /** A row message's rows typed by its table's {@code typer} ({@code fields}: as {@link #fields} gave them). */
     public abstract List<Row> typed(ImageRows typer, Object[] fields, byte[] message);
+
+    /** A member that must be a string: its text; null for null, and odd for another JSON type. */
+    protected String string(JsonToken token, JsonParser parser) throws IOException {
+      if (token == JsonToken.VALUE_STRING) {
+        return parser.getText();
+      }
+      odd |= token != JsonToken.VALUE_NULL;
+      parser.skipChildren();
+      return null;
+    }
   }
 
   /** The row typer of one table, made with its plan. */

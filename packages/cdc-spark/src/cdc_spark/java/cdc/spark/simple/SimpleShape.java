@@ -130,15 +130,6 @@ public final class SimpleShape extends EnvelopeReader implements UDF1<byte[], Ro
       }
     }
 
-    private String string(JsonToken token, JsonParser parser) throws IOException {
-      if (token == JsonToken.VALUE_STRING) {
-        return parser.getText();
-      }
-      odd |= token != JsonToken.VALUE_NULL;
-      parser.skipChildren();
-      return null;
-    }
-
     private Long integer(JsonToken token, JsonParser parser) throws IOException {
       if (token == JsonToken.VALUE_NUMBER_INT && parser.getNumberType() != JsonParser.NumberType.BIG_INTEGER) {
         return parser.getLongValue();
