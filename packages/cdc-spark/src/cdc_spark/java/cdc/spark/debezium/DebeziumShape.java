@@ -82,7 +82,7 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
   protected boolean members(byte[] message, Read read) throws IOException {
     Envelope envelope = (Envelope) read;
     int at = schemaFirst(message);
-    Known known = at < 0 ? null : known(schemas, message, at);
+    Known known = at < 0 ? null : envelope.knownAt(at);
     int after = known == null ? -1 : blanks(message, at + known.bytes.length);
     if (after >= 0 && after < message.length && message[after] == ',') {
       envelope.schemaGiven = true;
@@ -94,7 +94,7 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
     }
     boolean wellFormed = Members.read(message, read, true);
     boolean digested = envelope.schemaEnd > envelope.schemaStart;
-    if (wellFormed && digested && known(schemas, message, envelope.schemaStart) == null) {
+    if (wellFormed && digested && envelope.knownAt(envelope.schemaStart) == null) {
       schemas.add(0, new Known(Arrays.copyOfRange(message, envelope.schemaStart, envelope.schemaEnd), envelope.schema));
       if (schemas.size() > SCHEMAS) {
         schemas.remove(SCHEMAS);
@@ -157,6 +157,8 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
     int schemaStart; // where the schema digested here lies in the message (none: both 0)
     int schemaEnd;
     boolean finished; // the schema was the last member, known and followed by the document's close
+    int lookedAt = -1; // where the remembered schemas were looked up in this message, and what was found there
+    Known found;
     final Change top = new Change();
     Change payload; // null: no payload object (a schemaless stream's message, or a payload of null)
 
@@ -168,6 +170,15 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
     @Override
     public boolean finished() {
       return finished;
+    }
+
+    /** The remembered schema whose bytes are the message's from {@code start}, else null; looked up once. */
+    Known knownAt(int start) {
+      if (start != lookedAt) {
+        lookedAt = start;
+        found = known(schemas, message, start);
+      }
+      return found;
     }
 
     @Override
@@ -202,7 +213,7 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
         return;
       }
       long start = parser.currentTokenLocation().getByteOffset();
-      Known known = start < 0 || start >= message.length ? null : known(schemas, message, (int) start);
+      Known known = start < 0 || start >= message.length ? null : knownAt((int) start);
       if (known != null && closesAt(message, (int) start + known.bytes.length)) {
         schema = known.digest;
         finished = true;
