@@ -93,6 +93,12 @@ class TableFormat(Protocol):
         """Append ``rows``, in the existing table's columns, in one commit marked with ``batch``."""
         ...
 
+    def rewrite(self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None) -> bool:
+        """What MERGEing ``source`` into the existing table by ``rule`` gives, written as a rewrite of the whole
+        table in one commit marked with ``batch``, for a table small enough that this costs less than the MERGE
+        (the caller judges); False, with nothing written, where the format or the table's version cannot."""
+        ...
+
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
         """While open, the statements this session runs record ``batch`` in their commit."""
         ...
@@ -251,6 +257,12 @@ class BatchWrite:
         )
         with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
             self.format.insert(name, aligned, batch)
+
+    def rewrite(self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None) -> bool:
+        """``rule`` applied to the small table ``name`` by rewriting it whole (:meth:`TableFormat.rewrite`); False
+        when the format cannot (the caller MERGEs)."""
+        with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
+            return self.format.rewrite(name, source, rule, batch)
 
     def merge(
         self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None

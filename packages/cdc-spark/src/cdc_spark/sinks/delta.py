@@ -29,11 +29,14 @@ from cdc_core.errors import ConfigError, StorageError
 from cdc_spark.merge.statements import quote
 from cdc_spark.sinks import BatchInfo
 from cdc_spark.sinks.commits import TableInfo
+from cdc_spark.sinks.delta_rewrite import rewrite_table
 from cdc_spark.sinks.tables import TableSink, session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructField, StructType
+
+    from cdc_spark.merge.statements import Merge
 
 STATE_DIR = "_cdc_state"
 KEY_STATE = "_cdc_keys"
@@ -174,6 +177,15 @@ class DeltaFormat:
     def insert(self, name: str, rows: DataFrame, batch: BatchInfo | None) -> None:
         """One commit that appends ``rows`` (in the table's columns) to the existing table: no data file is read."""
         self._append(name, rows.write.format("delta").mode("append"), batch)
+
+    def rewrite(self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None) -> bool:
+        """A table of few files rewritten whole in the sink's own transaction (:mod:`cdc_spark.sinks.delta_rewrite`)."""
+        location = self._location(name)
+        if location is None:
+            return False
+        mark = (batch.app_id, batch.batch_id) if batch is not None else None
+        metadata = _user_metadata(batch) if batch is not None else None
+        return rewrite_table(self.spark, location, source, rule, transaction=mark, user_metadata=metadata)
 
     def _append(self, name: str, writer: Any, batch: BatchInfo | None) -> None:
         if batch is not None:

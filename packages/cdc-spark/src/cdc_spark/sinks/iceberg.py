@@ -29,7 +29,7 @@ import attrs
 
 from cdc_core.errors import ConfigError, StorageError
 from cdc_spark.merge.evolution import SchemaEvolutionError
-from cdc_spark.merge.statements import alter_type, create_table, quote
+from cdc_spark.merge.statements import Merge, alter_type, create_table, quote
 from cdc_spark.sinks import BatchInfo
 from cdc_spark.sinks.commits import TableInfo, batch_committed, last_marked_batch
 from cdc_spark.sinks.tables import TableSink, session_conf
@@ -188,6 +188,11 @@ class IcebergFormat:
     def insert(self, name: str, rows: DataFrame, batch: BatchInfo | None) -> None:
         with self.marked(batch):
             rows.writeTo(name).append()
+
+    def rewrite(self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None) -> bool:
+        """Not done: Iceberg's MERGE of a small batch already costs about what a rewrite would (the bench's small
+        batches: 1.8 s on Iceberg against 3.3 s on Delta), so the MERGE runs."""
+        return False
 
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
         return session_conf(self.spark, _marks(batch))

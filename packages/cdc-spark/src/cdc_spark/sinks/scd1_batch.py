@@ -143,8 +143,13 @@ class Scd1Batch:
         counted = self.stored_rows(state, state_info, changed)
         whole = self.replaces(counted, changed)
         table = functools.partial(self._table, stored=stored, batch=batch, now=now, parallel=parallel, whole=whole)
+        # a table small by the key state's rule is rewritten whole where its format can (no MERGE), the others MERGEd
         tasks = [
-            (plan.spec.table, functools.partial(table, plan, rows=_rows_read(counted, [plan]))) for plan in changed
+            (
+                plan.spec.table,
+                functools.partial(table, plan, rows=_rows_read(counted, [plan]), small=self.replaces(counted, [plan])),
+            )
+            for plan in changed
         ]
         done = run_each(tasks, self.parallelism)
         floors_of = functools.partial(_floors_kept, stored, with_floors) if whole else None
@@ -188,13 +193,14 @@ class Scd1Batch:
         parallel: bool,
         whole: bool,
         rows: int | None,
+        small: bool = False,
     ) -> TableDone:
         """Resolve one table's batch and write its target, with the expressions its ``rows`` (stored keys and
-        changes; None: not known) call for; its key state rows (``whole``: every key's) are left for the batch's
-        write."""
+        changes; None: not known) call for, rewritten whole where ``small`` and its format can; its key state rows
+        (``whole``: every key's) are left for the batch's write."""
         session = own_session(self.spark) if parallel else plan.changes.sparkSession
         with expressions_for(session, rows):
-            return self._resolve_and_write(session, plan, stored, batch, now, whole=whole)
+            return self._resolve_and_write(session, plan, stored, batch, now, whole=whole, small=small)
 
     def _resolve_and_write(
         self,
@@ -205,6 +211,7 @@ class Scd1Batch:
         now: dt.datetime,
         *,
         whole: bool,
+        small: bool,
     ) -> TableDone:
         from pyspark.sql import functions as F
 
@@ -227,10 +234,12 @@ class Scd1Batch:
             rule = merges(spec).target
             if self.commits is not None:
                 self.commits.before(spec.table)
-            if not new_target and only_new_rows(summary, resolved):
+            if new_target:
+                write.write(target, source, rule, create=schema, batch=batch)
+            elif only_new_rows(summary, resolved):
                 write.insert(target, source, rule, batch)
-            else:
-                write.write(target, source, rule, create=schema if new_target else None, batch=batch)
+            elif not (small and write.rewrite(target, source, rule, batch)):
+                write.write(target, source, rule, create=None, batch=batch)
             if self.commits is not None:
                 self.commits.after(spec.table)
         return TableDone(rows=scd1.state_rows(resolved, spec.table))

@@ -1,0 +1,131 @@
+"""A small Delta table rewritten whole, in a transaction of the sink's own, instead of MERGEd.
+
+A Delta MERGE plans twice (the files its source touches, then their rewrite) and lists the table's files through a
+Spark job replaying its log, whatever the table's size. For a table of few files, Delta keeps their list in the
+version's checksum file; a rewrite reads those files directly, applies the MERGE rule to their rows
+(:func:`cdc_spark.merge.rewrite.merged_rows`) and commits the new files with the old ones removed: one Spark job
+and one commit, no log replay. Measured on the bench's tables (1,000 rows, 200 changes each, 30 tables one after
+the other, warm): 0.25 s a table against 0.50 s for the MERGE, a third of the driver's CPU.
+
+The commit is Delta's own transaction (``OptimisticTransaction``): it reads the whole table, so a concurrent write
+fails it as it would fail the MERGE; it carries the batch's app transaction and user metadata, as every write of
+the sink does; Delta checks the table's invariants and CHECK constraints on the rows written. A table whose files or
+features a plain rewrite would not carry over is MERGEd instead (:func:`rewritable_files`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+from cdc_spark.merge.rewrite import merged_rows
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from cdc_spark.merge.statements import Merge
+
+# Table features a rewrite keeps as they are: the others (column mapping, generated or identity columns, the change
+# data feed, row tracking, type widening...) are written by Delta's own commands only.
+READER_FEATURES: Final = frozenset({"timestampNtz", "deletionVectors", "v2Checkpoint", "vacuumProtocolCheck"})
+WRITER_FEATURES: Final = READER_FEATURES | {"appendOnly", "invariants", "checkConstraints", "domainMetadata"}
+# Without table features: reader version 1 (plain Parquet), writer version 3 (invariants, CHECK constraints; 4 adds
+# the change data feed and generated columns, 5 column mapping, 6 identity columns).
+LEGACY_READER: Final = 1
+LEGACY_WRITER: Final = 3
+
+
+def rewritable_files(snapshot: Any) -> list[Any] | None:
+    """The data files (Delta ``AddFile``) of ``snapshot`` when its table can be rewritten whole: the version's
+    checksum lists them (Delta keeps the list for tables of few files), no file has deleted rows marked in a
+    deletion vector, the table is not partitioned and its protocol asks for no more than the features above (column
+    mapping, the change data feed, generated or identity columns raise it past them); else None (the caller
+    MERGEs)."""
+    checksum = snapshot.checksumOpt()
+    listed = checksum.get().allFiles() if checksum.isDefined() else None
+    if listed is None or not listed.isDefined():
+        return None
+    metadata = snapshot.metadata()
+    if not metadata.partitionColumns().isEmpty():
+        return None
+    if not _protocol_allows(snapshot.protocol()):
+        return None
+    files = []
+    found = listed.get().iterator()
+    while found.hasNext():
+        added = found.next()
+        if added.deletionVector() is not None:
+            return None
+        files.append(added)
+    return files
+
+
+def _protocol_allows(protocol: Any) -> bool:
+    readers, writers = protocol.readerFeatures(), protocol.writerFeatures()
+    if readers.isDefined():
+        if not set(_strings(readers.get())) <= READER_FEATURES:
+            return False
+    elif protocol.minReaderVersion() > LEGACY_READER:
+        return False
+    if writers.isDefined():
+        return set(_strings(writers.get())) <= WRITER_FEATURES
+    return bool(protocol.minWriterVersion() <= LEGACY_WRITER)
+
+
+def _strings(features: Any) -> list[str]:
+    names, found = [], features.iterator()
+    while found.hasNext():
+        names.append(str(found.next()))
+    return names
+
+
+def rewrite_table(
+    spark: SparkSession,
+    location: str,
+    source: DataFrame,
+    rule: Merge,
+    *,
+    transaction: tuple[str, int] | None,
+    user_metadata: str | None,
+) -> bool:
+    """MERGE ``source`` into the Delta table at ``location`` by ``rule`` as a rewrite of the whole table, in one
+    commit that records ``transaction`` (app id, version) and ``user_metadata``; False, with nothing written, when
+    the table's current version cannot be rewritten (:func:`rewritable_files`)."""
+    from pyspark.sql.types import StructType
+
+    jvm: Any = spark._jvm
+    log, snapshot = _log_and_snapshot(spark, location)
+    files = rewritable_files(snapshot)
+    if files is None:
+        return False
+    schema = StructType.fromJson(json.loads(snapshot.metadata().schemaString()))
+    paths = [str(added.absolutePath(log).toString()) for added in files]
+    stored = spark.read.schema(schema).parquet(*paths) if paths else spark.createDataFrame([], schema)
+    rows = merged_rows(stored, source, rule, schema)
+    none = jvm.scala.Option.empty()
+    txn = log.startTransaction(none, jvm.scala.Option.apply(snapshot))
+    txn.readWholeTable()  # a concurrent write of the table fails this commit
+    actions = jvm.java.util.ArrayList(jvm.scala.jdk.javaapi.CollectionConverters.asJava(txn.writeFiles(rows._jdf)))
+    for added in files:
+        actions.add(added.remove())
+    if transaction is not None:
+        app_id, version = transaction
+        now = jvm.scala.Option.apply(jvm.java.lang.Long.valueOf(int(time.time() * 1000)))
+        actions.add(jvm.org.apache.spark.sql.delta.actions.SetTransaction(app_id, version, now))
+    metadata = jvm.scala.Option.apply(user_metadata) if user_metadata is not None else none
+    overwrite = jvm.org.apache.spark.sql.SaveMode.Overwrite
+    operation = getattr(jvm.org.apache.spark.sql.delta, "DeltaOperations$Write")(
+        overwrite, none, none, metadata, none, none, none, none, none
+    )
+    txn.commit(jvm.scala.jdk.javaapi.CollectionConverters.asScala(actions).toSeq(), operation)
+    return True
+
+
+def _log_and_snapshot(spark: SparkSession, location: str) -> tuple[Any, Any]:
+    jvm: Any = spark._jvm
+    pair = jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(spark._jsparkSession, location)
+    return pair._1(), pair._2()
+
+
+__all__ = ["READER_FEATURES", "WRITER_FEATURES", "rewritable_files", "rewrite_table"]

@@ -1,0 +1,129 @@
+"""A small Delta table rewritten whole in the sink's own transaction instead of MERGEd
+(:mod:`cdc_spark.sinks.delta_rewrite`): the same rows as Delta's MERGE of the same rule, the batch's marks in the
+commit, and the tables it leaves to the MERGE."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cdc_spark.merge.statements import Merge
+from cdc_spark.session_conf import session_conf
+from cdc_spark.sinks import BatchInfo
+from cdc_spark.sinks.delta import DeltaFormat, path_identifier
+
+pytestmark = pytest.mark.spark
+
+# An SCD1-like rule: delete where the source says so, update only the columns the source writes, insert upserts.
+RULE = Merge(
+    on=("id",),
+    delete_when="s.action = 'delete'",
+    update=(
+        ("name", "CASE WHEN s.w_name THEN s.name ELSE t.name END"),
+        ("amount", "CASE WHEN s.w_amount THEN s.amount ELSE t.amount END"),
+    ),
+    insert=("id", "name", "amount"),
+    insert_when="s.action = 'upsert'",
+)
+STORED = [(1, "one", "1.50"), (2, "two", "2.50"), (3, "three", "3.50"), (4, "four", None)]
+SOURCE = [
+    (1, "upsert", "uno", True, "9.99", False),  # a partial update: the name only
+    (2, "upsert", "dos", True, "20.00", True),  # every column
+    (3, "delete", None, False, None, False),  # a delete of a stored row
+    (5, "delete", None, False, None, False),  # a delete of a row never stored: nothing
+    (6, "upsert", "six", True, "6.00", True),  # an insert
+    (7, None, "seven", True, "7.00", True),  # a null action: neither deleted nor inserted (MERGE's null is false)
+    (4, None, "cuatro", True, "4.00", False),  # a matched row, null action: updated, not deleted
+]
+
+
+def stored_table(spark: Any, location: str, **properties: str) -> None:
+    frame = spark.createDataFrame(STORED, "id int, name string, amount string").selectExpr(
+        "id", "name", "CAST(amount AS DECIMAL(10, 2)) AS amount"
+    )
+    writer = frame.coalesce(1).write.format("delta")
+    for key, value in properties.items():
+        writer = writer.option(key, value)
+    writer.save(location)
+
+
+def source(spark: Any) -> Any:
+    schema = "id int, action string, name string, w_name boolean, amount string, w_amount boolean"
+    frame = spark.createDataFrame(SOURCE, schema)
+    return frame.selectExpr("id", "action", "name", "w_name", "CAST(amount AS DECIMAL(10, 2)) AS amount", "w_amount")
+
+
+def rows(spark: Any, location: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(row) for row in spark.read.format("delta").load(location).collect())
+
+
+def last_commit(location: str) -> dict[str, Any]:
+    log = sorted((Path(location) / "_delta_log").glob("*.json"))[-1]
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    return {key: value for action in actions for key, value in action.items() if key in ("commitInfo", "txn")}
+
+
+def test_a_rewrite_leaves_the_rows_delta_merge_leaves_and_marks_the_batch(spark: Any, tmp_path: Path) -> None:
+    merged, rewritten = str(tmp_path / "merged"), str(tmp_path / "rewritten")
+    stored_table(spark, merged)
+    stored_table(spark, rewritten)
+    source(spark).createOrReplaceTempView("rewrite_source")
+    spark.sql(RULE.sql(path_identifier(merged), "rewrite_source"))
+    delta = DeltaFormat(spark, root=str(tmp_path))
+    batch = BatchInfo(app_id="job-1", batch_id=7, offsets=json.dumps({"t": {"0": 12}}))
+    assert delta.rewrite(path_identifier(rewritten), source(spark), RULE, batch)
+    assert rows(spark, rewritten) == rows(spark, merged)
+    assert {row[0] for row in rows(spark, rewritten)} == {1, 2, 4, 6}  # the test checks something: 3 gone, 6 in
+    commit = last_commit(rewritten)
+    assert commit["commitInfo"]["operation"] == "WRITE"
+    assert json.loads(commit["commitInfo"]["userMetadata"])["cdc.batchId"] == 7
+    assert commit["txn"]["appId"] == "job-1" and commit["txn"]["version"] == 7
+    info = delta.describe(path_identifier(rewritten), "job-1")
+    assert info is not None and info.last_batch == 7  # a replay of batch 7 is skipped
+    # the checksum still lists the table's files: the next batch rewrites without a log replay
+    log = spark._jvm.org.apache.spark.sql.delta.DeltaLog
+    checksum = log.forTableWithSnapshot(spark._jsparkSession, rewritten)._2().checksumOpt()
+    assert checksum.isDefined() and checksum.get().allFiles().isDefined()
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["change data feed", "partitioned", "files not in the checksum", "deletion vector"],
+)
+def test_a_table_a_rewrite_would_not_carry_over_is_left_to_the_merge(spark: Any, tmp_path: Path, case: str) -> None:
+    location = str(tmp_path / "t")
+    settings = {}
+    if case == "change data feed":
+        stored_table(spark, location, **{"delta.enableChangeDataFeed": "true"})
+    elif case == "deletion vector":  # a file with rows marked deleted: a plain Parquet read would bring them back
+        stored_table(spark, location, **{"delta.enableDeletionVectors": "true"})
+        spark.sql(f"DELETE FROM {path_identifier(location)} WHERE id = 4")
+    elif case == "partitioned":
+        frame = spark.createDataFrame(STORED, "id int, name string, amount string")
+        frame.selectExpr("id", "name", "CAST(amount AS DECIMAL(10, 2)) AS amount").write.format("delta").partitionBy(
+            "name"
+        ).save(location)
+    else:
+        settings = {"spark.databricks.delta.allFilesInCrc.enabled": "false"}
+        with session_conf(spark, settings):
+            stored_table(spark, location)
+    before = rows(spark, location)
+    versions = len(list((Path(location) / "_delta_log").glob("*.json")))
+    with session_conf(spark, settings):
+        assert not DeltaFormat(spark, root=str(tmp_path)).rewrite(path_identifier(location), source(spark), RULE, None)
+    assert rows(spark, location) == before
+    assert len(list((Path(location) / "_delta_log").glob("*.json"))) == versions
+
+
+def test_a_rewrite_checks_the_tables_constraints(spark: Any, tmp_path: Path) -> None:
+    location = str(tmp_path / "t")
+    stored_table(spark, location)
+    spark.sql(f"ALTER TABLE {path_identifier(location)} ADD CONSTRAINT positive CHECK (amount IS NULL OR amount > 0)")
+    before = rows(spark, location)
+    negative = source(spark).selectExpr("id", "action", "name", "w_name", "-amount AS amount", "w_amount")
+    with pytest.raises(Exception, match=r"(?i)constraint"):
+        DeltaFormat(spark, root=str(tmp_path)).rewrite(path_identifier(location), negative, RULE, None)
+    assert rows(spark, location) == before
