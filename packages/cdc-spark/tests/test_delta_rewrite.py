@@ -71,7 +71,10 @@ def test_a_rewrite_leaves_the_rows_delta_merge_leaves_and_marks_the_batch(spark:
     stored_table(spark, merged)
     stored_table(spark, rewritten)
     source(spark).createOrReplaceTempView("rewrite_source")
-    spark.sql(RULE.sql(path_identifier(merged), "rewrite_source"))
+    try:
+        spark.sql(RULE.sql(path_identifier(merged), "rewrite_source"))
+    finally:
+        spark.catalog.dropTempView("rewrite_source")  # the session is shared: other tests list its tables
     delta = DeltaFormat(spark, root=str(tmp_path))
     batch = BatchInfo(app_id="job-1", batch_id=7, offsets=json.dumps({"t": {"0": 12}}))
     assert delta.rewrite(path_identifier(rewritten), source(spark), RULE, batch)

@@ -9,13 +9,12 @@ inserted where ``insert_when`` holds. A condition that is null counts as false, 
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Final
 
-from cdc_spark.merge.statements import Merge, quote
+from cdc_spark.merge.statements import Merge, quote, sql_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
 # marks a joined row's side as present (a key column can't tell: the full outer join leaves it null on one side)
@@ -25,42 +24,34 @@ _IN_SOURCE: Final = "__cdc_in_source"
 
 def merged_rows(target: DataFrame, source: DataFrame, rule: Merge, schema: StructType) -> DataFrame:
     """Every row of the table after MERGEing ``source`` into ``target`` (its rows) by ``rule``, in the table's
-    columns and types (``schema``). A rule bounded by ``within`` is not supported (its MERGE reads part of a table)."""
+    columns and types (``schema``). A rule bounded by ``within`` is not supported (its MERGE reads part of a table).
+    Written as SQL text, planned at once (a Column function per column would cost a py4j call each)."""
     from pyspark.sql import functions as F
 
     if rule.within is not None:
         raise ValueError("a MERGE rule bounded by 'within' cannot be applied as a rewrite")
     t = target.withColumn(_IN_TARGET, F.lit(True)).alias("t")
     s = source.withColumn(_IN_SOURCE, F.lit(True)).alias("s")
-    on = functools.reduce(
-        lambda left, right: left & right,
-        [_key_match(F.col(f"t.{quote(c)}"), F.col(f"s.{quote(c)}"), c in rule.nullable) for c in rule.on],
-    )
-    joined = t.join(s, on, "full_outer")
-    in_target, in_source = F.col(f"t.{_IN_TARGET}").isNotNull(), F.col(f"s.{_IN_SOURCE}").isNotNull()
-    matched = in_target & in_source
-    deleted = _holds(rule.delete_when) if rule.delete_when is not None else F.lit(False)
-    inserted = _holds(rule.insert_when) if rule.insert_when is not None else F.lit(True)
-    kept = (in_target & ~in_source) | (matched & ~deleted) | (~in_target & inserted)
+    on = " AND ".join(f"t.{quote(c)} {'<=>' if c in rule.nullable else '='} s.{quote(c)}" for c in rule.on)
+    in_target, in_source = f"t.{_IN_TARGET} IS NOT NULL", f"s.{_IN_SOURCE} IS NOT NULL"
+    matched = f"({in_target} AND {in_source})"
+    deleted = _holds(rule.delete_when) if rule.delete_when is not None else "false"
+    inserted = _holds(rule.insert_when) if rule.insert_when is not None else "true"
+    kept = f"(NOT ({in_source})) OR ({matched} AND NOT {deleted}) OR (NOT ({in_target}) AND {inserted})"
     updates = dict(rule.update)
-    columns: list[Column] = []
+    columns: list[str] = []
     for field in schema.fields:
-        stored = F.col(f"t.{quote(field.name)}")
-        updated = F.expr(updates[field.name]) if field.name in updates else stored
-        new = F.col(f"s.{quote(field.name)}") if field.name in rule.insert else F.lit(None)
-        value = F.when(~in_source, stored).when(matched, updated).otherwise(new)
-        columns.append(value.cast(field.dataType).alias(field.name))
-    return joined.where(kept).select(*columns)
+        name = quote(field.name)
+        updated = updates.get(field.name, f"t.{name}")
+        new = f"s.{name}" if field.name in rule.insert else "NULL"
+        value = f"CASE WHEN NOT ({in_source}) THEN t.{name} WHEN {matched} THEN {updated} ELSE {new} END"
+        columns.append(f"CAST({value} AS {sql_type(field.dataType)}) AS {name}")
+    return t.join(s, F.expr(on), "full_outer").where(kept).selectExpr(*columns)
 
 
-def _key_match(stored: Column, given: Column, null_safe: bool) -> Column:
-    return stored.eqNullSafe(given) if null_safe else stored == given
-
-
-def _holds(condition: str) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.coalesce(F.expr(condition), F.lit(False))
+def _holds(condition: str) -> str:
+    """A condition that counts null as false, as MERGE's do."""
+    return f"COALESCE(({condition}), false)"
 
 
 __all__ = ["merged_rows"]
