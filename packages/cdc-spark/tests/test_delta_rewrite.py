@@ -148,8 +148,8 @@ AS v(id, d, b, ts, tsn, dt, arr, m, st, f, flag)"""
 
 
 def test_a_rewrite_carries_every_column_type_as_the_merge_does(spark: Any, tmp_path: Path) -> None:
-    """Values of every kind a target holds (extreme decimals, binary, both timestamps, dates at both ends, nested types, NaN
-    and -0.0) kept, updated and inserted by the rewrite exactly as Delta's MERGE does."""
+    """Values of every kind a target holds (extreme decimals, binary, both timestamps, dates at both ends, nested
+    types, NaN and -0.0) kept, updated and inserted by the rewrite exactly as Delta's MERGE does."""
     stored = spark.sql(WIDE_ROWS).selectExpr(*[f"CAST({c} AS {t})" for c, t in _columns(WIDE)])
     changes = stored.where(
         "id <> 3"
@@ -169,7 +169,7 @@ def test_a_rewrite_carries_every_column_type_as_the_merge_does(spark: Any, tmp_p
     merged, rewritten = str(tmp_path / "merged"), str(tmp_path / "rewritten")
     for location in (merged, rewritten):
         stored.coalesce(1).write.format("delta").save(location)
-    source = changes.withColumn("id", changes["id"]).localCheckpoint()
+    source = changes.localCheckpoint()
     source.createOrReplaceTempView("rewrite_wide")
     try:
         spark.sql(rule.sql(path_identifier(merged), "rewrite_wide"))
