@@ -32,7 +32,6 @@ def merged_rows(target: DataFrame, source: DataFrame, rule: Merge, schema: Struc
         raise ValueError("a MERGE rule bounded by 'within' cannot be applied as a rewrite")
     t = target.withColumn(_IN_TARGET, F.lit(True)).alias("t")
     s = source.withColumn(_IN_SOURCE, F.lit(True)).alias("s")
-    on = " AND ".join(f"t.{quote(c)} {'<=>' if c in rule.nullable else '='} s.{quote(c)}" for c in rule.on)
     in_target, in_source = f"t.{_IN_TARGET} IS NOT NULL", f"s.{_IN_SOURCE} IS NOT NULL"
     matched = f"({in_target} AND {in_source})"
     deleted = _holds(rule.delete_when) if rule.delete_when is not None else "false"
@@ -46,7 +45,7 @@ def merged_rows(target: DataFrame, source: DataFrame, rule: Merge, schema: Struc
         new = f"s.{name}" if field.name in rule.insert else "NULL"
         value = f"CASE WHEN NOT ({in_source}) THEN t.{name} WHEN {matched} THEN {updated} ELSE {new} END"
         columns.append(f"CAST({value} AS {sql_type(field.dataType)}) AS {name}")
-    return t.join(s, F.expr(on), "full_outer").where(kept).selectExpr(*columns)
+    return t.join(s, F.expr(rule.match()), "full_outer").where(kept).selectExpr(*columns)
 
 
 def _holds(condition: str) -> str:

@@ -103,8 +103,12 @@ class Merge:
     nullable: tuple[str, ...] = ()  # columns of ``on`` matched null-safely (keys are never null)
     within: str | None = None  # a condition on the target alone, ANDed to ``on``: the files the MERGE may touch
 
+    def match(self) -> str:
+        """The condition a target row ``t`` and a source row ``s`` match on: the keys (without ``within``)."""
+        return " AND ".join(f"t.{quote(c)} {'<=>' if c in self.nullable else '='} s.{quote(c)}" for c in self.on)
+
     def sql(self, target: str, source: str) -> str:
-        on = " AND ".join(f"t.{quote(c)} {'<=>' if c in self.nullable else '='} s.{quote(c)}" for c in self.on)
+        on = self.match()
         if self.within is not None:
             on = f"{on} AND {self.within}"
         lines = [f"MERGE INTO {target} t USING {source} s ON {on}"]

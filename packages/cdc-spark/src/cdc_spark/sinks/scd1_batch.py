@@ -193,7 +193,7 @@ class Scd1Batch:
         parallel: bool,
         whole: bool,
         rows: int | None,
-        small: bool = False,
+        small: bool,
     ) -> TableDone:
         """Resolve one table's batch and write its target, with the expressions its ``rows`` (stored keys and
         changes; None: not known) call for, rewritten whole where ``small`` and its format can; its key state rows
