@@ -150,15 +150,16 @@ AS v(id, d, b, ts, tsn, dt, arr, m, st, f, flag)"""
 def test_a_rewrite_carries_every_column_type_as_the_merge_does(spark: Any, tmp_path: Path) -> None:
     """Values of every kind a target holds (extreme decimals, binary, both timestamps, dates at both ends, nested
     types, NaN and -0.0) kept, updated and inserted by the rewrite exactly as Delta's MERGE does."""
-    stored = spark.sql(WIDE_ROWS).selectExpr(*[f"CAST({c} AS {t})" for c, t in _columns(WIDE)])
+    typed = _columns(WIDE)
+    columns = [c for c, _ in typed]
+    stored = spark.sql(WIDE_ROWS).selectExpr(*[f"CAST({c} AS {t})" for c, t in typed])
     changes = stored.where(
         "id <> 3"
     ).selectExpr(
-        "CASE WHEN id = 1 THEN 1 ELSE 4 END AS id",  # 1 updated (every column from row 2's values), 4 inserted
-        *[c for c, _ in _columns(WIDE)[1:]],
+        "CASE WHEN id = 2 THEN 1 ELSE 4 END AS id",  # 1 updated to row 2's values, 4 inserted with row 1's
+        *columns[1:],
         "'upsert' AS action",
     )
-    columns = [c for c, _ in _columns(WIDE)]
     rule = Merge(
         on=("id",),
         delete_when="s.action = 'delete'",
