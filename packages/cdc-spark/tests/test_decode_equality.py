@@ -182,10 +182,12 @@ def assert_same_decode(spark: Any, messages: list[Message], protocol: str, optio
         assert actual.partition_commit_ts() == expected.clocks
         assert actual.paths["jvm"] >= jvm_share * changes, actual.paths
         assert expected.steps == ["codec"], expected.steps  # the python plan is the codec's, all of it
-    finally:
+    except BaseException:
         actual.release()
+        raise
+    finally:
         frame.unpersist()
-    return actual
+    return actual  # not released: callers read its frames (their blocks are freed once the frames are collected)
 
 
 JSON_VARIANTS = [

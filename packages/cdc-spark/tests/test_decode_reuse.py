@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -167,33 +168,41 @@ def test_the_java_row_typer_is_registered_once_per_plan(
 
 @pytest.mark.spark
 @pytest.mark.parametrize(("rows", "typing_codegen"), [("off", False), ("on", True)])
-def test_the_batch_caches_are_built_as_batch_cache_says_and_the_session_is_left_as_it_was(
+def test_the_batch_caches_are_planned_as_their_typing_needs_and_the_session_is_left_as_it_was(
     spark: Any, monkeypatch: pytest.MonkeyPatch, rows: str, typing_codegen: bool
 ) -> None:
-    """Both JVM caches of a batch (the parse, the typed rows) take :data:`~cdc_spark.decoding.jvm.wide.BATCH_CACHE`
-    (uncompressed, 2,000 rows a cached batch), and the session's own settings are untouched: one the user set keeps
-    its value, one left unset stays unset, and so does whole-stage codegen, which the SQL typing turns off while it
-    runs (the Java row typer's projection is small: it keeps it)."""
+    """Both JVM caches of a batch (the parse, the typed rows) are kept by :func:`~cdc_spark.batch_cache.persist_batch`,
+    the typing planned without whole-stage codegen where its one huge method would be interpreted (the Java row
+    typer's projection is small: it keeps it), and the session's own settings are untouched: one the user set keeps
+    its value, one left unset stays unset, and so does whole-stage codegen."""
+    from cdc_spark.decoding.jvm import batch
+
     monkeypatch.setenv(java_rows.SWITCH_ENV, rows)
-    size, compressed = "spark.sql.inMemoryColumnarStorage.batchSize", "spark.sql.inMemoryColumnarStorage.compressed"
+    kept: list[str] = []
+
+    def persist_batch(frame: Any) -> Any:
+        result = original(frame)  # plans the frame for good (its adaptive plan final) under the decode's settings
+        kept.append(frame._jdf.queryExecution().executedPlan().toString())
+        return result
+
+    original = batch.persist_batch
+    monkeypatch.setattr(batch, "persist_batch", persist_batch)
+    size = "spark.sql.inMemoryColumnarStorage.batchSize"
     messages = [_message(0, "7"), _message(1, "8")]
     rows = [(m.key, m.value, "shop", 0, i, dt.datetime(2024, 5, 1, tzinfo=dt.UTC), 0, None)
             for i, m in enumerate(messages)]  # fmt: skip
-    spark.conf.unset(compressed)  # Spark's default: compressed
-    with session_conf(spark, {size: "7000"}):  # the caller's own batch size
+    with session_conf(spark, {size: "7000"}):  # a setting of the caller's own
         decoded = decode(spark.createDataFrame(rows, KAFKA_COLUMNS), "canal-json", {})
         try:
-            built = [frame._jdf.queryExecution().withCachedData().cacheBuilder().cachedPlan().conf()
-                     for frame in decoded._cached]  # fmt: skip
-            assert len(built) == 2
-            assert [(c.columnBatchSize(), c.useCompression()) for c in built] == [(2000, False), (2000, False)]
+            assert len(kept) == 2
             # the typing is planned without whole-stage codegen where its one huge method would be interpreted
             assert not executors_compile_huge_methods(spark)  # the tests' driver options do not compile them
-            assert [c.wholeStageEnabled() for c in built] == [True, typing_codegen]
+            # an operator in a whole-stage code generated stage prints as ``*(<stage>) <operator>``
+            assert [re.search(r"\*\(\d+\) ", plan) is not None for plan in kept] == [True, typing_codegen]
+            assert decoded.table(*EVENTS).count() == 2
         finally:
             decoded.release()
         assert spark.conf.get(size) == "7000"
-        assert spark.conf.get(compressed, None) is None
         assert all(spark.conf.get(key, None) is None for key in SPLIT_METHODS)
 
 

@@ -14,6 +14,7 @@ import attrs
 
 from cdc_core.errors import ConfigError
 from cdc_core.schema import TableSchema
+from cdc_spark.batch_cache import release
 from cdc_spark.decoding.spark_types import CONTROL_SCHEMA, DEAD_LETTER_SCHEMA
 from cdc_spark.empty_frames import empty_frame
 from cdc_spark.partition_clock import PartitionKey
@@ -37,7 +38,7 @@ class DecodedChanges:
     * :meth:`schemas`: the newest :class:`~cdc_core.schema.TableSchema` of every table the batch typed;
     * :meth:`control`: DDL, watermark and bootstrap rows; :meth:`dead_letters`: what could not be decoded;
     * :meth:`partition_commit_ts`: the newest commit ts per topic-partition, for the next batch;
-    * :meth:`release`: drop what was cached for this batch;
+    * :meth:`release`: free what was kept for this batch (its frames are not read after it);
     * :attr:`paths`: how the batch was decoded: ``jvm`` changes typed by Spark, ``codec`` messages the protocol's
       codec decoded in the executors (the residue, or everything with the ``python`` plan);
     * :attr:`steps`: seconds of wall time per step decode ran before it returned (``shapes``: parsing, caching and
@@ -84,7 +85,7 @@ class DecodedChanges:
 
     def release(self) -> None:
         for frame in self._cached:
-            frame.unpersist()
+            release(frame)
 
 
 __all__ = ["DecodedChanges"]

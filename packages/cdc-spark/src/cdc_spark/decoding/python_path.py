@@ -31,6 +31,7 @@ from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, RowChange, Wate
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
+from cdc_spark.batch_cache import persist_batch
 from cdc_spark.decoding.coordinates import join_on_coordinates
 from cdc_spark.decoding.spark_types import (
     CONTROL_SCHEMA,
@@ -510,7 +511,7 @@ def assemble(
     if not present:  # no row changes (DDL, bootstrap, watermarks, dead letters): no second pass
         return PythonResult({}, control, dead, clock, (), python.first.messages())
     # cached when an output first reads it: the first pass knows the tables already (a job less per batch)
-    wide = python.typed(tables, partition_ts).persist()
+    wide = persist_batch(python.typed(tables, partition_ts))
     parts = {
         (schema.database, schema.table): table_part(wide, index, schema)
         for index, schema in enumerate(tables)

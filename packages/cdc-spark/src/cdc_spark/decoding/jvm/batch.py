@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cdc_core.schema import TableSchema
+from cdc_spark.batch_cache import persist_batch
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Adapter, Route, ShapeReaders
 from cdc_spark.decoding.contract import DecodedChanges
@@ -55,7 +56,6 @@ from cdc_spark.decoding.jvm.java_typing import (
 from cdc_spark.decoding.jvm.shapes import ShapeReuse, Shapes, find_shapes, ranked, whole, without_payloads
 from cdc_spark.decoding.jvm.table_typing import TableTyping, build_typing, part_columns_of, typings_key
 from cdc_spark.decoding.jvm.wide import (
-    BATCH_CACHE,
     SPLIT_METHODS,
     jvm_part,
     typed_counts,
@@ -212,25 +212,22 @@ def _shapes(request: _Request) -> _Shaped:
     speculation = Speculation.of(caches.speculations, speculation_key, adapter)
     in_pass_kept: tuple[TableTyping, ...] | None = None
     in_pass: tuple[TableTyping, ...] | None = None
-    planned = BATCH_CACHE if executors_compile_huge_methods(spark) else {**BATCH_CACHE, **SPLIT_METHODS}
-    with session_conf(spark, BATCH_CACHE):
-        envelope = None if speculation is None else speculation.envelope
-        prepared_text = untyped = adapter.prepare(request.messages, envelope)
-        records = adapter.records(untyped)
-        if speculation is not None:  # the cache holds the changes typed, not their text: one row per change
-            rows = with_typed_rows(prepared_text, speculation.typings, speculation.functions, caches.row_calls)
-            prepared_text = change_rows(rows, speculation.functions, caches.change_columns)
-        elif records is not None:  # the rows are the messages: the last batch's SQL typing types them in this pass
-            in_pass_kept = caches.speculations.peek(speculation_key)
-            in_pass = typings_in_pass(in_pass_kept, prepared_text.columns)
-        if in_pass is not None:
-            built = caches.typings.get(
-                typings_key(request.app, adapter, in_pass), functools.partial(build_typing, in_pass)
-            )
-            prepared_text = typed_messages(prepared_text, built, in_pass, records or [])
-        keep_value = adapter.java_rows is not None and speculation is None
-        with session_conf(spark, planned if in_pass is not None else {}):
-            stored = without_payloads(prepared_text, keep_value).persist()
+    planned = {} if executors_compile_huge_methods(spark) else dict(SPLIT_METHODS)
+    envelope = None if speculation is None else speculation.envelope
+    prepared_text = untyped = adapter.prepare(request.messages, envelope)
+    records = adapter.records(untyped)
+    if speculation is not None:  # the cache holds the changes typed, not their text: one row per change
+        rows = with_typed_rows(prepared_text, speculation.typings, speculation.functions, caches.row_calls)
+        prepared_text = change_rows(rows, speculation.functions, caches.change_columns)
+    elif records is not None:  # the rows are the messages: the last batch's SQL typing types them in this pass
+        in_pass_kept = caches.speculations.peek(speculation_key)
+        in_pass = typings_in_pass(in_pass_kept, prepared_text.columns)
+    if in_pass is not None:
+        built = caches.typings.get(typings_key(request.app, adapter, in_pass), functools.partial(build_typing, in_pass))
+        prepared_text = typed_messages(prepared_text, built, in_pass, records or [])
+    keep_value = adapter.java_rows is not None and speculation is None
+    with session_conf(spark, planned if in_pass is not None else {}):
+        stored = persist_batch(without_payloads(prepared_text, keep_value))
     cache = ranked(stored)
     prepared = cache if speculation is None else cache.where(F.col(A.POSITION) == 0)
     known = [*request.known_versions, *request.schemas.values()]
@@ -340,15 +337,14 @@ def _typed_again(request: _Request, shaped: _Shaped, typings: list[TableTyping],
     if functions is not None:
         parts_of = part_columns_of(request.app, typings, caches.parts)
         calls = with_typed_rows(messages, typings, functions, caches.row_calls).drop("key", "value")
-        with session_conf(spark, BATCH_CACHE):
-            wide = java_typed_wide(calls, functions, request.partition_ts, caches.change_columns).persist()
+        wide = persist_batch(java_typed_wide(calls, functions, request.partition_ts, caches.change_columns))
         caches.speculated["retyped" if speculation is not None else "unspeculated"] += 1
     else:
         key = typings_key(request.app, adapter, typings)
         projections = caches.typings.get(key, functools.partial(build_typing, typings))
         parts_of = dict(projections.parts)
         with session_conf(spark, shaped.planned):
-            wide = typed_wide(adapter.rows(messages), projections, request.partition_ts).persist()
+            wide = persist_batch(typed_wide(adapter.rows(messages), projections, request.partition_ts))
         if shaped.records is not None:
             caches.speculated["retyped" if in_pass is not None else "unspeculated"] += 1
     if adapter.java_rows is not None or shaped.records is not None:

@@ -29,16 +29,6 @@ if TYPE_CHECKING:
 # 3.5 s with it where huge methods are compiled).
 SPLIT_METHODS: Final = {"spark.sql.codegen.wholeStage": "false"}
 
-# The batch's own caches (the parse, the typed rows), as Spark takes them when persist() is called. They live for
-# one batch, so their string columns are not dictionary-encoded: gathering the statistics for it hashes every value
-# into a boxed map (4% of a Debezium decode's executor samples). A cached batch holds 2,000 rows, not Spark's
-# 10,000, so fewer column buffers exceed G1's large-object size (each is allocated on its own and may start a
-# marking cycle). Measured at 10^6 Debezium messages: typing 12.6 -> 9.7 s, the whole decode 31.7 -> 28.6 s.
-BATCH_CACHE: Final = {
-    "spark.sql.inMemoryColumnarStorage.compressed": "false",
-    "spark.sql.inMemoryColumnarStorage.batchSize": "2000",
-}
-
 
 def typed_wide(rows: DataFrame, typing: Typing, partition_ts: Mapping[PartitionKey, int]) -> Any:
     """Every change as one row: common columns, ``__tidx`` and one typed struct per table; ``__bad`` rows did not
