@@ -150,6 +150,23 @@ def test_every_tables_summary_comes_from_one_aggregate_with_the_stored_floors(sp
     assert (third.changes, third.partial_updates) == (2, 0)
 
 
+def test_a_table_without_changes_is_summed_up_with_its_own_stored_floor(spark: Any) -> None:
+    # the tables' changes are aggregated together by table: one without rows still gets its summary and its floor
+    empty = spark.createDataFrame([], SCHEMA)
+    busy = spark.createDataFrame([change("insert", 8, 1, "a"), change("delete", 9, 2)], SCHEMA)
+    items = [
+        Pending(empty, build_spec(empty, table="shop.empty", keys=["id"]), stored_floor=floor_of(5)),
+        Pending(busy, build_spec(busy, table="shop.busy", keys=["id"]), stored_floor=floor_of(3)),
+    ]
+    summaries = summarize_all(items)
+    assert sorted(summaries) == ["shop.busy", "shop.empty"]
+    quiet, changed = summaries["shop.empty"], summaries["shop.busy"]
+    assert (quiet.changes, quiet.partial_updates, quiet.ops, quiet.truncate) == (0, 0, {}, None)
+    assert value(spark, quiet.floor) == (5, 0, 5, 0)
+    assert (changed.changes, changed.ops) == (2, {"insert": 1, "delete": 1})
+    assert value(spark, changed.floor) == (3, 0, 3, 0)
+
+
 def test_a_scalar_sequence_is_its_own_commit_time(spark: Any) -> None:
     schema = "id int, name string, _cdc_op string, seq bigint"
     rows = [(None, None, "truncate", 20), (1, "a", "insert", 30), (None, None, "truncate", 10)]
