@@ -5,11 +5,11 @@ task that reads it carries that lineage. For the decode's caches that is the who
 table, with its generated code. Applying a batch of fifty tables reads the cache in hundreds of queries and tasks.
 
 :func:`persist_batch` keeps the frame as a local checkpoint instead: its rows are computed by the first job that
-reads them and stored by the executors, in memory and spilled to disk; later plans start from those blocks. On the
-bench's fifty tables that is 15% less time per batch (``docs/spark.md``, "Cost per table of a micro-batch"). The
-trade: a block lost with its executor is not computed again, so the batch fails and is run again from its offsets
-instead of recomputing the partition. The resolve's checkpoint (:mod:`cdc_spark.sinks.scd1_batch`) makes the same
-trade. :func:`release` frees the blocks at the end of the batch.
+reads them and stored by the executors, in memory and spilled to disk; later plans start from those blocks. A batch
+of fifty tables applied one at a time took 12% less time (``docs/spark.md``, "The decode's caches kept without their
+lineage"). The trade: a block lost with its executor is not computed again, so the batch fails and is run again
+from its offsets instead of recomputing the partition. The resolve's checkpoint (:mod:`cdc_spark.sinks.scd1_batch`)
+makes the same trade. :func:`release` frees the blocks at the end of the batch.
 """
 
 from __future__ import annotations
