@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 from workload import EVENT, rate
 
+from cdc_core.events import RowChange
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.values import EnumIndex
@@ -25,7 +26,9 @@ def test_decode_vs_raw_orjson(benchmark: Any) -> None:
     assert value is not None
     decoder = get_codec("canal-json").decoder()
     message = Message(value=value, topic="bench", partition=0, offset=0)
-    assert decoder.decode(message)[0].after["status"] == EnumIndex(2)  # plain mysqlType: index kept; warms caches
+    event = decoder.decode(message)[0]
+    assert isinstance(event, RowChange) and event.after is not None
+    assert event.after["status"] == EnumIndex(2)  # plain mysqlType: index kept; warms caches
     raw = rate(orjson.loads, value)
     codec = rate(decoder.decode, message, number=500)
     benchmark(decoder.decode, message)

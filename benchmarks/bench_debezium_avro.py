@@ -81,12 +81,14 @@ def test_decode_real_connector_message_vs_raw_fastavro(benchmark: Any) -> None:
 def test_decode_vs_raw_fastavro(benchmark: Any, schema_registry: ApicurioRegistry) -> None:
     options = {"schema-registry": schema_registry.url, "enable-tidb-extension": True}
     (message,) = get_codec("debezium-avro").encoder(options).encode(EVENT)
-    assert message.key is not None and message.value is not None
+    key, value = message.key, message.value
+    assert key is not None and value is not None
     decoder = get_codec("debezium-avro").decoder({"schema-registry": schema_registry.url})
-    message = Message(value=message.value, key=message.key, topic="bench", partition=0, offset=0)
-    assert decoder.decode(message)[0].after == ROW  # exact typed values; warms the schema cache
+    message = Message(value=value, key=key, topic="bench", partition=0, offset=0)
+    event = decoder.decode(message)[0]
+    assert isinstance(event, RowChange) and event.after == ROW  # exact typed values; warms the schema cache
     registry = decoder.source  # type: ignore[attr-defined]
-    texts = {i: registry.schema(i) for i in (int.from_bytes(d[1:5], "big") for d in (message.key, message.value))}
+    texts = {i: registry.schema(i) for i in (int.from_bytes(d[1:5], "big") for d in (key, value))}
     _compare(benchmark, "debezium-avro decode (encoder, 20 columns)", decoder, message, _parsed(message, texts))
 
 

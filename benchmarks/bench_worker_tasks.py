@@ -43,7 +43,8 @@ def _passing(lazy: bool) -> Any:
         if lazy:
             reread_changed_archives_only()
         elif getattr(current, PATCHED_MARK, False):
-            zipimport.zipimporter.invalidate_caches = current.__wrapped__  # type: ignore[attr-defined]
+            # restores the method the package patched (functools.wraps keeps it as __wrapped__)
+            zipimport.zipimporter.invalidate_caches = current.__wrapped__  # type: ignore[method-assign,attr-defined]
         yield from batches
 
     return run
