@@ -11,9 +11,9 @@ Every run forces each output through Spark's ``noop`` sink; the ratios printed a
 measured in the same run.
 
 The run also times the least any decode that caches the batch once does (``floor``): every key and value record
-read by ``from_avro`` into a cache (with the settings of the decode's own cache), then each schema's records
-written from it, with no routing, checks, typing, clock, control or dead letters. Its ratio bounds what the JVM
-plan can reach on this input.
+read by ``from_avro`` into a cache kept as the decode keeps its own (``cdc_spark.batch_cache``), then each
+schema's records written from it, with no routing, checks, typing, clock, control or dead letters. Its ratio
+bounds what the JVM plan can reach on this input.
 
     nox -s bench -- benchmarks/bench_spark_decode_avro.py -s
 """
@@ -46,8 +46,7 @@ def test_avro_decode_against_from_avro(benchmark: Any, spark: Any, schema_regist
     from pyspark.sql.avro.functions import from_avro
 
     from cdc_avro.registry import Registry, RegistrySettings
-    from cdc_spark.decoding.jvm.wide import BATCH_CACHE
-    from cdc_spark.session_conf import session_conf
+    from cdc_spark.batch_cache import persist_batch, release
     from cdc_testing.changefeed import encode, generate
 
     options = {"schema-registry": schema_registry.url}
@@ -77,14 +76,13 @@ def test_avro_decode_against_from_avro(benchmark: Any, spark: Any, schema_regist
     def floor() -> None:
         value_columns = [records_of("value", p, s).alias(f"v{n}") for n, (p, s) in enumerate(values)]
         key_columns = [records_of("key", p, s).alias(f"k{n}") for n, (p, s) in enumerate(keys)]
-        with session_conf(spark, BATCH_CACHE):
-            cached = many.select(*value_columns, *key_columns).persist()
+        cached = persist_batch(many.select(*value_columns, *key_columns))
         try:
             cached.select(F.count(F.lit(1))).collect()  # the one pass that fills the cache
             for n in range(len(values)):
                 noop(cached.where(F.col(f"v{n}").isNotNull()).select(f"v{n}.*"))
         finally:
-            cached.unpersist()
+            release(cached)
 
     jvm_paths = time_decode_against(
         benchmark, baseline, "from_avro", one=one, many=many, protocol="avro", options=options
