@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 # batch is resolved and written.
 
 
+# one partition of a table (by the value given) read in the session given: see TableFormat.partition_reader
+PartitionReader = Callable[["SparkSession", str], "DataFrame"]
+
+
 class TableFormat(Protocol):
     """What a table format supplies to :class:`~cdc_spark.sinks.tables.TableSink`: names, metadata, commit marks,
     widening."""
@@ -62,6 +66,14 @@ class TableFormat(Protocol):
         """Rows of each partition of ``name`` whose ``column`` is one of ``values``, from the table's metadata (a
         partition without rows is left out), read through ``info``'s handle when given (what :meth:`describe` loaded:
         no second load); None when the metadata does not say."""
+        ...
+
+    def partition_reader(
+        self, name: str, column: str, values: Sequence[str], info: TableInfo
+    ) -> PartitionReader | None:
+        """A reader of each partition of ``info``'s version of ``name`` whose ``column`` is one of ``values``,
+        cheaper per read than the format's own scan of the table filtered to it; None where the format has none
+        (the caller reads the table and filters it)."""
         ...
 
     def create_properties(self) -> dict[str, str]:
@@ -307,4 +319,4 @@ def _history_schema(changes: DataFrame, spec: ApplySpec) -> StructType:
     return scd2.state_schema(spec, types, sequence_type(changes, spec), types[TIME].dataType)
 
 
-__all__ = ["BatchWrite", "CommitWatch", "TableFormat"]
+__all__ = ["BatchWrite", "CommitWatch", "PartitionReader", "TableFormat"]

@@ -17,9 +17,10 @@ Delta reader can read; Delta's own type-widening table feature is not enabled be
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from cdc_core.errors import ConfigError, StorageError
 from cdc_spark.merge.statements import quote
 from cdc_spark.sinks import BatchInfo
 from cdc_spark.sinks.commits import TableInfo
+from cdc_spark.sinks.delta_partitions import PartitionFiles, list_partitions, read_partition
 from cdc_spark.sinks.delta_rewrite import rewrite_table
 from cdc_spark.sinks.tables import TableSink, session_conf
 
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructField, StructType
 
     from cdc_spark.merge.statements import Merge
+    from cdc_spark.sinks.batch_write import PartitionReader
 
 STATE_DIR = "_cdc_state"
 KEY_STATE = "_cdc_keys"
@@ -55,6 +58,10 @@ class DeltaFormat:
     root: str | None = None
     catalog: str | None = None
     name: str = "delta"
+    # the last partition listing and what it was of (see _listing)
+    _listed: tuple[TableInfo, tuple[str, tuple[str, ...]], PartitionFiles] | None = attrs.field(
+        default=None, init=False, repr=False, eq=False
+    )
 
     def __attrs_post_init__(self) -> None:
         if (self.root is None) == (self.catalog is None):
@@ -124,28 +131,41 @@ class DeltaFormat:
         """From the file statistics of the version's checksum, where Delta keeps a small table's files (no Spark
         job), else of the snapshot's file list (one job); None when a file of those partitions has no row count.
         ``info``'s snapshot is read when given (no second listing of the table's log)."""
-        from pyspark.sql import DataFrame
-        from pyspark.sql import functions as F
+        listing = self._listing(name, column, values, info)
+        return {} if listing is None else listing.rows()
 
+    def partition_reader(
+        self, name: str, column: str, values: Sequence[str], info: TableInfo
+    ) -> PartitionReader | None:
+        """Each of ``values``' partitions of ``info``'s version read as the Parquet files it lists for it
+        (:mod:`cdc_spark.sinks.delta_partitions`: no Delta scan planned per read); None where those files are not
+        all a Delta scan would read (deletion vectors, protocol features)."""
+        listing = self._listing(name, column, values, info)
+        if listing is None or not listing.readable:
+            return None
+        return functools.partial(_read_partition, listing)
+
+    def _listing(self, name: str, column: str, values: Sequence[str], info: TableInfo | None) -> PartitionFiles | None:
+        """The files of ``values``' partitions (None: no such table), listed once for the same ``info``: a batch
+        counts the key state's rows, then reads it, from one listing."""
+        last = self._listed
+        if info is not None and last is not None and last[0] is info and last[1] == (column, tuple(values)):
+            return last[2]
         snapshot = info.loaded if info is not None else None
         if snapshot is None:
             location = self._location(name)
             if location is None:
-                return {}
+                return None
             jvm: Any = self.spark._jvm
             snapshot = jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(
                 self.spark._jsparkSession, location
             )._2()
-        checksum = snapshot.checksumOpt()
-        listed = checksum.get().allFiles() if checksum.isDefined() else None
-        if listed is not None and listed.isDefined():
-            return _summed(_checksum_files(listed.get().iterator(), column, set(values)))
-        files = DataFrame(snapshot.allFiles().toDF(), self.spark)
-        value = F.col("partitionValues")[column]
-        count = F.get_json_object("stats", "$.numRecords").cast("long")
-        # one row per data file (no shuffle: a partition has few files against its rows)
-        chosen = files.where(value.isin(*values)).select(value.alias("value"), count.alias("rows")).collect()
-        return _summed((str(file["value"]), file["rows"]) for file in chosen)
+            if snapshot.version() < 0:
+                return None
+        listing = list_partitions(self.spark, snapshot, column, values)
+        if info is not None:
+            self._listed = (info, (column, tuple(values)), listing)
+        return listing
 
     def create_properties(self) -> dict[str, str]:
         return {}
@@ -276,28 +296,10 @@ def _last_batch(snapshot: Any, app_id: str | None) -> int | None:
     return int(seen.get()) if seen.isDefined() else None
 
 
-def _checksum_files(files: Any, column: str, values: set[str]) -> Iterator[tuple[str, int | None]]:
-    """(partition value of ``column``, rows) of each Delta ``AddFile`` of a JVM iterator in one of ``values``
-    (rows None where the file's statistics lack them)."""
-    while files.hasNext():
-        added = files.next()
-        found = added.partitionValues().get(column)
-        value = str(found.get()) if found.isDefined() else None
-        if value is None or value not in values:
-            continue
-        stats = added.stats()
-        counted = json.loads(stats).get("numRecords") if stats else None
-        yield value, None if counted is None else int(counted)
-
-
-def _summed(files: Iterable[tuple[str, int | None]]) -> dict[str, int] | None:
-    """Rows by partition value, summed over its files; None where a file's count is missing."""
-    rows: dict[str, int] = {}
-    for value, counted in files:
-        if counted is None:
-            return None
-        rows[value] = rows.get(value, 0) + counted
-    return rows
+def _read_partition(listing: PartitionFiles, spark: SparkSession, value: str) -> DataFrame:
+    read = read_partition(spark, listing, value)
+    assert read is not None  # a reader is made for readable listings only
+    return read
 
 
 def _user_metadata(batch: BatchInfo) -> str:

@@ -49,7 +49,7 @@ def rewritable_files(snapshot: Any) -> list[Any] | None:
     metadata = snapshot.metadata()
     if not metadata.partitionColumns().isEmpty():
         return None
-    if not _protocol_allows(snapshot.protocol()):
+    if not protocol_allows(snapshot.protocol()):
         return None
     files = []
     found = listed.get().iterator()
@@ -61,7 +61,9 @@ def rewritable_files(snapshot: Any) -> list[Any] | None:
     return files
 
 
-def _protocol_allows(protocol: Any) -> bool:
+def protocol_allows(protocol: Any) -> bool:
+    """Whether a table of this protocol (Delta's ``Protocol``) is read right as plain Parquet and can be written
+    with its files replaced: no feature beyond :data:`READER_FEATURES` and :data:`WRITER_FEATURES`."""
     readers, writers = protocol.readerFeatures(), protocol.writerFeatures()
     if readers.isDefined():
         if not set(_strings(readers.get())) <= READER_FEATURES:
@@ -128,4 +130,4 @@ def _log_and_snapshot(spark: SparkSession, location: str) -> tuple[Any, Any]:
     return pair._1(), pair._2()
 
 
-__all__ = ["READER_FEATURES", "WRITER_FEATURES", "rewritable_files", "rewrite_table"]
+__all__ = ["READER_FEATURES", "WRITER_FEATURES", "protocol_allows", "rewritable_files", "rewrite_table"]

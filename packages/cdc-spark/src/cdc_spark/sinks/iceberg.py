@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructField, StructType
 
+    from cdc_spark.sinks.batch_write import PartitionReader
+
 PROPERTY: Final = "spark.sql.iceberg.snapshot-property."
 APP_ID: Final = "cdc.app-id"
 BATCH_ID: Final = "cdc.batch-id"
@@ -131,6 +133,13 @@ class IcebergFormat:
         )
         last = last_marked_batch(_summaries(table), app_id, APP_ID, BATCH_ID)
         return TableInfo(schema=schema, properties=dict(table.properties()), last_batch=last, loaded=table)
+
+    def partition_reader(
+        self, name: str, column: str, values: Sequence[str], info: TableInfo
+    ) -> PartitionReader | None:
+        """None: Iceberg plans a partition's scan from its manifests on the driver, without a Spark job; a plain read
+        of its files would also miss its delete files."""
+        return None
 
     def rows_by_partition(
         self, name: str, column: str, values: Sequence[str], info: TableInfo | None = None

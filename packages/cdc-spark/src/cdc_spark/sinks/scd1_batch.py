@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
     from cdc_spark.sinks import BatchInfo, MergePlan
-    from cdc_spark.sinks.batch_write import BatchWrite, CommitWatch, TableFormat
+    from cdc_spark.sinks.batch_write import BatchWrite, CommitWatch, PartitionReader, TableFormat
 
 # A key state partition is replaced whole (no MERGE) up to this many rows, or up to REPLACE_FACTOR times the batch's
 # changes of its table: a MERGE reads the partition twice (the files to rewrite, then their rows), and random keys
@@ -129,8 +129,9 @@ class Scd1Batch:
             with_floors = self._floor_tables(state, state_info)
             listing = functools.partial(self._list_floors, state, with_floors)
             unchecked = [plan.spec for plan in plans if plan.spec.table not in self.checked]
+            moved = False
             if unchecked:
-                move_old_states(self.writer(self.spark), unchecked, state, seq_type, listing)
+                moved = bool(move_old_states(self.writer(self.spark), unchecked, state, seq_type, listing))
                 self.checked.update(spec.table for spec in unchecked)
         stored = self.spark.table(state)
         floored = [table for table in tables if table in with_floors]  # none: the key state is not read for floors
@@ -142,7 +143,13 @@ class Scd1Batch:
         changed = [plan for plan in plans if plan.summary is not None and plan.summary.changes]
         counted = self.stored_rows(state, state_info, changed)
         whole = self.replaces(counted, changed)
-        table = functools.partial(self._table, stored=stored, batch=batch, now=now, parallel=parallel, whole=whole)
+        # each table's keys read from the version the batch described, unless a move wrote a newer one
+        read_from = self.format.describe(state, None) if moved else state_info
+        written = [plan.spec.table for plan in changed]  # as stored_rows lists them: one listing for both
+        reader = self.format.partition_reader(state, TABLE, written, read_from) if read_from and written else None
+        table = functools.partial(
+            self._table, stored=stored, reader=reader, batch=batch, now=now, parallel=parallel, whole=whole
+        )
         # a table small by the key state's rule is rewritten whole where its format can (no MERGE), the others MERGEd
         tasks = [
             (
@@ -187,6 +194,7 @@ class Scd1Batch:
         self,
         plan: MergePlan,
         stored: DataFrame,
+        reader: PartitionReader | None,
         batch: BatchInfo | None,
         now: dt.datetime,
         *,
@@ -197,10 +205,12 @@ class Scd1Batch:
     ) -> TableDone:
         """Resolve one table's batch and write its target, with the expressions its ``rows`` (stored keys and
         changes; None: not known) call for, rewritten whole where ``small`` and its format can; its key state rows
-        (``whole``: every key's) are left for the batch's write."""
+        (``whole``: every key's) are left for the batch's write. Its stored keys are its partition of the key state
+        read by ``reader`` where the format gives one, else ``stored`` filtered."""
         session = own_session(self.spark) if parallel else plan.changes.sparkSession
+        own = reader(session, plan.spec.table) if reader is not None else bound_to(stored, session)
         with expressions_for(session, rows):
-            return self._resolve_and_write(session, plan, stored, batch, now, whole=whole, small=small)
+            return self._resolve_and_write(session, plan, own, batch, now, whole=whole, small=small)
 
     def _resolve_and_write(
         self,
@@ -224,7 +234,7 @@ class Scd1Batch:
         target_info = write.format.describe(target, app)
         schema = write.target_schema(changes, spec)
         new_target = write.evolve(spec.table, target, schema, target_info)
-        stored_keys = scd1.table_state(bound_to(stored, session), spec.table)
+        stored_keys = scd1.table_state(stored, spec.table)
         # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as Delta's
         # MERGE refuses a source cached while it runs; planned without constraint propagation, as the MERGEs are
         with session_conf(session, {CONSTRAINT_PROPAGATION: "false"}):

@@ -1,0 +1,155 @@
+"""Partitions of a Delta version read as the Parquet files it lists for them, not through a Delta scan.
+
+A batch of SCD1 tables reads the shared key state once per table it changes (:mod:`cdc_spark.sinks.scd1_batch`),
+each time one partition. Read through Delta, every such read plans a scan of its own: Delta's ``PrepareDeltaScan``
+rule loads the table's latest snapshot and filters its file list for the partition with a Spark job, 47 ms of the
+driver a table (Spark's rule timings over a batch of 50 tables). The batch has loaded the key state's version
+already (``describe``); :func:`list_partitions` lists the files of all its tables' partitions at once, from the
+version's checksum where Delta keeps the list there (no Spark job) or with one job over the version's file list,
+and :func:`read_partition` reads one partition's files as plain Parquet, its value as the partition column.
+
+That is what Delta reads for the version as long as no file has rows deleted by a deletion vector and the
+protocol asks for nothing a plain Parquet read would miss (the rule of :mod:`cdc_spark.sinks.delta_rewrite`);
+otherwise the listing is not readable and the caller reads through Delta.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from cdc_spark.merge.statements import literal, quote
+from cdc_spark.sinks.delta_rewrite import protocol_allows
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+
+@attrs.frozen
+class ListedFile:
+    """One data file of a listed partition."""
+
+    value: str  # the partition column's value
+    path: str  # as the log writes it: relative to the table, URI-escaped, or absolute
+    rows: int | None  # from the file's statistics (None: not recorded)
+    deleted_rows: bool  # a deletion vector marks some of its rows deleted
+
+
+@attrs.frozen
+class PartitionFiles:
+    """The data files of some partitions (by ``column``'s value) of one version of a Delta table."""
+
+    location: str  # the table's directory, which relative file paths are under
+    schema: StructType  # the table's columns, in order
+    column: str
+    files: tuple[ListedFile, ...]
+    plain: bool  # the table's protocol and partitioning let its files be read as plain Parquet
+
+    @property
+    def readable(self) -> bool:
+        """Whether :func:`read_partition` gives what a Delta scan of the version gives."""
+        return self.plain and not any(f.deleted_rows for f in self.files)
+
+    def rows(self) -> dict[str, int] | None:
+        """Rows by partition value (a value without files left out); None where a file's count is missing."""
+        counted: dict[str, int] = {}
+        for listed in self.files:
+            if listed.rows is None:
+                return None
+            counted[listed.value] = counted.get(listed.value, 0) + listed.rows
+        return counted
+
+
+def list_partitions(spark: SparkSession, snapshot: Any, column: str, values: Sequence[str]) -> PartitionFiles:
+    """The files of ``snapshot``'s partitions whose ``column`` is one of ``values``: from the version's checksum
+    when it lists the files (no Spark job), else one Spark job over the version's file list (file metadata only)."""
+    from pyspark.sql.types import StructType
+
+    jvm: Any = spark._jvm
+    metadata = snapshot.metadata()
+    schema = StructType.fromJson(json.loads(metadata.schemaString()))
+    partitioned = [str(c) for c in jvm.scala.jdk.javaapi.CollectionConverters.asJava(metadata.partitionColumns())]
+    plain = partitioned == [column] and protocol_allows(snapshot.protocol())
+    checksum = snapshot.checksumOpt()
+    listed = checksum.get().allFiles() if checksum.isDefined() else None
+    wanted = set(values)
+    if listed is not None and listed.isDefined():
+        files = tuple(_checksum_files(listed.get().iterator(), column, wanted))
+    else:
+        files = tuple(_logged_files(spark, snapshot, column, wanted))
+    location = str(snapshot.deltaLog().dataPath().toString())
+    return PartitionFiles(location=location, schema=schema, column=column, files=files, plain=plain)
+
+
+def read_partition(spark: SparkSession, listing: PartitionFiles, value: str) -> DataFrame | None:
+    """The rows of the partition ``value`` of the listed version, in the table's columns; None when the listing is
+    not :attr:`~PartitionFiles.readable` (read the table through Delta instead)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    if not listing.readable:
+        return None
+    schema = listing.schema
+    data = StructType([f for f in schema.fields if f.name != listing.column])
+    paths = _absolute(spark, listing.location, [f.path for f in listing.files if f.value == value])
+    if not paths:
+        return spark.createDataFrame([], schema)
+    stored = spark.read.schema(data).parquet(*paths)
+    partition = F.lit(value).cast(schema[listing.column].dataType).alias(listing.column)
+    return stored.select(*[partition if f.name == listing.column else F.col(quote(f.name)) for f in schema.fields])
+
+
+def _checksum_files(files: Any, column: str, values: set[str]) -> Iterable[ListedFile]:
+    """The Delta ``AddFile``s of a JVM iterator whose ``column`` is one of ``values``."""
+    while files.hasNext():
+        added = files.next()
+        found = added.partitionValues().get(column)
+        value = str(found.get()) if found.isDefined() else None
+        if value is None or value not in values:
+            continue
+        stats = added.stats()
+        counted = json.loads(stats).get("numRecords") if stats else None
+        yield ListedFile(
+            value=value,
+            path=str(added.path()),
+            rows=None if counted is None else int(counted),
+            deleted_rows=added.deletionVector() is not None,
+        )
+
+
+def _logged_files(spark: SparkSession, snapshot: Any, column: str, values: set[str]) -> Iterable[ListedFile]:
+    """As :func:`_checksum_files`, from the version's file list (one Spark job; one row per data file)."""
+    from pyspark.sql import DataFrame
+
+    if not values:
+        return
+    files = DataFrame(snapshot.allFiles().toDF(), spark)
+    value = f"partitionValues[{literal(column)}]"
+    among = ", ".join(literal(v) for v in sorted(values))
+    chosen = files.where(f"{value} IN ({among})").selectExpr(
+        f"{value} AS value",
+        "path",
+        "CAST(get_json_object(stats, '$.numRecords') AS BIGINT) AS rows",
+        "deletionVector IS NOT NULL AS deleted_rows",
+    )
+    for row in chosen.collect():
+        yield ListedFile(
+            value=str(row["value"]),
+            path=str(row["path"]),
+            rows=None if row["rows"] is None else int(row["rows"]),
+            deleted_rows=bool(row["deleted_rows"]),
+        )
+
+
+def _absolute(spark: SparkSession, location: str, paths: Iterable[str]) -> list[str]:
+    """The logged paths as Hadoop reads them: relative ones under ``location``, URI escapes undone (Delta's rule)."""
+    jvm: Any = spark._jvm
+    operations = jvm.org.apache.spark.sql.delta.util.DeltaFileOperations
+    return [str(operations.absolutePath(location, path).toString()) for path in paths]
+
+
+__all__ = ["ListedFile", "PartitionFiles", "list_partitions", "read_partition"]
