@@ -50,6 +50,15 @@ def key_state(spark: Any, location: str, **properties: str) -> None:
     key_state_rows(spark, TABLES[2], range(3)).write.format("delta").mode("append").save(location)
 
 
+def apply_rows(spark: Any, root: Path, table: str, rows: list[tuple[int, str | None, str, int]]) -> None:
+    """One batch of (id, name, operation, commit ts) changes of ``table`` applied to Delta tables under ``root``."""
+    from cdc_spark.apply import apply_changes
+
+    schema = f"id int, name string, _cdc_op string, _cdc_sequence {DECODE_SEQUENCE}"
+    changes = spark.createDataFrame([(i, n, op, (ts, 0, ts, 0)) for i, n, op, ts in rows], schema)
+    apply_changes(changes, str(root), ["id"], table=table, table_format="delta")
+
+
 def through_delta(spark: Any, location: str, table: str) -> list[tuple[Any, ...]]:
     frame = spark.read.format("delta").load(location).where(f"{TABLE} = {literal(table)}")
     return sorted(tuple(row) for row in frame.collect())
@@ -134,7 +143,6 @@ def test_a_batch_reads_its_tables_keys_from_the_files_and_applies_them(
 ) -> None:
     """The sink's second batch reads the table's stored keys with the reader, and they decide the writes: a delete
     of a stored key removes its row (a key not read as stored would leave it), an update changes only its row."""
-    from cdc_spark.apply import apply_changes
     from cdc_spark.sinks import delta
 
     read: list[str] = []
@@ -145,15 +153,9 @@ def test_a_batch_reads_its_tables_keys_from_the_files_and_applies_them(
         return original(session, listing, value)
 
     monkeypatch.setattr(delta, "read_partition", spied)
-    schema = f"id int, name string, _cdc_op string, _cdc_sequence {DECODE_SEQUENCE}"
-
-    def apply(rows: list[tuple[int, str | None, str, int]]) -> None:
-        changes = spark.createDataFrame([(i, n, op, (ts, 0, ts, 0)) for i, n, op, ts in rows], schema)
-        apply_changes(changes, str(tmp_path), ["id"], table="shop.t", table_format="delta")
-
-    apply([(1, "one", "insert", 1), (2, "two", "insert", 1), (3, "three", "insert", 1)])
+    apply_rows(spark, tmp_path, "shop.t", [(1, "one", "insert", 1), (2, "two", "insert", 1), (3, "three", "insert", 1)])
     assert read == []  # the first batch creates the key state: nothing stored to read
-    apply([(1, None, "delete", 2), (2, "deux", "update", 2), (4, "four", "insert", 2)])
+    apply_rows(spark, tmp_path, "shop.t", [(1, None, "delete", 2), (2, "deux", "update", 2), (4, "four", "insert", 2)])
     assert read == ["shop.t"]
     target = spark.read.format("delta").load(str(tmp_path / "shop" / "t"))
     assert sorted(tuple(row) for row in target.collect()) == [(2, "deux"), (3, "three"), (4, "four")]
@@ -163,18 +165,11 @@ def test_a_batch_that_moves_an_earlier_versions_state_reads_the_keys_it_moved(sp
     """The key state exists (another table's) when a table's state table from an earlier version is moved into it
     by the batch: the table's keys are read from the version the move wrote, so a late change older than a moved
     key's sequence is not applied."""
-    from cdc_spark.apply import apply_changes
     from cdc_spark.sinks import load_sink
 
-    schema = f"id int, name string, _cdc_op string, _cdc_sequence {DECODE_SEQUENCE}"
-
-    def apply(table: str, rows: list[tuple[int, str | None, str, int]]) -> None:
-        changes = spark.createDataFrame([(i, n, op, (ts, 0, ts, 0)) for i, n, op, ts in rows], schema)
-        apply_changes(changes, str(tmp_path), ["id"], table=table, table_format="delta")
-
-    apply("shop.other", [(1, "x", "insert", 1)])
+    apply_rows(spark, tmp_path, "shop.other", [(1, "x", "insert", 1)])
     # what an earlier version left for shop.t: its target, and its own state table with key 1 last changed at 5
-    sink = load_sink("delta", spark, str(tmp_path))
+    sink: Any = load_sink("delta", spark, str(tmp_path))
     target = spark.createDataFrame([(1, "a")], "id int, name string")
     sink.format.create_from(sink.format.target("shop.t"), target.schema, target, {}, None)
     old = spark.createDataFrame(
@@ -183,6 +178,6 @@ def test_a_batch_that_moves_an_earlier_versions_state_reads_the_keys_it_moved(sp
         f" {COLUMN_SEQUENCES} map<string, {DECODE_SEQUENCE}>",
     )
     sink.format.create_from(sink.format.state("shop.t"), old.schema, old, {}, None)
-    apply("shop.t", [(1, "stale", "update", 4)])
+    apply_rows(spark, tmp_path, "shop.t", [(1, "stale", "update", 4)])
     stored = spark.read.format("delta").load(str(tmp_path / "shop" / "t"))
     assert [tuple(row) for row in stored.collect()] == [(1, "a")]
