@@ -27,6 +27,7 @@ from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.jit import executors_compile_huge_methods
 from cdc_spark.session_conf import session_conf
 from cdc_spark.source.columns import KAFKA_COLUMNS
+from cdc_testing.spark_plans import kept_plans
 
 EVENTS = ("shop", "events")
 LOCAL_TEXT = "2024-01-01 10:00:00"  # a TIMESTAMP value as TiDB prints it: wall time in the changefeed's zone
@@ -175,18 +176,8 @@ def test_the_batch_caches_are_planned_as_their_typing_needs_and_the_session_is_l
     the typing planned without whole-stage codegen where its one huge method would be interpreted (the Java row
     typer's projection is small: it keeps it), and the session's own settings are untouched: one the user set keeps
     its value, one left unset stays unset, and so does whole-stage codegen."""
-    from cdc_spark.decoding.jvm import batch
-
     monkeypatch.setenv(java_rows.SWITCH_ENV, rows)
-    kept: list[str] = []
-
-    def persist_batch(frame: Any) -> Any:
-        result = original(frame)  # plans the frame for good (its adaptive plan final) under the decode's settings
-        kept.append(frame._jdf.queryExecution().executedPlan().toString())
-        return result
-
-    original = batch.persist_batch
-    monkeypatch.setattr(batch, "persist_batch", persist_batch)
+    kept = kept_plans(monkeypatch)  # planned for good under the decode's settings
     size = "spark.sql.inMemoryColumnarStorage.batchSize"
     messages = [_message(0, "7"), _message(1, "8")]
     rows = [(m.key, m.value, "shop", 0, i, dt.datetime(2024, 5, 1, tzinfo=dt.UTC), 0, None)
@@ -197,7 +188,8 @@ def test_the_batch_caches_are_planned_as_their_typing_needs_and_the_session_is_l
             assert len(kept) == 2
             # the typing is planned without whole-stage codegen where its one huge method would be interpreted
             assert not executors_compile_huge_methods(spark)  # the tests' driver options do not compile them
-            # an operator in a whole-stage code generated stage prints as ``*(<stage>) <operator>``
+            # an operator in a whole-stage code generated stage prints as ``*(<stage>) <operator>`` (in the physical
+            # plans only)
             assert [re.search(r"\*\(\d+\) ", plan) is not None for plan in kept] == [True, typing_codegen]
             assert decoded.table(*EVENTS).count() == 2
         finally:

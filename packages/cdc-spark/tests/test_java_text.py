@@ -305,17 +305,10 @@ def test_a_protocol_is_typed_by_the_java_readers_and_alike_without_them(
     """Canal-JSON's rows typed by the Java row typer, by the SQL typing with the Java readers, and with Spark SQL
     alone: the same rows; Simple's with and without the Java readers."""
     from cdc_spark.decoding import decode, java_rows, java_text
-    from cdc_spark.decoding.jvm import batch
     from cdc_testing.changefeed import encode, generate
+    from cdc_testing.spark_plans import kept_plans
 
-    kept = batch.persist_batch
-    plans: list[str] = []
-
-    def persist_batch(typed: Any) -> Any:  # the typing is in the plans the decode keeps (its tables start after it)
-        plans.append(typed._jdf.queryExecution().toString())
-        return kept(typed)
-
-    monkeypatch.setattr(batch, "persist_batch", persist_batch)
+    plans = kept_plans(monkeypatch)  # the typing is in the plans the decode keeps (its tables start after it)
     frame = kafka_frame(list(encode(generate(seed=3, transactions=150), protocol)))
     changes = {}
     for (readers, rows), function in _WAYS[protocol].items():

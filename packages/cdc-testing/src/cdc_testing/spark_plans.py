@@ -30,4 +30,21 @@ def compiled_classes(spark: Any) -> int:
     return int(metrics.METRIC_COMPILATION_TIME().getCount())
 
 
-__all__ = ["analyzed", "compiled_classes", "created_maps"]
+def kept_plans(monkeypatch: Any) -> list[str]:
+    """The plans of the frames decodes keep from now on (``cdc_spark.decoding.jvm.batch.persist_batch``), each its
+    whole query execution as Spark prints it once kept (planned for good: the physical plan is the final one)."""
+    from cdc_spark.batch_cache import persist_batch as original
+    from cdc_spark.decoding.jvm import batch
+
+    plans: list[str] = []
+
+    def persist_batch(frame: Any) -> Any:
+        kept = original(frame)
+        plans.append(str(frame._jdf.queryExecution().toString()))
+        return kept
+
+    monkeypatch.setattr(batch, "persist_batch", persist_batch)
+    return plans
+
+
+__all__ = ["analyzed", "compiled_classes", "created_maps", "kept_plans"]
