@@ -148,9 +148,9 @@ def test_a_batch_reads_its_tables_keys_from_the_files_and_applies_them(
     read: list[str] = []
     original = delta.read_partition
 
-    def spied(session: Any, listing: Any, value: str) -> Any:
+    def spied(listing: Any, session: Any, value: str) -> Any:
         read.append(value)
-        return original(session, listing, value)
+        return original(listing, session, value)
 
     monkeypatch.setattr(delta, "read_partition", spied)
     apply_rows(spark, tmp_path, "shop.t", [(1, "one", "insert", 1), (2, "two", "insert", 1), (3, "three", "insert", 1)])

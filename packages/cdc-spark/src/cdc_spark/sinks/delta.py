@@ -100,18 +100,23 @@ class DeltaFormat:
         row = self.spark.sql(f"DESCRIBE DETAIL {name}").select("location").collect()[0]
         return str(row["location"])
 
-    def describe(self, name: str, app_id: str | None) -> TableInfo | None:
-        from pyspark.sql.types import StructType
-
+    def _snapshot(self, name: str) -> Any | None:
+        """The table's latest Delta snapshot, its log read on the driver (no Spark job); None: no such table."""
         location = self._location(name)
         if location is None:
             return None
-        jvm: Any = self.spark._jvm  # Delta's log, read on the driver: no Spark job
-        snapshot = jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(
-            self.spark._jsparkSession, location
-        )._2()
-        if snapshot.version() < 0:
+        jvm: Any = self.spark._jvm
+        delta_log = jvm.org.apache.spark.sql.delta.DeltaLog
+        snapshot = delta_log.forTableWithSnapshot(self.spark._jsparkSession, location)._2()
+        return None if snapshot.version() < 0 else snapshot
+
+    def describe(self, name: str, app_id: str | None) -> TableInfo | None:
+        from pyspark.sql.types import StructType
+
+        snapshot = self._snapshot(name)
+        if snapshot is None:
             return None
+        jvm: Any = self.spark._jvm
         metadata = snapshot.metadata()
         properties = dict(jvm.scala.jdk.javaapi.CollectionConverters.asJava(metadata.configuration()))
         schema = StructType.fromJson(json.loads(metadata.schemaString()))
@@ -143,7 +148,7 @@ class DeltaFormat:
         listing = self._listing(name, column, values, info)
         if listing is None or not listing.readable:
             return None
-        return functools.partial(_read_partition, listing)
+        return functools.partial(read_partition, listing)
 
     def _listing(self, name: str, column: str, values: Sequence[str], info: TableInfo | None) -> PartitionFiles | None:
         """The files of ``values``' partitions (None: no such table), listed once for the same ``info``: a batch
@@ -151,17 +156,9 @@ class DeltaFormat:
         last = self._listed
         if info is not None and last is not None and last[0] is info and last[1] == (column, tuple(values)):
             return last[2]
-        snapshot = info.loaded if info is not None else None
+        snapshot = info.loaded if info is not None else self._snapshot(name)
         if snapshot is None:
-            location = self._location(name)
-            if location is None:
-                return None
-            jvm: Any = self.spark._jvm
-            snapshot = jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(
-                self.spark._jsparkSession, location
-            )._2()
-            if snapshot.version() < 0:
-                return None
+            return None
         listing = list_partitions(self.spark, snapshot, column, values)
         if info is not None:
             self._listed = (info, (column, tuple(values)), listing)
@@ -294,12 +291,6 @@ def _last_batch(snapshot: Any, app_id: str | None) -> int | None:
         return None
     seen = snapshot.transactions().get(app_id)
     return int(seen.get()) if seen.isDefined() else None
-
-
-def _read_partition(listing: PartitionFiles, spark: SparkSession, value: str) -> DataFrame:
-    read = read_partition(spark, listing, value)
-    assert read is not None  # a reader is made for readable listings only
-    return read
 
 
 def _user_metadata(batch: BatchInfo) -> str:

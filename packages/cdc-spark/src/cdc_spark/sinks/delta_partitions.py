@@ -85,14 +85,14 @@ def list_partitions(spark: SparkSession, snapshot: Any, column: str, values: Seq
     return PartitionFiles(location=location, schema=schema, column=column, files=files, plain=plain)
 
 
-def read_partition(spark: SparkSession, listing: PartitionFiles, value: str) -> DataFrame | None:
-    """The rows of the partition ``value`` of the listed version, in the table's columns; None when the listing is
-    not :attr:`~PartitionFiles.readable` (read the table through Delta instead)."""
+def read_partition(listing: PartitionFiles, spark: SparkSession, value: str) -> DataFrame:
+    """The rows of the partition ``value`` of the listed version, in the table's columns, read in ``spark``. Only a
+    :attr:`~PartitionFiles.readable` listing is read so (otherwise read the table through Delta)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
     if not listing.readable:
-        return None
+        raise ValueError(f"the files listed under {listing.location} are not all a Delta scan reads")
     schema = listing.schema
     data = StructType([f for f in schema.fields if f.name != listing.column])
     paths = _absolute(spark, listing.location, [f.path for f in listing.files if f.value == value])
