@@ -1,9 +1,13 @@
 """Partitions of a Delta version read as the Parquet files it lists (:mod:`cdc_spark.sinks.delta_partitions`): the
 rows a Delta scan of the partition gives, of the version described, one listing for the count and the reads, and
-the tables whose files a plain read would get wrong left to Delta."""
+the tables whose files a plain read would get wrong left to Delta. Partitions replaced from such a listing in the
+sink's own transaction (:mod:`cdc_spark.sinks.delta_overwrite`): what Delta's dynamic overwrite leaves, with its
+conflicts."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +185,126 @@ def test_a_batch_that_moves_an_earlier_versions_state_reads_the_keys_it_moved(sp
     apply_rows(spark, tmp_path, "shop.t", [(1, "stale", "update", 4)])
     stored = spark.read.format("delta").load(str(tmp_path / "shop" / "t"))
     assert [tuple(row) for row in stored.collect()] == [(1, "a")]
+
+
+def replacement(spark: Any) -> Any:
+    """New rows of two of the key state's tables: one partition's keys changed and moved on, one's cut to two."""
+    return key_state_rows(spark, TABLES[0], range(50, 70)).unionByName(key_state_rows(spark, TABLES[1], range(2)))
+
+
+def whole(spark: Any, location: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(row) for row in spark.read.format("delta").load(location).collect())
+
+
+def jobs_of(spark: Any, group: str, run: Callable[[], Any]) -> int:
+    """How many Spark jobs ``run`` started."""
+    spark.sparkContext.setJobGroup(group, group)
+    try:
+        run()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+@pytest.mark.parametrize("in_checksum", [True, False], ids=["checksum", "file-list"])
+def test_partitions_replaced_in_a_commit_of_the_sinks_own_leave_what_delta_overwrite_leaves(
+    spark: Any, tmp_path: Path, in_checksum: bool
+) -> None:
+    """The partitions the rows have rows of are replaced, the others kept, as by Delta's dynamic overwrite; the
+    commit records the batch; with the files in the checksum no job lists them (the overwrite runs such jobs)."""
+    from cdc_spark.sinks.delta_overwrite import replace_partitions
+
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
+    with session_conf(spark, {CRC_FILES: str(in_checksum).lower()}):
+        key_state(spark, ours)
+        key_state(spark, theirs)
+    mark = ("job-1", 7)
+
+    def by_delta() -> None:
+        with session_conf(spark, {"spark.sql.sources.partitionOverwriteMode": "dynamic"}):
+            replacement(spark).write.format("delta").mode("overwrite").save(theirs)
+
+    def by_sink() -> None:
+        assert replace_partitions(spark, ours, replacement(spark), TABLE, transaction=mark, user_metadata='{"b":7}')
+
+    delta_jobs = jobs_of(spark, "by-delta", by_delta)
+    sink_jobs = jobs_of(spark, "by-sink", by_sink)
+    assert whole(spark, ours) == whole(spark, theirs)
+    assert len(through_delta(spark, ours, TABLES[0])) == 20 and len(through_delta(spark, ours, TABLES[1])) == 2
+    assert len(through_delta(spark, ours, TABLES[2])) == 3  # not written: kept
+    if in_checksum:
+        assert sink_jobs < delta_jobs
+    history = spark.sql(f"DESCRIBE HISTORY {path_identifier(ours)} LIMIT 1").collect()[0]
+    assert history["operation"] == "WRITE" and history["userMetadata"] == '{"b":7}'
+    assert history["operationParameters"]["mode"] == "Overwrite"
+    info = DeltaFormat(spark, root=str(tmp_path)).describe(path_identifier(ours), "job-1")
+    assert info is not None and info.last_batch == 7
+
+
+@pytest.mark.parametrize("concurrent", [0, 2], ids=["same-partition", "other-partition"])
+def test_a_concurrent_append_to_a_replaced_partition_fails_the_replace(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, concurrent: int
+) -> None:
+    """Another job appends to the key state while the replace writes (between its read of the version and its
+    commit): into a partition the replace writes, the replace fails and the other job's rows stay; into another
+    partition, both land."""
+    from py4j.protocol import Py4JJavaError
+
+    from cdc_spark.sinks import delta_overwrite
+
+    location = str(tmp_path / "keys")
+    key_state(spark, location)
+    listing = delta_overwrite.list_partitions
+
+    def after_another_job(*args: Any) -> Any:
+        key_state_rows(spark, TABLES[concurrent], range(900, 905)).write.format("delta").mode("append").save(location)
+        return listing(*args)
+
+    monkeypatch.setattr(delta_overwrite, "list_partitions", after_another_job)
+    replace = functools.partial(
+        delta_overwrite.replace_partitions, spark, location, replacement(spark), TABLE, transaction=None
+    )
+    if concurrent == 0:
+        with pytest.raises(Py4JJavaError, match="ConcurrentAppendException"):
+            replace(user_metadata=None)
+        assert len(through_delta(spark, location, TABLES[0])) == 55 + 5  # the other job's rows, not the replace's
+        assert len(through_delta(spark, location, TABLES[1])) == 7
+    else:
+        assert replace(user_metadata=None)
+        assert len(through_delta(spark, location, TABLES[0])) == 20
+        assert len(through_delta(spark, location, TABLES[2])) == 3 + 5
+
+
+def test_a_table_partitioned_otherwise_is_left_to_delta(spark: Any, tmp_path: Path) -> None:
+    """Partitioned by another column, or not at all: nothing written, False (the caller overwrites with Delta)."""
+    from cdc_spark.sinks.delta_overwrite import replace_partitions
+
+    for partitioned in ([KEY], []):
+        location = str(tmp_path / f"by_{len(partitioned)}")
+        key_state_rows(spark, TABLES[0], range(4)).write.format("delta").partitionBy(*partitioned).save(location)
+        before = whole(spark, location)
+        assert not replace_partitions(spark, location, replacement(spark), TABLE, transaction=None, user_metadata=None)
+        assert whole(spark, location) == before
+        assert spark.sql(f"DESCRIBE HISTORY {path_identifier(location)}").count() == 1
+
+
+def test_the_sinks_key_state_is_replaced_in_its_own_transaction(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's key state write goes through the sink's own replace, and the next batch reads what it wrote."""
+    from cdc_spark.sinks import delta
+
+    replaced: list[bool] = []
+    original = delta.replace_partitions
+
+    def spied(*args: Any, **kwargs: Any) -> bool:
+        replaced.append(original(*args, **kwargs))
+        return replaced[-1]
+
+    monkeypatch.setattr(delta, "replace_partitions", spied)
+    apply_rows(spark, tmp_path, "shop.t", [(1, "one", "insert", 1), (2, "two", "insert", 1)])
+    apply_rows(spark, tmp_path, "shop.t", [(1, None, "delete", 2), (3, "three", "insert", 2)])
+    assert replaced and all(replaced)
+    apply_rows(spark, tmp_path, "shop.t", [(1, "late", "update", 1)])  # older than the delete the state holds
+    target = spark.read.format("delta").load(str(tmp_path / "shop" / "t"))
+    assert sorted(tuple(row) for row in target.collect()) == [(2, "two"), (3, "three")]

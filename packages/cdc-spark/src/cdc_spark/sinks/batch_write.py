@@ -111,6 +111,12 @@ class TableFormat(Protocol):
         (the caller judges); False, with nothing written, where the format or the table's version cannot."""
         ...
 
+    def replace_partitions(self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None) -> bool:
+        """Every partition (by ``column``, the table's partition column) that ``rows`` (in the table's columns) has
+        rows of replaced by them, in one commit marked with ``batch``, cheaper than Spark's dynamic overwrite; False,
+        with nothing written, where the format or the table cannot (the caller overwrites)."""
+        ...
+
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
         """While open, the statements this session runs record ``batch`` in their commit."""
         ...
@@ -287,9 +293,18 @@ class BatchWrite:
         ):
             self.spark.sql(statement(name, view))
 
-    def replace_partitions(self, name: str, rows: DataFrame, columns: Sequence[str], batch: BatchInfo | None) -> None:
-        """Every partition of ``name`` that ``rows`` has rows of replaced by them (Spark's dynamic partition
-        overwrite: one commit, marked with ``batch``); ``columns``: the table's, in its order."""
+    def replace_partitions(
+        self, name: str, rows: DataFrame, columns: Sequence[str], partition: str, batch: BatchInfo | None
+    ) -> None:
+        """Every partition (by ``partition``) of ``name`` that ``rows`` has rows of replaced by them, in one commit
+        marked with ``batch``: the format's own (:meth:`TableFormat.replace_partitions`), else Spark's dynamic
+        partition overwrite; ``columns``: the table's, in its order."""
+        from pyspark.sql import functions as F
+
+        ordered = rows.select(*[F.col(quote(c)) for c in columns])
+        with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
+            if self.format.replace_partitions(name, ordered, partition, batch):
+                return
         selected = ", ".join(quote(c) for c in columns)
         dynamic = {"spark.sql.sources.partitionOverwriteMode": "dynamic", CONSTRAINT_PROPAGATION: "false"}
         with (

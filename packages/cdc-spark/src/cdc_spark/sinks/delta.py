@@ -30,6 +30,7 @@ from cdc_core.errors import ConfigError, StorageError
 from cdc_spark.merge.statements import quote
 from cdc_spark.sinks import BatchInfo
 from cdc_spark.sinks.commits import TableInfo
+from cdc_spark.sinks.delta_overwrite import replace_partitions
 from cdc_spark.sinks.delta_partitions import PartitionFiles, list_partitions, read_partition
 from cdc_spark.sinks.delta_rewrite import rewrite_table
 from cdc_spark.sinks.tables import TableSink, session_conf
@@ -200,9 +201,17 @@ class DeltaFormat:
         location = self._location(name)
         if location is None:
             return False
-        mark = (batch.app_id, batch.batch_id) if batch is not None else None
-        metadata = _user_metadata(batch) if batch is not None else None
+        mark, metadata = _marks(batch)
         return rewrite_table(self.spark, location, source, rule, transaction=mark, user_metadata=metadata)
+
+    def replace_partitions(self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None) -> bool:
+        """In the sink's own transaction, the files to remove listed as the batch's reads list them
+        (:mod:`cdc_spark.sinks.delta_overwrite`: no Spark job over the table's file list)."""
+        location = self._location(name)
+        if location is None:
+            return False
+        mark, metadata = _marks(batch)
+        return replace_partitions(self.spark, location, rows, column, transaction=mark, user_metadata=metadata)
 
     def _append(self, name: str, writer: Any, batch: BatchInfo | None) -> None:
         if batch is not None:
@@ -291,6 +300,13 @@ def _last_batch(snapshot: Any, app_id: str | None) -> int | None:
         return None
     seen = snapshot.transactions().get(app_id)
     return int(seen.get()) if seen.isDefined() else None
+
+
+def _marks(batch: BatchInfo | None) -> tuple[tuple[str, int] | None, str | None]:
+    """The app transaction and user metadata a commit of the sink's own records for ``batch``."""
+    if batch is None:
+        return None, None
+    return (batch.app_id, batch.batch_id), _user_metadata(batch)
 
 
 def _user_metadata(batch: BatchInfo) -> str:

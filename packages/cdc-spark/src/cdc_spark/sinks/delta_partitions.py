@@ -37,6 +37,7 @@ class ListedFile:
     path: str  # as the log writes it: relative to the table, URI-escaped, or absolute
     rows: int | None  # from the file's statistics (None: not recorded)
     deleted_rows: bool  # a deletion vector marks some of its rows deleted
+    action: Any = attrs.field(eq=False, repr=False)  # Delta's ``AddFile`` (JVM): what a commit removes
 
 
 @attrs.frozen
@@ -118,31 +119,17 @@ def _checksum_files(files: Any, column: str, values: set[str]) -> Iterable[Liste
             path=str(added.path()),
             rows=None if counted is None else int(counted),
             deleted_rows=added.deletionVector() is not None,
+            action=added,
         )
 
 
 def _logged_files(spark: SparkSession, snapshot: Any, column: str, values: set[str]) -> Iterable[ListedFile]:
     """As :func:`_checksum_files`, from the version's file list (one Spark job; one row per data file)."""
-    from pyspark.sql import DataFrame
-
     if not values:
         return
-    files = DataFrame(snapshot.allFiles().toDF(), spark)
-    value = f"partitionValues[{literal(column)}]"
     among = ", ".join(literal(v) for v in sorted(values))
-    chosen = files.where(f"{value} IN ({among})").selectExpr(
-        f"{value} AS value",
-        "path",
-        "CAST(get_json_object(stats, '$.numRecords') AS BIGINT) AS rows",
-        "deletionVector IS NOT NULL AS deleted_rows",
-    )
-    for row in chosen.collect():
-        yield ListedFile(
-            value=str(row["value"]),
-            path=str(row["path"]),
-            rows=None if row["rows"] is None else int(row["rows"]),
-            deleted_rows=bool(row["deleted_rows"]),
-        )
+    chosen = snapshot.allFiles().where(f"partitionValues[{literal(column)}] IN ({among})")
+    yield from _checksum_files(chosen.collectAsList().iterator(), column, values)
 
 
 def _absolute(spark: SparkSession, location: str, paths: Iterable[str]) -> list[str]:

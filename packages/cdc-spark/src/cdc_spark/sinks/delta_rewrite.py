@@ -97,7 +97,7 @@ def rewrite_table(
     from pyspark.sql.types import StructType
 
     jvm: Any = spark._jvm
-    log, snapshot = _log_and_snapshot(spark, location)
+    log, snapshot = log_and_snapshot(spark, location)
     files = rewritable_files(snapshot)
     if files is None:
         return False
@@ -105,29 +105,55 @@ def rewrite_table(
     paths = [str(added.absolutePath(log).toString()) for added in files]
     stored = spark.read.schema(schema).parquet(*paths) if paths else spark.createDataFrame([], schema)
     rows = merged_rows(stored, source, rule, schema)
-    none = jvm.scala.Option.empty()
-    txn = log.startTransaction(none, jvm.scala.Option.apply(snapshot))
+    txn = log.startTransaction(jvm.scala.Option.empty(), jvm.scala.Option.apply(snapshot))
     txn.readWholeTable()  # a concurrent write of the table fails this commit
     actions = jvm.java.util.ArrayList(jvm.scala.jdk.javaapi.CollectionConverters.asJava(txn.writeFiles(rows._jdf)))
     for added in files:
         actions.add(added.remove())
+    commit_marked(spark, txn, actions, transaction=transaction, user_metadata=user_metadata)
+    return True
+
+
+def commit_marked(
+    spark: SparkSession,
+    txn: Any,
+    actions: Any,
+    *,
+    transaction: tuple[str, int] | None,
+    user_metadata: str | None,
+    dynamic: bool = False,
+) -> None:
+    """Commit ``actions`` (a Java list) in ``txn`` (Delta's ``OptimisticTransaction``) as an overwrite, recording
+    ``transaction`` (app id, version) and ``user_metadata`` as every write of the sink does; ``dynamic``: recorded as
+    a dynamic partition overwrite (only the partitions written were replaced)."""
+    jvm: Any = spark._jvm
     if transaction is not None:
         app_id, version = transaction
         now = jvm.scala.Option.apply(jvm.java.lang.Long.valueOf(int(time.time() * 1000)))
         actions.add(jvm.org.apache.spark.sql.delta.actions.SetTransaction(app_id, version, now))
+    none = jvm.scala.Option.empty()
     metadata = jvm.scala.Option.apply(user_metadata) if user_metadata is not None else none
+    replaced = jvm.scala.Option.apply(True) if dynamic else none
     overwrite = jvm.org.apache.spark.sql.SaveMode.Overwrite
     operation = getattr(jvm.org.apache.spark.sql.delta, "DeltaOperations$Write")(
-        overwrite, none, none, metadata, none, none, none, none, none
+        overwrite, none, none, metadata, replaced, none, none, none, none
     )
     txn.commit(jvm.scala.jdk.javaapi.CollectionConverters.asScala(actions).toSeq(), operation)
-    return True
 
 
-def _log_and_snapshot(spark: SparkSession, location: str) -> tuple[Any, Any]:
+def log_and_snapshot(spark: SparkSession, location: str) -> tuple[Any, Any]:
+    """The Delta log of the table at ``location`` and its latest snapshot (the log read on the driver)."""
     jvm: Any = spark._jvm
     pair = jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(spark._jsparkSession, location)
     return pair._1(), pair._2()
 
 
-__all__ = ["READER_FEATURES", "WRITER_FEATURES", "protocol_allows", "rewritable_files", "rewrite_table"]
+__all__ = [
+    "READER_FEATURES",
+    "WRITER_FEATURES",
+    "commit_marked",
+    "log_and_snapshot",
+    "protocol_allows",
+    "rewritable_files",
+    "rewrite_table",
+]

@@ -286,7 +286,7 @@ class Scd1Batch:
             self.commits.before(state)
         if floors_of is not None:
             columns = scd1.state_schema(seq_type).names
-            self.writer(self.spark).replace_partitions(state, rows, columns, batch)
+            self.writer(self.spark).replace_partitions(state, rows, columns, TABLE, batch)
         else:
             self.writer(self.spark).merge(state, rows, key_state_merge(sorted(done)).sql, batch)
         if self.commits is not None:

@@ -1,0 +1,79 @@
+"""Partitions of a Delta table replaced by new rows in a transaction of the sink's own: what Spark's dynamic
+partition overwrite does, without its Spark jobs over the table's file list.
+
+The SCD1 key state is written once a batch by replacing the partitions of the batch's tables
+(:mod:`cdc_spark.sinks.scd1_batch`). As ``INSERT OVERWRITE`` in dynamic mode, Delta finds the files of the partitions
+written by filtering the version's whole file list in a Spark job, after rebuilding that list from the log: three
+jobs, 0.2 s of a small batch. Here the files are listed as :mod:`cdc_spark.sinks.delta_partitions` lists them, from
+the version's checksum where Delta keeps the list there (no job), and removed in the commit that adds the new ones.
+
+Conflicts are those of the dynamic overwrite: the transaction records a read of the written partitions (a predicate
+on the partition column), so a concurrent commit that adds a file to one of them, removes a file this one removes or
+changes the table's metadata fails it, and writes to other partitions (another job's tables in a shared key state)
+do not. A table partitioned otherwise, or whose protocol asks for more than a plain write carries over
+(:func:`~cdc_spark.sinks.delta_rewrite.protocol_allows`), is left to Delta's own overwrite.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cdc_spark.merge.statements import literal, quote
+from cdc_spark.sinks.delta_partitions import list_partitions
+from cdc_spark.sinks.delta_rewrite import commit_marked, log_and_snapshot, protocol_allows
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+def replace_partitions(
+    spark: SparkSession,
+    location: str,
+    rows: DataFrame,
+    column: str,
+    *,
+    transaction: tuple[str, int] | None,
+    user_metadata: str | None,
+) -> bool:
+    """Every partition (by ``column``, the table's only partition column) that ``rows`` has rows of replaced by them
+    in the Delta table at ``location``, in one commit that records ``transaction`` (app id, version) and
+    ``user_metadata`` (``rows`` hold no null ``column``); False, with nothing written, where the table is partitioned
+    otherwise or its protocol asks for more than a plain write."""
+    jvm: Any = spark._jvm
+    scala = jvm.scala.jdk.javaapi.CollectionConverters
+    log, snapshot = log_and_snapshot(spark, location)
+    if snapshot.version() < 0:
+        return False
+    partitioned = [str(c) for c in scala.asJava(snapshot.metadata().partitionColumns())]
+    if partitioned != [column] or not protocol_allows(snapshot.protocol()):
+        return False
+    txn = log.startTransaction(jvm.scala.Option.empty(), jvm.scala.Option.apply(snapshot))
+    actions = jvm.java.util.ArrayList(scala.asJava(txn.writeFiles(rows._jdf)))
+    written = sorted(_partition_values(actions, column))
+    if written:
+        among = ", ".join(literal(value) for value in written)
+        predicate = spark._jsparkSession.sessionState().sqlParser().parseExpression(f"{quote(column)} IN ({among})")
+        read = jvm.java.util.ArrayList()
+        read.add(predicate)
+        # a concurrent commit that adds a file to these partitions fails this one, as it fails the overwrite
+        txn.trackReadPredicates(scala.asScala(read).toSeq(), True, True)
+        for listed in list_partitions(spark, snapshot, column, written).files:
+            actions.add(listed.action.remove())
+    commit_marked(spark, txn, actions, transaction=transaction, user_metadata=user_metadata, dynamic=True)
+    return True
+
+
+def _partition_values(actions: Any, column: str) -> set[str]:
+    """The values of ``column`` the written files (Delta ``AddFile``s, a Java list) are in."""
+    values: set[str] = set()
+    found = actions.iterator()
+    while found.hasNext():
+        value = found.next().partitionValues().get(column)
+        if not value.isDefined() or value.get() is None:
+            # the caller's rows are the key state's, whose partition column is a table name: never null
+            raise ValueError(f"a row to replace partitions by has no {column}")
+        values.add(str(value.get()))
+    return values
+
+
+__all__ = ["replace_partitions"]
