@@ -13,8 +13,8 @@ Per batch (:meth:`Scd1Batch.run`):
    not hold, :func:`only_new_rows`);
 4. one write of every table's new key state rows, and of the floors a truncate moved, into the key state, marked
    with the batch: each table's partition replaced whole when it is small or the batch changes a good part of it
-   (:meth:`Scd1Batch.replaces`: the resolve then gives every key of the table, unchanged ones as they are), else a
-   MERGE;
+   (:meth:`Scd1Batch.replaces`: the resolve then gives every key of the table, unchanged ones as they are; on Delta
+   in a transaction of the sink's own, :mod:`cdc_spark.sinks.delta_overwrite`), else a MERGE;
 5. tombstones older than the retention deleted, at most ten times per retention period.
 
 Each step runs with Spark's expressions interpreted when it reads few rows (the batch's messages, a table's
