@@ -254,13 +254,13 @@ def test_a_concurrent_append_to_a_replaced_partition_fails_the_replace(
 
     location = str(tmp_path / "keys")
     key_state(spark, location)
-    listing = delta_overwrite.list_partitions
+    listing = delta_overwrite.partition_actions
 
     def after_another_job(*args: Any) -> Any:
         key_state_rows(spark, TABLES[concurrent], range(900, 905)).write.format("delta").mode("append").save(location)
         return listing(*args)
 
-    monkeypatch.setattr(delta_overwrite, "list_partitions", after_another_job)
+    monkeypatch.setattr(delta_overwrite, "partition_actions", after_another_job)
     replace = functools.partial(
         delta_overwrite.replace_partitions, spark, location, replacement(spark), TABLE, transaction=None
     )

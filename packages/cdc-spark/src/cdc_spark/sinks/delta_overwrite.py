@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cdc_spark.merge.statements import literal, quote
-from cdc_spark.sinks.delta_partitions import list_partitions
+from cdc_spark.sinks.delta_partitions import partition_actions
 from cdc_spark.sinks.delta_rewrite import commit_marked, log_and_snapshot, protocol_allows
 
 if TYPE_CHECKING:
@@ -57,8 +57,8 @@ def replace_partitions(
         read.add(predicate)
         # a concurrent commit that adds a file to these partitions fails this one, as it fails the overwrite
         txn.trackReadPredicates(scala.asScala(read).toSeq(), True, True)
-        for listed in list_partitions(spark, snapshot, column, written).files:
-            actions.add(listed.action.remove())
+        for added in partition_actions(snapshot, column, written):
+            actions.add(added.remove())
     commit_marked(spark, txn, actions, transaction=transaction, user_metadata=user_metadata, dynamic=True)
     return True
 

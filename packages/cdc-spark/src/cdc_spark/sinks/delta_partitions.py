@@ -37,7 +37,6 @@ class ListedFile:
     path: str  # as the log writes it: relative to the table, URI-escaped, or absolute
     rows: int | None  # from the file's statistics (None: not recorded)
     deleted_rows: bool  # a deletion vector marks some of its rows deleted
-    action: Any = attrs.field(eq=False, repr=False)  # Delta's ``AddFile`` (JVM): what a commit removes
 
 
 @attrs.frozen
@@ -104,14 +103,36 @@ def read_partition(listing: PartitionFiles, spark: SparkSession, value: str) -> 
     return stored.select(*[partition if f.name == listing.column else F.col(quote(f.name)) for f in schema.fields])
 
 
-def _checksum_files(files: Any, column: str, values: set[str]) -> Iterable[ListedFile]:
-    """The Delta ``AddFile``s of a JVM iterator whose ``column`` is one of ``values``."""
+def partition_actions(snapshot: Any, column: str, values: Iterable[str]) -> list[Any]:
+    """The Delta ``AddFile``s (JVM objects, what a commit removes) of ``snapshot``'s partitions whose ``column`` is
+    one of ``values``: from the version's checksum when it lists the files (no Spark job), else collected to the
+    driver by one Spark job over the version's file list."""
+    wanted = set(values)
+    checksum = snapshot.checksumOpt()
+    listed = checksum.get().allFiles() if checksum.isDefined() else None
+    if listed is not None and listed.isDefined():
+        files = listed.get().iterator()
+    elif wanted:
+        among = ", ".join(literal(v) for v in sorted(wanted))
+        files = snapshot.allFiles().where(f"partitionValues[{literal(column)}] IN ({among})").collectAsList().iterator()
+    else:
+        return []
+    return [added for added, _ in _in_partitions(files, column, wanted)]
+
+
+def _in_partitions(files: Any, column: str, values: set[str]) -> Iterable[tuple[Any, str]]:
+    """The Delta ``AddFile``s of a JVM iterator whose ``column`` is one of ``values``, with that value."""
     while files.hasNext():
         added = files.next()
         found = added.partitionValues().get(column)
         value = str(found.get()) if found.isDefined() else None
-        if value is None or value not in values:
-            continue
+        if value is not None and value in values:
+            yield added, value
+
+
+def _checksum_files(files: Any, column: str, values: set[str]) -> Iterable[ListedFile]:
+    """The Delta ``AddFile``s of a JVM iterator whose ``column`` is one of ``values``."""
+    for added, value in _in_partitions(files, column, values):
         stats = added.stats()
         counted = json.loads(stats).get("numRecords") if stats else None
         yield ListedFile(
@@ -119,17 +140,31 @@ def _checksum_files(files: Any, column: str, values: set[str]) -> Iterable[Liste
             path=str(added.path()),
             rows=None if counted is None else int(counted),
             deleted_rows=added.deletionVector() is not None,
-            action=added,
         )
 
 
 def _logged_files(spark: SparkSession, snapshot: Any, column: str, values: set[str]) -> Iterable[ListedFile]:
     """As :func:`_checksum_files`, from the version's file list (one Spark job; one row per data file)."""
+    from pyspark.sql import DataFrame
+
     if not values:
         return
+    files = DataFrame(snapshot.allFiles().toDF(), spark)
+    value = f"partitionValues[{literal(column)}]"
     among = ", ".join(literal(v) for v in sorted(values))
-    chosen = snapshot.allFiles().where(f"partitionValues[{literal(column)}] IN ({among})")
-    yield from _checksum_files(chosen.collectAsList().iterator(), column, values)
+    chosen = files.where(f"{value} IN ({among})").selectExpr(
+        f"{value} AS value",
+        "path",
+        "CAST(get_json_object(stats, '$.numRecords') AS BIGINT) AS rows",
+        "deletionVector IS NOT NULL AS deleted_rows",
+    )
+    for row in chosen.collect():
+        yield ListedFile(
+            value=str(row["value"]),
+            path=str(row["path"]),
+            rows=None if row["rows"] is None else int(row["rows"]),
+            deleted_rows=bool(row["deleted_rows"]),
+        )
 
 
 def _absolute(spark: SparkSession, location: str, paths: Iterable[str]) -> list[str]:
@@ -139,4 +174,4 @@ def _absolute(spark: SparkSession, location: str, paths: Iterable[str]) -> list[
     return [str(operations.absolutePath(location, path).toString()) for path in paths]
 
 
-__all__ = ["ListedFile", "PartitionFiles", "list_partitions", "read_partition"]
+__all__ = ["ListedFile", "PartitionFiles", "list_partitions", "partition_actions", "read_partition"]
