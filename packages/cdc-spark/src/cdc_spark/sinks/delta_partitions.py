@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cdc_spark.merge.statements import literal, quote
-from cdc_spark.sinks.delta_rewrite import protocol_allows
+from cdc_spark.sinks.delta_rewrite import files_frame, protocol_allows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -37,6 +37,7 @@ class ListedFile:
     path: str  # as the log writes it: relative to the table, URI-escaped, or absolute
     rows: int | None  # from the file's statistics (None: not recorded)
     deleted_rows: bool  # a deletion vector marks some of its rows deleted
+    action: Any = attrs.field(default=None, eq=False, repr=False)  # Delta's ``AddFile`` (JVM), where listed as one
 
 
 @attrs.frozen
@@ -48,6 +49,7 @@ class PartitionFiles:
     column: str
     files: tuple[ListedFile, ...]
     plain: bool  # the table's protocol and partitioning let its files be read as plain Parquet
+    snapshot: Any = attrs.field(default=None, eq=False, repr=False)  # the listed version (Delta's ``Snapshot``)
 
     @property
     def readable(self) -> bool:
@@ -82,7 +84,7 @@ def list_partitions(spark: SparkSession, snapshot: Any, column: str, values: Seq
     else:
         files = tuple(_logged_files(spark, snapshot, column, wanted))
     location = str(snapshot.deltaLog().dataPath().toString())
-    return PartitionFiles(location=location, schema=schema, column=column, files=files, plain=plain)
+    return PartitionFiles(location=location, schema=schema, column=column, files=files, plain=plain, snapshot=snapshot)
 
 
 def read_partition(listing: PartitionFiles, spark: SparkSession, value: str) -> DataFrame:
@@ -94,11 +96,13 @@ def read_partition(listing: PartitionFiles, spark: SparkSession, value: str) -> 
     if not listing.readable:
         raise ValueError(f"the files listed under {listing.location} are not all a Delta scan reads")
     schema = listing.schema
-    data = StructType([f for f in schema.fields if f.name != listing.column])
-    paths = _absolute(spark, listing.location, [f.path for f in listing.files if f.value == value])
-    if not paths:
+    chosen = [f for f in listing.files if f.value == value]
+    if not chosen:
         return spark.createDataFrame([], schema)
-    stored = spark.read.schema(data).parquet(*paths)
+    if listing.snapshot is not None and all(f.action is not None for f in chosen):
+        return files_frame(spark, listing.snapshot, [f.action for f in chosen], schema)
+    data = StructType([f for f in schema.fields if f.name != listing.column])
+    stored = spark.read.schema(data).parquet(*_absolute(spark, listing.location, [f.path for f in chosen]))
     partition = F.lit(value).cast(schema[listing.column].dataType).alias(listing.column)
     return stored.select(*[partition if f.name == listing.column else F.col(quote(f.name)) for f in schema.fields])
 
@@ -140,6 +144,7 @@ def _checksum_files(files: Any, column: str, values: set[str]) -> Iterable[Liste
             path=str(added.path()),
             rows=None if counted is None else int(counted),
             deleted_rows=added.deletionVector() is not None,
+            action=added,
         )
 
 

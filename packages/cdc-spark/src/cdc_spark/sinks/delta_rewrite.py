@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from cdc_spark.merge.rewrite import merged_rows
+from cdc_spark.merge.statements import quote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
     from cdc_spark.merge.statements import Merge
 
@@ -102,8 +105,7 @@ def rewrite_table(
     if files is None:
         return False
     schema = StructType.fromJson(json.loads(snapshot.metadata().schemaString()))
-    paths = [str(added.absolutePath(log).toString()) for added in files]
-    stored = spark.read.schema(schema).parquet(*paths) if paths else spark.createDataFrame([], schema)
+    stored = files_frame(spark, snapshot, files, schema) if files else spark.createDataFrame([], schema)
     rows = merged_rows(stored, source, rule, schema)
     txn = log.startTransaction(jvm.scala.Option.empty(), jvm.scala.Option.apply(snapshot))
     txn.readWholeTable()  # a concurrent write of the table fails this commit
@@ -112,6 +114,25 @@ def rewrite_table(
         actions.add(added.remove())
     commit_marked(spark, txn, actions, transaction=transaction, user_metadata=user_metadata)
     return True
+
+
+def files_frame(spark: SparkSession, snapshot: Any, files: Sequence[Any], schema: StructType) -> DataFrame:
+    """The rows of ``files`` (Delta ``AddFile``s of ``snapshot``) as Delta reads them, partition values included, in
+    ``schema``'s column order (the table's), in ``spark``. Delta builds the relation from the files it is given
+    (``DeltaLog.createDataFrame``): no path is looked up on the file system, as a Parquet read of the paths would
+    (9 ms a read on the driver), and no scan of the table is prepared."""
+    from pyspark.sql import DataFrame as PyDataFrame
+
+    jvm: Any = spark._jvm
+    given = jvm.java.util.ArrayList()
+    for added in files:
+        given.add(added)
+    listed = jvm.scala.jdk.javaapi.CollectionConverters.asScala(given).toSeq()
+    built = snapshot.deltaLog().createDataFrame(snapshot, listed, False, jvm.scala.Option.empty())
+    # Delta builds it in the thread's active session: the same plan, in the caller's
+    plan = built.queryExecution().analyzed()
+    frame = PyDataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan), spark)
+    return frame if frame.columns == schema.names else frame.select(*[quote(name) for name in schema.names])
 
 
 def commit_marked(
@@ -152,6 +173,7 @@ __all__ = [
     "READER_FEATURES",
     "WRITER_FEATURES",
     "commit_marked",
+    "files_frame",
     "log_and_snapshot",
     "protocol_allows",
     "rewritable_files",
