@@ -1,4 +1,4 @@
-"""Partitions of a Delta version read as the Parquet files it lists for them, not through a Delta scan.
+"""Partitions of a Delta version read from the files it lists for them, not through a Delta scan.
 
 A batch of SCD1 tables reads the shared key state once per table it changes (:mod:`cdc_spark.sinks.scd1_batch`),
 each time one partition. Read through Delta, every such read plans a scan of its own: Delta's ``PrepareDeltaScan``
@@ -6,7 +6,10 @@ rule loads the table's latest snapshot and filters its file list for the partiti
 driver a table (Spark's rule timings over a batch of 50 tables). The batch has loaded the key state's version
 already (``describe``); :func:`list_partitions` lists the files of all its tables' partitions at once, from the
 version's checksum where Delta keeps the list there (no Spark job) or with one job over the version's file list,
-and :func:`read_partition` reads one partition's files as plain Parquet, its value as the partition column.
+and :func:`read_partition` reads one partition's files: through a relation Delta builds from their ``AddFile``s
+where the checksum gave them (:func:`~cdc_spark.sinks.delta_rewrite.files_frame`: no path looked up), else as plain
+Parquet with the partition's value as the partition column. :func:`partition_actions` gives the ``AddFile``s of
+some partitions, for a commit that removes them (:mod:`cdc_spark.sinks.delta_overwrite`).
 
 That is what Delta reads for the version as long as no file has rows deleted by a deletion vector and the
 protocol asks for nothing a plain Parquet read would miss (the rule of :mod:`cdc_spark.sinks.delta_rewrite`);
