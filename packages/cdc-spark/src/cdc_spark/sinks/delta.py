@@ -32,7 +32,7 @@ from cdc_spark.sinks import BatchInfo
 from cdc_spark.sinks.commits import TableInfo
 from cdc_spark.sinks.delta_overwrite import replace_partitions
 from cdc_spark.sinks.delta_partitions import PartitionFiles, list_partitions, read_partition
-from cdc_spark.sinks.delta_rewrite import rewrite_table
+from cdc_spark.sinks.delta_rewrite import log_and_snapshot, rewrite_table
 from cdc_spark.sinks.tables import TableSink, session_conf
 
 if TYPE_CHECKING:
@@ -106,9 +106,7 @@ class DeltaFormat:
         location = self._location(name)
         if location is None:
             return None
-        jvm: Any = self.spark._jvm
-        delta_log = jvm.org.apache.spark.sql.delta.DeltaLog
-        snapshot = delta_log.forTableWithSnapshot(self.spark._jsparkSession, location)._2()
+        snapshot = log_and_snapshot(self.spark, location)[1]
         return None if snapshot.version() < 0 else snapshot
 
     def describe(self, name: str, app_id: str | None) -> TableInfo | None:

@@ -11,7 +11,7 @@ Conflicts are those of the dynamic overwrite: the transaction records a read of 
 on the partition column), so a concurrent commit that adds a file to one of them, removes a file this one removes or
 changes the table's metadata fails it, and writes to other partitions (another job's tables in a shared key state)
 do not. A table partitioned otherwise, or whose protocol asks for more than a plain write carries over
-(:func:`~cdc_spark.sinks.delta_rewrite.protocol_allows`), is left to Delta's own overwrite.
+(:func:`~cdc_spark.sinks.delta_rewrite.partitioned_plainly`), is left to Delta's own overwrite.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from cdc_spark.merge.statements import literal, quote
 from cdc_spark.sinks.delta_partitions import partition_actions
-from cdc_spark.sinks.delta_rewrite import commit_marked, log_and_snapshot, protocol_allows
+from cdc_spark.sinks.delta_rewrite import commit_marked, log_and_snapshot, partitioned_plainly
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -44,8 +44,7 @@ def replace_partitions(
     log, snapshot = log_and_snapshot(spark, location)
     if snapshot.version() < 0:
         return False
-    partitioned = [str(c) for c in scala.asJava(snapshot.metadata().partitionColumns())]
-    if partitioned != [column] or not protocol_allows(snapshot.protocol()):
+    if not partitioned_plainly(snapshot, column):
         return False
     txn = log.startTransaction(jvm.scala.Option.empty(), jvm.scala.Option.apply(snapshot))
     actions = jvm.java.util.ArrayList(scala.asJava(txn.writeFiles(rows._jdf)))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cdc_spark.merge.statements import literal, quote
-from cdc_spark.sinks.delta_rewrite import files_frame, protocol_allows
+from cdc_spark.sinks.delta_rewrite import checksum_files, files_frame, partitioned_plainly
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -74,16 +74,12 @@ def list_partitions(spark: SparkSession, snapshot: Any, column: str, values: Seq
     when it lists the files (no Spark job), else one Spark job over the version's file list (file metadata only)."""
     from pyspark.sql.types import StructType
 
-    jvm: Any = spark._jvm
-    metadata = snapshot.metadata()
-    schema = StructType.fromJson(json.loads(metadata.schemaString()))
-    partitioned = [str(c) for c in jvm.scala.jdk.javaapi.CollectionConverters.asJava(metadata.partitionColumns())]
-    plain = partitioned == [column] and protocol_allows(snapshot.protocol())
-    checksum = snapshot.checksumOpt()
-    listed = checksum.get().allFiles() if checksum.isDefined() else None
+    schema = StructType.fromJson(json.loads(snapshot.metadata().schemaString()))
+    plain = partitioned_plainly(snapshot, column)
+    listed = checksum_files(snapshot)
     wanted = set(values)
-    if listed is not None and listed.isDefined():
-        files = tuple(_checksum_files(listed.get().iterator(), column, wanted))
+    if listed is not None:
+        files = tuple(_checksum_files(listed.iterator(), column, wanted))
     else:
         files = tuple(_logged_files(spark, snapshot, column, wanted))
     location = str(snapshot.deltaLog().dataPath().toString())
@@ -115,10 +111,9 @@ def partition_actions(snapshot: Any, column: str, values: Iterable[str]) -> list
     one of ``values``: from the version's checksum when it lists the files (no Spark job), else collected to the
     driver by one Spark job over the version's file list."""
     wanted = set(values)
-    checksum = snapshot.checksumOpt()
-    listed = checksum.get().allFiles() if checksum.isDefined() else None
-    if listed is not None and listed.isDefined():
-        files = listed.get().iterator()
+    listed = checksum_files(snapshot)
+    if listed is not None:
+        files = listed.iterator()
     elif wanted:
         among = ", ".join(literal(v) for v in sorted(wanted))
         files = snapshot.allFiles().where(f"partitionValues[{literal(column)}] IN ({among})").collectAsList().iterator()

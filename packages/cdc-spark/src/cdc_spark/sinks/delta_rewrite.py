@@ -45,9 +45,8 @@ def rewritable_files(snapshot: Any) -> list[Any] | None:
     deletion vector, the table is not partitioned and its protocol asks for no more than the features above (column
     mapping, the change data feed, generated or identity columns raise it past them); else None (the caller
     MERGEs)."""
-    checksum = snapshot.checksumOpt()
-    listed = checksum.get().allFiles() if checksum.isDefined() else None
-    if listed is None or not listed.isDefined():
+    listed = checksum_files(snapshot)
+    if listed is None:
         return None
     metadata = snapshot.metadata()
     if not metadata.partitionColumns().isEmpty():
@@ -55,13 +54,28 @@ def rewritable_files(snapshot: Any) -> list[Any] | None:
     if not protocol_allows(snapshot.protocol()):
         return None
     files = []
-    found = listed.get().iterator()
+    found = listed.iterator()
     while found.hasNext():
         added = found.next()
         if added.deletionVector() is not None:
             return None
         files.append(added)
     return files
+
+
+def checksum_files(snapshot: Any) -> Any | None:
+    """The data files (a Scala collection of Delta ``AddFile``s) the version's checksum lists, where Delta keeps the
+    list there (tables of few files); None otherwise."""
+    checksum = snapshot.checksumOpt()
+    listed = checksum.get().allFiles() if checksum.isDefined() else None
+    return listed.get() if listed is not None and listed.isDefined() else None
+
+
+def partitioned_plainly(snapshot: Any, column: str) -> bool:
+    """Whether the version's table is partitioned by ``column`` alone and its protocol lets its files be read as
+    plain Parquet and replaced (:func:`protocol_allows`)."""
+    columns = snapshot.metadata().partitionColumns()
+    return bool(columns.size() == 1 and str(columns.head()) == column and protocol_allows(snapshot.protocol()))
 
 
 def protocol_allows(protocol: Any) -> bool:
@@ -172,9 +186,11 @@ def log_and_snapshot(spark: SparkSession, location: str) -> tuple[Any, Any]:
 __all__ = [
     "READER_FEATURES",
     "WRITER_FEATURES",
+    "checksum_files",
     "commit_marked",
     "files_frame",
     "log_and_snapshot",
+    "partitioned_plainly",
     "protocol_allows",
     "rewritable_files",
     "rewrite_table",
