@@ -16,7 +16,7 @@ from cdc_core.errors import ConfigError
 from cdc_core.schema import TableSchema
 from cdc_spark.batch_cache import release
 from cdc_spark.decoding.spark_types import CONTROL_SCHEMA, DEAD_LETTER_SCHEMA
-from cdc_spark.empty_frames import empty_frame
+from cdc_spark.local_frames import empty_frame
 from cdc_spark.partition_clock import PartitionKey
 from cdc_spark.time_text import with_time_text
 

@@ -40,7 +40,7 @@ from cdc_spark.decoding.spark_types import (
     change_schema,
     spark_image,
 )
-from cdc_spark.empty_frames import empty_frame
+from cdc_spark.local_frames import empty_frame, rows_frame
 from cdc_spark.partition_clock import PartitionClock, PartitionKey, merge_clocks
 
 if TYPE_CHECKING:
@@ -479,7 +479,7 @@ def _dead_letters(spark: SparkSession, python: PythonPath) -> DataFrame:
     ]
     if not errors:
         return empty_frame(spark, DEAD_LETTER_SCHEMA)
-    found = spark.createDataFrame(errors, "topic string, partition int, offset bigint, error_type string, error string")
+    found = rows_frame(spark, errors, "topic string, partition int, offset bigint, error_type string, error string")
     frame: DataFrame = join_on_coordinates(python.messages, found, "inner").select(
         "topic", "partition", "offset", "key", "value", "error_type", "error"
     )
@@ -505,7 +505,7 @@ def assemble(
     spark = python.spark
     present = python.first.changed_tables()
     rows = python.first.control_rows()
-    control = spark.createDataFrame(rows, CONTROL_SCHEMA) if rows else empty_frame(spark, CONTROL_SCHEMA)
+    control = rows_frame(spark, rows, CONTROL_SCHEMA)
     dead = [_dead_letters(spark, python)]
     clock = merge_clocks(partition_ts, python.first.clock())
     if not present:  # no row changes (DDL, bootstrap, watermarks, dead letters): no second pass

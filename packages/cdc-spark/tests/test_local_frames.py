@@ -1,0 +1,42 @@
+"""Frames of the driver's rows made in the JVM: the rows ``createDataFrame`` gives, without a Python RDD."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cdc_spark.decoding.spark_types import CONTROL_SCHEMA
+from cdc_spark.local_frames import rows_frame
+
+pytestmark = pytest.mark.spark
+
+# control rows as the codec's first pass gives them: DDL text with quotes, new lines, non-ASCII and a character
+# outside the basic plane, a lone surrogate (a JSON escape the codec decoded), None, the largest TSO and offset
+ROWS = [
+    ("ddl", "shop", "orders", 449_731_286_212_280_321, 'ALTER TABLE `orders` ADD `note` text COMMENT "a\\b"\n',
+     "AlterTable", '{"columns": []}', 0, 17),
+    ("ddl", "boutique", "客户", 2**63 - 1, "CREATE TABLE `客户` (`名` varchar(8)) -- 🙂 \ud800", None, None, 2**31 - 1,
+     2**63 - 1),
+    ("ddl", "shop", "\udc00\ud83d\ude42\ud83d", 1, "a pair split in two code points: each half is U+FFFD", None, None,
+     0, 0),
+    ("watermark", None, None, 0, None, None, None, None, None),
+]  # fmt: skip
+
+
+def test_rows_come_back_as_create_data_frame_gives_them(spark: Any) -> None:
+    made = rows_frame(spark, ROWS, CONTROL_SCHEMA)
+    expected = spark.createDataFrame(ROWS, CONTROL_SCHEMA)
+    assert made.schema == expected.schema
+    assert made.collect() == expected.collect()
+    assert made.collect()[0]["sql"] == ROWS[0][4]  # quotes, backslash and new line kept
+    plan = made._jdf.queryExecution().executedPlan().toString()
+    assert "ExistingRDD" not in plan and "PythonRDD" not in plan, plan  # no Python worker reads it
+
+
+def test_no_rows_is_an_empty_local_relation_and_a_short_row_is_refused(spark: Any) -> None:
+    empty = rows_frame(spark, [], CONTROL_SCHEMA)
+    assert empty.schema == spark.createDataFrame([], CONTROL_SCHEMA).schema
+    assert empty._jdf.queryExecution().optimizedPlan().toString().startswith("LocalRelation <empty>")
+    with pytest.raises(ValueError, match="a row of 2 values for the 9 fields"):
+        rows_frame(spark, [("ddl", "shop")], CONTROL_SCHEMA)
