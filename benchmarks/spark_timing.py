@@ -98,6 +98,26 @@ def from_avro_baseline(many: Any, values: list[tuple[bytearray, str]]) -> Callab
     return baseline
 
 
+# The most warm-up rounds a decode gets before it is timed (see warm_up)
+WARMUP_MOST = int(os.environ.get("CDC_BENCH_WARMUP_MOST", "8"))
+
+
+def warm_up(action: Callable[[], None], *, least: int = 2, most: int = WARMUP_MOST) -> list[float]:
+    """Run ``action`` until it stops getting faster, and return the times: at least ``least`` runs, then until a
+    run is not 5 % faster than the fastest before it, at most ``most``. The JIT compiles a decode's code over
+    many rows: at 10^5 messages a round, two rounds left the shapes' step still falling by a fifth a round."""
+    times: list[float] = []
+    while len(times) < most:
+        started = time.perf_counter()
+        action()
+        took = time.perf_counter() - started
+        settled = len(times) >= least and took > 0.95 * min(times)
+        times.append(took)
+        if settled:
+            break
+    return times
+
+
 def best_of(runs: int, action: Callable[[], None]) -> float:
     """The shortest of ``runs`` timed calls, in seconds."""
     times = []
@@ -145,9 +165,10 @@ def time_decode_against(
     protocol: str,
     options: dict[str, Any] | None = None,
 ) -> dict[str, int]:
-    """Rows/s of ``baseline`` on ``many`` (best of 3), of ``decode`` plan ``python`` on ``one`` (it is several
-    times slower) and plan ``jvm`` on ``many`` (pytest-benchmark's figure, best of 3 after two warm-up rounds, whose
-    times are printed too); prints them and the ratios, returns the jvm run's changes per path."""
+    """Rows/s of ``baseline`` on ``many`` (best of 3 before the decode's rounds and 3 after them), of ``decode``
+    plan ``python`` on ``one`` (it is several times slower) and plan ``jvm`` on ``many`` (pytest-benchmark's
+    figure, best of 3 after warm-up rounds until it stops getting faster, :func:`warm_up`, whose times are printed
+    too); prints them and the ratios, returns the jvm run's changes per path."""
     small, large = one.count(), many.count()
 
     steps: list[dict[str, float]] = []
@@ -156,34 +177,38 @@ def time_decode_against(
         return lambda: decode_everything(frame, protocol, options or {}, plan, paths=paths, steps=steps)
 
     baseline()  # warm the JVM paths once before timing anything
-    raw = large / best_of(3, baseline)
+    bare = best_of(3, baseline)
     python_paths: dict[str, int] = {}
     python = small / best_of(1, run(one, "python", python_paths))
     jvm_paths: dict[str, int] = {}
-    # Two rounds first, as the baseline runs once before it is timed: the JIT compiles the typing's generated code in
-    # the first batch of a job, and a Java row typer's second batch is the first typed in its shapes' pass (another
-    # plan, compiled in its turn); every later batch of a stream runs both compiled. The warm-up rounds' times are
-    # printed with the timed ones.
+    # Warm-up rounds first (at least two): the JIT compiles the typing's generated code in the first batch of a job,
+    # and a Java row typer's second batch is the first typed in its shapes' pass (another plan, compiled in its
+    # turn); every later batch of a stream runs both compiled. The warm-up rounds' times are printed with the timed
+    # ones, and the baseline is timed again after them, as warm as the decode.
     from cdc_spark.decoding import Decoder
 
     planned = Decoder.shared(many.sparkSession).jvm  # what the jvm rounds planned, counted by the decoder they use
     speculated = dict(planned.speculated)
     clocks = dict(planned.running_clocks)
-    benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=3, iterations=1, warmup_rounds=2)
+    warm = warm_up(run(many, "jvm", jvm_paths))
+    benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=3, iterations=1)
+    bare_after = best_of(3, baseline)
+    raw = large / min(bare, bare_after)
     # how the running clock of changes without a commit ts was read: by the tasks as they read, or sorted
     running = {k: v - clocks.get(k, 0) for k, v in planned.running_clocks.items() if v != clocks.get(k, 0)}
     # how each round was typed: in its shapes' pass (typed), again after a miss (retyped), or unspeculated
     ways = {k: v - speculated.get(k, 0) for k, v in planned.speculated.items() if v != speculated.get(k, 0)}
     jvm = large / benchmark.stats.stats.min
     fastest = min(steps[-3:], key=lambda s: sum(s.values()))  # the timed rounds' steps, the warm-ups' before them
-    rounds = [{k: round(v, 2) for k, v in s.items()} for s in steps[-5:]]
+    rounds = [{k: round(v, 2) for k, v in s.items()} for s in steps[-(len(warm) + 3) :]]
     print(
-        f"\n{protocol}: {baseline_name} {raw:,.0f} rows/s ({large} messages);"
+        f"\n{protocol}: {baseline_name} {raw:,.0f} rows/s ({large} messages; best of 3 before the decode"
+        f" {large / bare:,.0f}, of 3 after it {large / bare_after:,.0f});"
         f" jvm {jvm:,.0f} rows/s ({jvm / raw:.2f}x; typed in the JVM {jvm_paths.get('jvm', 0)},"
         f" through the codec {jvm_paths.get('codec', 0)});"
         f" python {python:,.0f} rows/s ({python / raw:.2f}x, {small} messages)"
         f"\n{protocol}: the fastest jvm round's steps: {', '.join(f'{k} {v:.2f} s' for k, v in fastest.items())}"
-        f"\n{protocol}: every jvm round's steps, warm-ups first: {rounds};"
+        f"\n{protocol}: every jvm round's steps, {len(warm)} warm-ups first: {rounds};"
         f" typed in the shapes' pass {ways or 'never'}; running clock {running or 'not needed'}"
     )
     return jvm_paths
