@@ -40,3 +40,20 @@ def test_no_rows_is_an_empty_local_relation_and_a_short_row_is_refused(spark: An
     assert empty._jdf.queryExecution().optimizedPlan().toString().startswith("LocalRelation <empty>")
     with pytest.raises(ValueError, match="a row of 2 values for the 9 fields"):
         rows_frame(spark, [("ddl", "shop")], CONTROL_SCHEMA)
+
+
+def test_no_rows_keeps_the_schema_exactly_and_is_planned_in_the_jvm(spark: Any) -> None:
+    """The key state's schema (fields that may not be null, a map, structs): as ``createDataFrame([], schema)``
+    gives it, but an empty local relation, which a join with a table's changes reads without a Python worker."""
+    from pyspark.sql.types import _parse_datatype_string
+
+    from cdc_spark.local_frames import no_rows
+    from cdc_spark.merge.scd1 import state_schema
+    from cdc_spark.sinks.scd1_batch import DECODE_SEQUENCE
+
+    schema = state_schema(_parse_datatype_string(DECODE_SEQUENCE))
+    made = no_rows(spark, schema)
+    assert made.schema == schema == spark.createDataFrame([], schema).schema
+    assert [f.nullable for f in made.schema.fields][:2] == [False, False]
+    assert made.collect() == []
+    assert made._jdf.queryExecution().optimizedPlan().toString().startswith("LocalRelation <empty>")

@@ -2,9 +2,9 @@
 
 ``spark.createDataFrame(rows, schema)`` plans a scan of a Python RDD: writing it runs a job whose tasks start
 Python workers to unpickle the rows (0.2-0.3 s on local[2] for no rows, 0.12-0.16 s for ten DDL rows), and a union
-with it keeps those tasks. Here no rows are a projection of typed nulls cut by ``limit(0)``, which the optimizer
-turns into an empty local relation that a union prunes; and a few rows are one JSON text read by ``from_json`` in
-the JVM (one task, no Python worker).
+or a join with it keeps those tasks. Here no rows are an empty local relation (:func:`empty_frame` for a DDL string,
+:func:`no_rows` for a schema whose nullability is kept), which a union prunes; and a few rows are one JSON text
+read by ``from_json`` in the JVM (one task, no Python worker).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 # a surrogate code point (a Python string holds a character outside the basic plane as one code point, so this is
 # half a pair): createDataFrame's rows give U+FFFD for each, where a JSON escape of a lone one would give '?'
@@ -28,6 +29,17 @@ def empty_frame(spark: SparkSession, schema: str) -> DataFrame:
 
     nothing = F.from_json(F.lit(None).cast("string"), schema)
     return spark.range(1).select(nothing.alias("row")).select("row.*").limit(0)
+
+
+def no_rows(spark: SparkSession, schema: StructType) -> DataFrame:
+    """A frame of exactly ``schema`` (its fields' nullability kept, as ``createDataFrame([], schema)`` keeps it)
+    with no rows: an empty local relation made in the JVM."""
+    from pyspark.sql import DataFrame as PyDataFrame
+
+    session, jvm = spark._jsparkSession, spark._jvm
+    assert jvm is not None
+    frame = session.createDataFrame(jvm.java.util.ArrayList(), session.parseDataType(schema.json()))
+    return PyDataFrame(frame, spark)
 
 
 def rows_frame(spark: SparkSession, rows: Sequence[Sequence[object]], schema: str) -> DataFrame:
@@ -53,4 +65,4 @@ def _text(value: object) -> object:
     return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
 
 
-__all__ = ["empty_frame", "rows_frame"]
+__all__ = ["empty_frame", "no_rows", "rows_frame"]

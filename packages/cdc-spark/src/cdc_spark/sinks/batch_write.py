@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 
 from cdc_core.errors import StorageError
+from cdc_spark.local_frames import no_rows
 from cdc_spark.merge import scd2
 from cdc_spark.merge.batch import BatchSummary, ordered, sequence_type, summarize
 from cdc_spark.merge.columns import END_AT, PURGED_AT, START_AT, TIME, TRUNCATED_BEFORE
@@ -183,12 +184,12 @@ class BatchWrite:
             # replay of a committed batch is skipped). When a table's first batch holds a truncate, the state
             # table is created empty first (Delta keeps no custom property given at creation).
             self.format.prepare(state)
-            empty = self.spark.createDataFrame([], state_schema)
+            empty = no_rows(self.spark, state_schema)
             self.format.create_from(state, state_schema, empty, self.format.create_properties(), None)
             new_state = False
         rules = merges(spec)
         # A missing state table means an empty one: nothing stored to join with.
-        stored = self.spark.createDataFrame([], state_schema) if new_state else self.spark.table(state)
+        stored = no_rows(self.spark, state_schema) if new_state else self.spark.table(state)
         kept: list[DataFrame] = []
 
         def once(frame: DataFrame) -> DataFrame:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from cdc_spark.local_frames import no_rows
 from cdc_spark.merge.statements import literal, quote
 from cdc_spark.sinks.delta_rewrite import checksum_files, files_frame, partitioned_plainly
 
@@ -97,7 +98,7 @@ def read_partition(listing: PartitionFiles, spark: SparkSession, value: str) -> 
     schema = listing.schema
     chosen = [f for f in listing.files if f.value == value]
     if not chosen:
-        return spark.createDataFrame([], schema)
+        return no_rows(spark, schema)
     if listing.snapshot is not None and all(f.action is not None for f in chosen):
         return files_frame(spark, listing.snapshot, [f.action for f in chosen], schema)
     data = StructType([f for f in schema.fields if f.name != listing.column])

@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from cdc_spark.local_frames import no_rows
 from cdc_spark.merge.rewrite import merged_rows
 from cdc_spark.merge.statements import quote
 
@@ -119,7 +120,7 @@ def rewrite_table(
     if files is None:
         return False
     schema = StructType.fromJson(json.loads(snapshot.metadata().schemaString()))
-    stored = files_frame(spark, snapshot, files, schema) if files else spark.createDataFrame([], schema)
+    stored = files_frame(spark, snapshot, files, schema) if files else no_rows(spark, schema)
     rows = merged_rows(stored, source, rule, schema)
     txn = log.startTransaction(jvm.scala.Option.empty(), jvm.scala.Option.apply(snapshot))
     txn.readWholeTable()  # a concurrent write of the table fails this commit

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from cdc_spark.expression_mode import expressions_for
+from cdc_spark.local_frames import no_rows
 from cdc_spark.merge import scd1
 from cdc_spark.merge.batch import BatchSummary, Pending, ordered, sequence_type, summarize_all
 from cdc_spark.merge.columns import ACTION, FLOOR_KEY, FLOOR_TABLES, KEY, PURGED_AT, TABLE, WAS_LIVE
@@ -322,7 +323,7 @@ class Scd1Batch:
         """An empty key state, partitioned by table (a batch reads and rewrites only its tables' files)."""
         schema = scd1.state_schema(seq_type)
         self.format.prepare(state)
-        empty = self.spark.createDataFrame([], schema)
+        empty = no_rows(self.spark, schema)
         properties = {**self.format.create_properties(), PURGED_AT: now.isoformat()}
         self.format.create_from(state, schema, empty, properties, None, partitioned_by=(TABLE,))
 
