@@ -27,12 +27,16 @@ T = TypeVar("T")
 def bound_to(frame: DataFrame, session: SparkSession) -> DataFrame:
     """``frame``'s analyzed plan in ``session`` (a clone of its own, or its parent): the same rows, and the cached
     data its plan has in any session of the application."""
-    from pyspark.sql import DataFrame as PyDataFrame
-
     if frame.sparkSession is session:
         return frame
+    return plan_in(frame._jdf.queryExecution().analyzed(), session)
+
+
+def plan_in(plan: Any, session: SparkSession) -> DataFrame:
+    """The analyzed logical ``plan`` (a JVM object) as a frame of ``session``."""
+    from pyspark.sql import DataFrame as PyDataFrame
+
     jvm: Any = session._jvm
-    plan = frame._jdf.queryExecution().analyzed()
     return PyDataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(session._jsparkSession, plan), session)
 
 
@@ -78,4 +82,4 @@ def _inheriting(task: Callable[[], T]) -> Callable[[], T]:
     return wrapped
 
 
-__all__ = ["DEFAULT_TABLE_PARALLELISM", "bound_to", "in_own_session", "own_session", "run_each"]
+__all__ = ["DEFAULT_TABLE_PARALLELISM", "bound_to", "in_own_session", "own_session", "plan_in", "run_each"]

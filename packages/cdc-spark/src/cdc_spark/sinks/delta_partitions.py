@@ -116,8 +116,7 @@ def partition_actions(snapshot: Any, column: str, values: Iterable[str]) -> list
     if listed is not None:
         files = listed.iterator()
     elif wanted:
-        among = ", ".join(literal(v) for v in sorted(wanted))
-        files = snapshot.allFiles().where(f"partitionValues[{literal(column)}] IN ({among})").collectAsList().iterator()
+        files = snapshot.allFiles().where(_in_values(column, wanted)).collectAsList().iterator()
     else:
         return []
     return [added for added, _ in _in_partitions(files, column, wanted)]
@@ -154,10 +153,8 @@ def _logged_files(spark: SparkSession, snapshot: Any, column: str, values: set[s
     if not values:
         return
     files = DataFrame(snapshot.allFiles().toDF(), spark)
-    value = f"partitionValues[{literal(column)}]"
-    among = ", ".join(literal(v) for v in sorted(values))
-    chosen = files.where(f"{value} IN ({among})").selectExpr(
-        f"{value} AS value",
+    chosen = files.where(_in_values(column, values)).selectExpr(
+        f"{_value_of(column)} AS value",
         "path",
         "CAST(get_json_object(stats, '$.numRecords') AS BIGINT) AS rows",
         "deletionVector IS NOT NULL AS deleted_rows",
@@ -169,6 +166,16 @@ def _logged_files(spark: SparkSession, snapshot: Any, column: str, values: set[s
             rows=None if row["rows"] is None else int(row["rows"]),
             deleted_rows=bool(row["deleted_rows"]),
         )
+
+
+def _value_of(column: str) -> str:
+    """SQL of a file's value of the partition ``column`` in Delta's file list (``AddFile`` rows)."""
+    return f"partitionValues[{literal(column)}]"
+
+
+def _in_values(column: str, values: Iterable[str]) -> str:
+    """SQL condition on Delta's file list: the file's ``column`` is one of ``values``."""
+    return f"{_value_of(column)} IN ({', '.join(literal(v) for v in sorted(values))})"
 
 
 def _absolute(spark: SparkSession, location: str, paths: Iterable[str]) -> list[str]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cdc_spark.local_frames import no_rows
 from cdc_spark.merge.rewrite import merged_rows
 from cdc_spark.merge.statements import quote
+from cdc_spark.table_workers import plan_in
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -136,8 +137,6 @@ def files_frame(spark: SparkSession, snapshot: Any, files: Sequence[Any], schema
     ``schema``'s column order (the table's), in ``spark``. Delta builds the relation from the files it is given
     (``DeltaLog.createDataFrame``): no path is looked up on the file system, as a Parquet read of the paths would
     (9 ms a read on the driver), and no scan of the table is prepared."""
-    from pyspark.sql import DataFrame as PyDataFrame
-
     jvm: Any = spark._jvm
     given = jvm.java.util.ArrayList()
     for added in files:
@@ -145,8 +144,7 @@ def files_frame(spark: SparkSession, snapshot: Any, files: Sequence[Any], schema
     listed = jvm.scala.jdk.javaapi.CollectionConverters.asScala(given).toSeq()
     built = snapshot.deltaLog().createDataFrame(snapshot, listed, False, jvm.scala.Option.empty())
     # Delta builds it in the thread's active session: the same plan, in the caller's
-    plan = built.queryExecution().analyzed()
-    frame = PyDataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan), spark)
+    frame = plan_in(built.queryExecution().analyzed(), spark)
     return frame if frame.columns == schema.names else frame.select(*[quote(name) for name in schema.names])
 
 
