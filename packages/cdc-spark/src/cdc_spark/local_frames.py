@@ -2,9 +2,9 @@
 
 ``spark.createDataFrame(rows, schema)`` plans a scan of a Python RDD: writing it runs a job whose tasks start
 Python workers to unpickle the rows (0.2-0.3 s on local[2] for no rows, 0.12-0.16 s for ten DDL rows), and a union
-or a join with it keeps those tasks. Here no rows are an empty local relation (:func:`empty_frame` for a DDL string,
-:func:`no_rows` for a schema whose nullability is kept), which a union prunes; and a few rows are one JSON text
-read by ``from_json`` in the JVM (one task, no Python worker).
+or a join with it keeps those tasks. Here no rows are an empty local relation made in the JVM (:func:`empty_frame`
+for a DDL string, :func:`no_rows` for a schema whose nullability is kept), which a union prunes; and a few rows are
+one JSON text read by ``from_json`` in the JVM (one task, no Python worker).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -25,21 +25,24 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def empty_frame(spark: SparkSession, schema: str) -> DataFrame:
     """A frame of ``schema`` (a DDL string, every field nullable, as ``createDataFrame`` makes it) with no rows."""
-    from pyspark.sql import functions as F
-
-    nothing = F.from_json(F.lit(None).cast("string"), schema)
-    return spark.range(1).select(nothing.alias("row")).select("row.*").limit(0)
+    jvm = spark._jvm
+    assert jvm is not None
+    return _empty(spark, jvm.org.apache.spark.sql.types.StructType.fromDDL(schema))
 
 
 def no_rows(spark: SparkSession, schema: StructType) -> DataFrame:
     """A frame of exactly ``schema`` (its fields' nullability kept, as ``createDataFrame([], schema)`` keeps it)
-    with no rows: an empty local relation made in the JVM."""
+    with no rows."""
+    return _empty(spark, spark._jsparkSession.parseDataType(schema.json()))
+
+
+def _empty(spark: SparkSession, schema: Any) -> DataFrame:
+    """An empty local relation of the JVM ``StructType`` ``schema``, made in the JVM."""
     from pyspark.sql import DataFrame as PyDataFrame
 
-    session, jvm = spark._jsparkSession, spark._jvm
+    jvm = spark._jvm
     assert jvm is not None
-    frame = session.createDataFrame(jvm.java.util.ArrayList(), session.parseDataType(schema.json()))
-    return PyDataFrame(frame, spark)
+    return PyDataFrame(spark._jsparkSession.createDataFrame(jvm.java.util.ArrayList(), schema), spark)
 
 
 def rows_frame(spark: SparkSession, rows: Sequence[Sequence[object]], schema: str) -> DataFrame:
