@@ -22,9 +22,10 @@ import pytest
 
 from cdc_core.errors import ConfigError
 from cdc_spark import demo, expression_mode
-from cdc_spark.apply import SchemaEvolutionError, apply_changes
+from cdc_spark.apply import SchemaEvolutionError, apply_changes, apply_tables
 from cdc_spark.expression_mode import FACTORY_MODE
 from cdc_spark.merge import build_spec
+from cdc_spark.merge.analyzed_plans import AnalyzedPlans
 from cdc_spark.sinks import BatchInfo, load_sink
 from cdc_spark.sinks.scd1_batch import Scd1Batch
 from cdc_testing.targets import delta_commit_metadata, key_state
@@ -393,6 +394,55 @@ def test_replacing_a_tables_key_state_leaves_the_other_tables_state(spark: Any, 
     kept = _delta_rs(key_state, str(tmp_path), other, fmt) if fmt == "delta" else key_state(str(tmp_path), other, fmt)
     assert {key: row["__cdc_sequence"]["commit_ts"] for key, row in kept.items()} == {("5",): 2}
     assert {key: row["__cdc_sequence"]["commit_ts"] for key, row in state_of(tmp_path, fmt).items()} == {1: 3}
+
+
+@pytest.mark.parametrize("key_write", KEY_WRITES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tables_of_one_shape_in_a_batch_each_get_their_own_rows(
+    spark: Any, tmp_path: Path, fmt: str, key_write: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tables of one shape share their resolve's analyzed plan within a batch (two side by side): each still ends in
+    its own source state, with a late older change, a delete and a truncate in one table of the batch only."""
+    used: list[AnalyzedPlans] = []
+    sql = AnalyzedPlans.sql
+
+    def kept(self: AnalyzedPlans, *args: Any, **kwargs: Any) -> Any:
+        used.append(self)
+        return sql(self, *args, **kwargs)
+
+    monkeypatch.setattr(AnalyzedPlans, "sql", kept)
+    sink: Any = load_sink(fmt, spark, str(tmp_path))
+    if key_write == "merge":
+        sink = attrs.evolve(sink, replace_rows=0, replace_factor=0)
+    tables = ["shop.t", "shop.u", "shop.v", "shop.w"]
+
+    def batch(number: int, rows: dict[str, list[tuple[Any, ...]]]) -> None:
+        specs = [(frame(spark, rows[table]), table) for table in tables]
+        built = [(changes, build_spec(changes, table=table, keys=["id"])) for changes, table in specs]
+        apply_tables(built, sink, BatchInfo(app_id="shape", batch_id=number), parallelism=2)
+
+    batch(0, {t: [change("insert", 10, k, f"{t} {k}", f"{k}.00") for k in (1, 2, 3)] for t in tables})
+    batch(
+        1,
+        {
+            "shop.t": [change("update", 20, 1, "t one", "1.50"), change("delete", 21, 2)],
+            "shop.u": [change("update", 5, 1, "u too late", "9.99"), change("insert", 20, 4, "u 4", "4.00")],
+            "shop.v": [change("truncate", 20, 0), change("insert", 21, 3, "v again", "3.30")],
+            "shop.w": [change("update", 20, 3, "w three", "3.00")],
+        },
+    )
+    assert max(plans.reused for plans in used) >= 2  # the first batch: the two tables planned after the first two
+    expected = {
+        "shop.t": {1: ("t one", Decimal("1.50")), 3: ("shop.t 3", Decimal("3.00"))},
+        "shop.u": {1: ("shop.u 1", Decimal("1.00")), 2: ("shop.u 2", Decimal("2.00")),
+                   3: ("shop.u 3", Decimal("3.00")), 4: ("u 4", Decimal("4.00"))},
+        "shop.v": {3: ("v again", Decimal("3.30"))},
+        "shop.w": {1: ("shop.w 1", Decimal("1.00")), 2: ("shop.w 2", Decimal("2.00")),
+                   3: ("w three", Decimal("3.00"))},
+    }  # fmt: skip
+    for table, rows in expected.items():
+        read = read_table(str(tmp_path), table, fmt).to_pylist()
+        assert {r["id"]: (r["name"], r["amount"]) for r in read} == rows, table
 
 
 def _iceberg_table(location: Path) -> Any:

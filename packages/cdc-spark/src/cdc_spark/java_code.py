@@ -105,4 +105,12 @@ def install(spark: SparkSession) -> bool:
     return True
 
 
-__all__ = ["JavaCodeError", "install", "jar", "jar_path", "javac"]
+def jar_on_this_thread(spark: SparkSession) -> None:
+    """Make the session's class loader (which has the jar) this thread's in the JVM: the jar was added on the thread
+    that installed it, and this one (a stream's batch callback, a table's worker) finds the classes through it."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    jvm.java.lang.Thread.currentThread().setContextClassLoader(spark._jsparkSession.sharedState().jarClassLoader())
+
+
+__all__ = ["JavaCodeError", "install", "jar", "jar_on_this_thread", "jar_path", "javac"]

@@ -220,17 +220,11 @@ def register_once(spark: SparkSession, name: str, register: Callable[[], object]
     """``name``, after ``register()`` registered it in ``spark`` where the session lacks it (functions are the
     session's own), with the session's class loader, which has the jar, as the thread's."""
     if not spark._jsparkSession.catalog().functionExists(name):
-        _class_loader_of(spark)
+        from cdc_spark.java_code import jar_on_this_thread
+
+        jar_on_this_thread(spark)
         register()
     return name
-
-
-def _class_loader_of(spark: SparkSession) -> None:
-    """Make the session's class loader (which has the jar) this thread's in the JVM: the jar was added on the thread
-    that installed it, and this one (a stream's batch callback, say) finds the classes through it."""
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    jvm.java.lang.Thread.currentThread().setContextClassLoader(spark._jsparkSession.sharedState().jarClassLoader())
 
 
 def read(function: str, text: Column, descriptor: str) -> Column:

@@ -22,6 +22,7 @@ import datetime as dt
 from collections.abc import Sequence as Sequence_
 from typing import TYPE_CHECKING, Final
 
+from cdc_spark.merge.analyzed_plans import AnalyzedPlans
 from cdc_spark.merge.batch import BatchSummary, Sequence
 from cdc_spark.merge.columns import (
     ACTION,
@@ -210,6 +211,7 @@ def resolve(
     now: dt.datetime,
     *,
     every_key: bool = False,
+    plans: AnalyzedPlans | None = None,
 ) -> DataFrame:
     """The batch's net changes resolved against the table's key state ``stored`` (:func:`table_state`): one row per
     key whose target row or state changes, with the target action and write flags, whether the target held the key's
@@ -219,16 +221,23 @@ def resolve(
     action and their stored state, so that the rows are the table's whole new state (written in place of the old
     one instead of MERGEd into it).
 
-    One SQL statement, planned at once: built from the table's columns as text (no Spark call per column).
+    One SQL statement, planned at once: built from the table's columns as text (no Spark call per column). With
+    ``plans``, a statement of the same text over frames of the same schemas (another table of the batch of the same
+    shape) is analyzed once (:mod:`cdc_spark.merge.analyzed_plans`).
     """
-    spark = changes.sparkSession
     schema = changes.schema
     fields = [schema[k] for k in spec.keys]
     seq_type = stored.schema[SEQUENCE].dataType
-    with temporary_views(spark, changes, stored, prefix="cdc_resolve") as (source, state):
+
+    def statement(source: str, state: str) -> str:
         folded = _fold_sql(source, schema.names, spec, summary.partial_updates > 0)
         joined = _joined_sql(f"({folded})", state, fields, spec, summary, every_key=every_key)
-        return spark.sql(_resolve_sql(joined, spec, seq_type, now, every_key))
+        return _resolve_sql(joined, spec, seq_type, now, every_key)
+
+    if plans is not None:
+        return plans.sql([changes, stored], statement, prefix="cdc_resolve")
+    with temporary_views(changes.sparkSession, changes, stored, prefix="cdc_resolve") as (source, state):
+        return changes.sparkSession.sql(statement(source, state))
 
 
 def _resolve_sql(joined: str, spec: ApplySpec, seq_type: DataType, now: dt.datetime, every_key: bool) -> str:

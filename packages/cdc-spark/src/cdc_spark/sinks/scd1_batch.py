@@ -40,6 +40,7 @@ import attrs
 from cdc_spark.expression_mode import expressions_for
 from cdc_spark.local_frames import no_rows
 from cdc_spark.merge import scd1
+from cdc_spark.merge.analyzed_plans import AnalyzedPlans
 from cdc_spark.merge.batch import BatchSummary, Pending, ordered, sequence_type, summarize_all
 from cdc_spark.merge.columns import ACTION, FLOOR_KEY, FLOOR_TABLES, KEY, PURGED_AT, TABLE, WAS_LIVE
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
@@ -148,8 +149,17 @@ class Scd1Batch:
         read_from = self.format.describe(state, None) if moved else state_info
         written = [plan.spec.table for plan in changed]  # as stored_rows lists them: one listing for both
         reader = self.format.partition_reader(state, TABLE, written, read_from) if read_from and written else None
+        # the resolve of a table of the same shape as one before it in the batch is not analyzed again
+        resolves = AnalyzedPlans()
         table = functools.partial(
-            self._table, stored=stored, reader=reader, batch=batch, now=now, parallel=parallel, whole=whole
+            self._table,
+            stored=stored,
+            reader=reader,
+            batch=batch,
+            now=now,
+            resolves=resolves,
+            parallel=parallel,
+            whole=whole,
         )
         # a table small by the key state's rule is rewritten whole where its format can (no MERGE), the others MERGEd
         tasks = [
@@ -199,6 +209,7 @@ class Scd1Batch:
         batch: BatchInfo | None,
         now: dt.datetime,
         *,
+        resolves: AnalyzedPlans,
         parallel: bool,
         whole: bool,
         rows: int | None,
@@ -211,7 +222,7 @@ class Scd1Batch:
         session = own_session(self.spark) if parallel else plan.changes.sparkSession
         own = reader(session, plan.spec.table) if reader is not None else bound_to(stored, session)
         with expressions_for(session, rows):
-            return self._resolve_and_write(session, plan, own, batch, now, whole=whole, small=small)
+            return self._resolve_and_write(session, plan, own, batch, now, resolves=resolves, whole=whole, small=small)
 
     def _resolve_and_write(
         self,
@@ -221,6 +232,7 @@ class Scd1Batch:
         batch: BatchInfo | None,
         now: dt.datetime,
         *,
+        resolves: AnalyzedPlans,
         whole: bool,
         small: bool,
     ) -> TableDone:
@@ -239,7 +251,8 @@ class Scd1Batch:
         # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as Delta's
         # MERGE refuses a source cached while it runs; planned without constraint propagation, as the MERGEs are
         with session_conf(session, {CONSTRAINT_PROPAGATION: "false"}):
-            resolved = scd1.resolve(changes, spec, stored_keys, summary, now, every_key=whole).localCheckpoint()
+            resolving = scd1.resolve(changes, spec, stored_keys, summary, now, every_key=whole, plans=resolves)
+            resolved = resolving.localCheckpoint()
         if not batch_committed(target_info, batch):
             source = resolved.where(F.col(ACTION).isNotNull())
             rule = merges(spec).target

@@ -1,0 +1,100 @@
+"""Statements over temporary views analyzed once per shape, then reused over other frames of the same schemas.
+
+A table's resolve (:func:`cdc_spark.merge.scd1.resolve`) is one SQL statement of hundreds of columns; parsing and
+analyzing it is most of the driver's time to plan it (about 0.15 s a table, measured), and the tables of a changefeed
+often share a shape (sharded tables, a schema per tenant). The statement's text and its frames' schemas decide its
+analyzed plan up to the frames' own plans, so :class:`AnalyzedPlans` keeps the first plan of a text and schemas, and
+for the next frames of the same schemas puts their plans in place of the views' (``cdc.spark.plans.AnalyzedPlans``,
+one pass over the tree in the JVM) and marks the plan analyzed, which Spark then does not analyze again. The
+optimizer still runs for each table, over its own frames.
+
+The plans hold the frames they were made over, so an :class:`AnalyzedPlans` lives as long as the frames may
+(a batch). Where the project's Java code is not available, or switched off (:data:`SWITCH_ENV`), every statement is
+planned anew.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from cdc_spark.session_conf import temporary_views
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+SWITCH_ENV: Final = "CDC_PLAN_REUSE"  # "off": every statement parsed and analyzed anew
+# stands for a view's name in the text a plan is kept by: the views' real names are new for every statement
+_VIEW: Final = "__cdc_view_{}__"
+
+Statement = Callable[..., str]  # the SQL text over views of the names it is given, one for each frame, in order
+
+
+class AnalyzedPlans:
+    """Analyzed plans kept by their statement's text and frames' schemas, while this object lives; safe to use from
+    several threads (a batch's tables are planned side by side)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._plans: dict[tuple[str, tuple[str, ...]], tuple[Any, tuple[str, ...]]] = {}
+        self.analyzed = 0  # statements planned from their text
+        self.reused = 0  # statements planned from a kept plan
+
+    def sql(self, frames: Sequence[DataFrame], statement: Statement, *, prefix: str) -> DataFrame:
+        """The frame of ``statement`` over ``frames`` (temporary views named ``prefix`` and a random part while it is
+        planned), in the first frame's session: a kept plan of the same text over frames of the same schemas where
+        there is one, else planned now (and kept, where plans can be reused)."""
+        spark = frames[0].sparkSession
+        if not _reusable(spark):
+            return self._planned(frames, statement, prefix)[0]
+        key = (statement(*(_VIEW.format(i) for i in range(len(frames)))), tuple(f.schema.json() for f in frames))
+        with self._lock:
+            kept = self._plans.get(key)
+        if kept is not None and (frame := _over(kept, frames)) is not None:
+            with self._lock:
+                self.reused += 1
+            return frame
+        frame, views = self._planned(frames, statement, prefix)
+        with self._lock:
+            self._plans.setdefault(key, (frame._jdf.queryExecution().analyzed(), views))
+        return frame
+
+    def clear(self) -> None:
+        """Forget every kept plan (and the frames they hold)."""
+        with self._lock:
+            self._plans.clear()
+
+    def _planned(
+        self, frames: Sequence[DataFrame], statement: Statement, prefix: str
+    ) -> tuple[DataFrame, tuple[str, ...]]:
+        spark = frames[0].sparkSession
+        with temporary_views(spark, *frames, prefix=prefix) as views:
+            frame = spark.sql(statement(*views))
+        with self._lock:
+            self.analyzed += 1
+        return frame, views
+
+
+def _reusable(spark: Any) -> bool:
+    from cdc_spark.java_code import install
+
+    return os.environ.get(SWITCH_ENV, "").lower() != "off" and install(spark)
+
+
+def _over(kept: tuple[Any, tuple[str, ...]], frames: Sequence[DataFrame]) -> DataFrame | None:
+    """The kept plan over ``frames``; None where the JVM finds they do not fit it."""
+    from pyspark.sql import DataFrame as PyDataFrame
+
+    from cdc_spark.java_code import jar_on_this_thread
+
+    spark = frames[0].sparkSession
+    jvm: Any = spark._jvm
+    plan, views = kept
+    jar_on_this_thread(spark)
+    over = jvm.cdc.spark.plans.AnalyzedPlans.over(spark._jsparkSession, plan, list(views), [f._jdf for f in frames])
+    return None if over is None else PyDataFrame(over, spark)
+
+
+__all__ = ["SWITCH_ENV", "AnalyzedPlans", "Statement"]
