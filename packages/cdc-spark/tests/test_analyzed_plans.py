@@ -79,6 +79,38 @@ def test_a_plan_is_reused_in_another_session_and_from_other_threads(spark: Any) 
     assert results == {n: [(1, "update", f"t{n} new", True), (n + 1, "insert", f"t{n} only", False)] for n in (2, 3, 4)}
 
 
+def test_tables_started_at_once_wait_for_one_planning(spark: Any) -> None:
+    plans = AnalyzedPlans()
+    start = threading.Barrier(3)
+    results: dict[int, list[tuple[Any, ...]]] = {}
+
+    def table(number: int) -> None:
+        frames = _frames(own_session(spark), number)
+        start.wait()
+        results[number] = _rows(plans.sql(frames, _newest_against_stored, prefix="t"))
+
+    threads = [threading.Thread(target=table, args=(number,)) for number in (1, 2, 3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert (plans.analyzed, plans.reused) == (1, 2)
+    assert results == {n: [(1, "update", f"t{n} new", True), (n + 1, "insert", f"t{n} only", False)] for n in (1, 2, 3)}
+
+
+def test_a_planning_that_fails_leaves_the_next_one_to_plan(spark: Any) -> None:
+    from pyspark.errors import AnalysisException
+
+    def unknown_column(changes: str, stored: str) -> str:
+        return f"SELECT n.no_such_column FROM {changes} n JOIN {stored} o ON n.id = o.id"
+
+    plans = AnalyzedPlans()
+    for _ in range(2):  # the second is planned again, not left waiting for the first
+        with pytest.raises(AnalysisException, match="no_such_column"):
+            plans.sql(_frames(spark, 1), unknown_column, prefix="t")
+    assert _rows(plans.sql(_frames(spark, 2), _newest_against_stored, prefix="t"))[0] == (1, "update", "t2 new", True)
+
+
 def test_other_schemas_or_text_are_planned_anew(spark: Any) -> None:
     plans = AnalyzedPlans()
     plans.sql(_frames(spark, 1), _newest_against_stored, prefix="t")

@@ -29,6 +29,7 @@ SWITCH_ENV: Final = "CDC_PLAN_REUSE"  # "off": every statement parsed and analyz
 # stands for a view's name in the text a plan is kept by: the views' real names are new for every statement
 _VIEW: Final = "__cdc_view_{}__"
 
+_Key = tuple[str, tuple[str, ...]]  # a statement's text (its views' names left out) and its frames' schemas
 Statement = Callable[..., str]  # the SQL text over views of the names it is given, one for each frame, in order
 
 
@@ -38,27 +39,45 @@ class AnalyzedPlans:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._plans: dict[tuple[str, tuple[str, ...]], tuple[Any, tuple[str, ...]]] = {}
+        self._plans: dict[_Key, tuple[Any, tuple[str, ...]]] = {}
+        # statements being planned on another thread: a table of the same shape waits for the plan, not planning it
+        # too (the tables of a small batch start at once, and analyses side by side share the driver's cores)
+        self._planning: dict[_Key, threading.Event] = {}
         self.analyzed = 0  # statements planned from their text
         self.reused = 0  # statements planned from a kept plan
 
     def sql(self, frames: Sequence[DataFrame], statement: Statement, *, prefix: str) -> DataFrame:
         """The frame of ``statement`` over ``frames`` (temporary views named ``prefix`` and a random part while it is
         planned), in the first frame's session: a kept plan of the same text over frames of the same schemas where
-        there is one, else planned now (and kept, where plans can be reused)."""
+        there is one (or once the thread planning it has it), else planned now (and kept, where plans can be
+        reused)."""
         spark = frames[0].sparkSession
         if not _reusable(spark):
             return self._planned(frames, statement, prefix)[0]
         key = (statement(*(_VIEW.format(i) for i in range(len(frames)))), tuple(f.schema.json() for f in frames))
-        with self._lock:
-            kept = self._plans.get(key)
-        if kept is not None and (frame := _over(kept, frames)) is not None:
+        while True:
             with self._lock:
-                self.reused += 1
-            return frame
-        frame, views = self._planned(frames, statement, prefix)
-        with self._lock:
-            self._plans.setdefault(key, (frame._jdf.queryExecution().analyzed(), views))
+                kept = self._plans.get(key)
+                underway = None if kept is not None else self._planning.get(key)
+                if kept is None and underway is None:
+                    mine = self._planning[key] = threading.Event()
+                    break
+            if underway is not None:
+                underway.wait()
+                continue
+            if kept is not None and (frame := _over(kept, frames)) is not None:
+                with self._lock:
+                    self.reused += 1
+                return frame
+            return self._planned(frames, statement, prefix)[0]  # frames the kept plan does not fit
+        try:
+            frame, views = self._planned(frames, statement, prefix)
+            with self._lock:
+                self._plans[key] = (frame._jdf.queryExecution().analyzed(), views)
+        finally:
+            with self._lock:
+                del self._planning[key]
+            mine.set()  # a failed planning leaves no plan: the next waiter plans it itself
         return frame
 
     def clear(self) -> None:
