@@ -80,11 +80,6 @@ class AnalyzedPlans:
             mine.set()  # a failed planning leaves no plan: the next waiter plans it itself
         return frame
 
-    def clear(self) -> None:
-        """Forget every kept plan (and the frames they hold)."""
-        with self._lock:
-            self._plans.clear()
-
     def _planned(
         self, frames: Sequence[DataFrame], statement: Statement, prefix: str
     ) -> tuple[DataFrame, tuple[str, ...]]:
