@@ -10,11 +10,16 @@ of fifty tables applied one at a time took 12% less time (``docs/spark.md``, "Th
 lineage"). The trade: a block lost with its executor is not computed again, so the batch fails and is run again
 from its offsets instead of recomputing the partition. The resolve's checkpoint (:mod:`cdc_spark.sinks.scd1_batch`)
 makes the same trade. :func:`release` frees the blocks at the end of the batch.
+
+Each table's change frame is a filter of such a checkpoint by the table's index. Spark copies every row of a
+checkpoint before a filter sees it, and a row of a batch of many tables (a struct per table) is too wide for
+whole-stage code generation, so each query of each table would copy the whole batch's rows: :func:`table_rows`
+filters them as the checkpoint is read.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -36,4 +41,22 @@ def release(frame: DataFrame) -> None:
         frame.unpersist()
 
 
-__all__ = ["persist_batch", "release"]
+def table_rows(wide: DataFrame, index: int, column: str = "__tidx") -> DataFrame:
+    """``wide``'s rows of table ``index`` (its int ``column``) where ``wide`` is projections and filters over a
+    checkpoint: filtered as the checkpoint is read, before Spark copies its rows (``cdc.spark.plans.TableRows``),
+    so each of a table's queries copies its own rows, not the batch's. Else, or without the project's Java code,
+    ``wide`` itself (the caller's filter by ``column`` gives the same rows)."""
+    from pyspark.sql import DataFrame as PyDataFrame
+
+    from cdc_spark.java_code import install, jar_on_this_thread
+
+    spark = wide.sparkSession
+    if not install(spark):
+        return wide
+    jar_on_this_thread(spark)
+    jvm: Any = spark._jvm
+    rows = jvm.cdc.spark.plans.TableRows.of(wide._jdf, column, index)
+    return wide if rows is None else PyDataFrame(rows, spark)
+
+
+__all__ = ["persist_batch", "release", "table_rows"]

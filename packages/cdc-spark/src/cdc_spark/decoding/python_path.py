@@ -31,7 +31,7 @@ from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, RowChange, Wate
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
-from cdc_spark.batch_cache import persist_batch
+from cdc_spark.batch_cache import persist_batch, table_rows
 from cdc_spark.decoding.coordinates import join_on_coordinates
 from cdc_spark.decoding.spark_types import (
     CONTROL_SCHEMA,
@@ -435,7 +435,7 @@ def table_part(wide: DataFrame, index: int, table_schema: TableSchema) -> DataFr
         "_cdc_changed_columns", "_cdc_database", "_cdc_table", "_cdc_schema_version", "_cdc_topic", "_cdc_partition",
         "_cdc_offset", "_cdc_zero_dates",
     ]  # fmt: skip
-    frame: DataFrame = wide.where(F.col("__table") == index).select(*ordered)
+    frame: DataFrame = table_rows(wide, index, "__table").where(F.col("__table") == index).select(*ordered)
     return frame
 
 

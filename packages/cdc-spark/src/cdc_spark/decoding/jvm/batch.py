@@ -408,7 +408,7 @@ def _result(
                                  topics=found.topics, planned=request.caches.running_clocks)  # fmt: skip
         for name, typing in residue.jvm_tables.items():
             if typed.counts.get(typing.index):
-                parts.setdefault(name, []).append(jvm_part(jvm_rows, typed.parts_of[typing.index]))
+                parts.setdefault(name, []).append(jvm_part(jvm_rows, typed.parts_of[typing.index], typing.index))
     codec_messages = 0
     if residue.python is not None:
         with steps.timed("codec"):

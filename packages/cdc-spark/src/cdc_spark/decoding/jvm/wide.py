@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from cdc_spark.batch_cache import table_rows
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route
 from cdc_spark.decoding.jvm.clock import seeded_clock
@@ -93,9 +94,11 @@ def wide_frame(
     )  # fmt: skip
 
 
-def jvm_part(wide: DataFrame, part: tuple[Column, list[Column]]) -> DataFrame:
+def jvm_part(wide: DataFrame, part: tuple[Column, list[Column]], index: int) -> DataFrame:
+    """Table ``index``'s change frame: its ``part`` (rows and columns) of ``wide``, read from the checkpoint
+    without the other tables' rows where the JVM can (:func:`~cdc_spark.batch_cache.table_rows`)."""
     rows, columns = part
-    frame: DataFrame = wide.where(rows).select(*columns)
+    frame: DataFrame = table_rows(wide, index).where(rows).select(*columns)
     return frame
 
 

@@ -1,0 +1,125 @@
+package cdc.spark.plans;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ExpressionSet;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.plans.logical.Statistics;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.LogicalRDD;
+import org.apache.spark.sql.types.DataTypes;
+import scala.Option;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.reflect.ClassTag$;
+
+/**
+ * One table's rows of a batch's checkpointed wide frame, read without the other tables' rows.
+ *
+ * <p>A decoded batch keeps every table's typed rows in one checkpoint (a {@code LogicalRDD}), and each table's
+ * change frame is a filter on it by the table's index. Spark copies every row of a checkpoint into a new row before
+ * any filter sees it, and a row of a batch of many tables (a typed struct per table) is too wide for whole-stage code
+ * generation, so every query of every table copied the whole batch: the reads grew with tables times rows. Here the
+ * checkpoint's rows are filtered by the index before Spark's copy, so a table's queries copy its own rows only.
+ *
+ * <p>Called from {@code cdc_spark.decoding.jvm.wide}; the plan above the checkpoint is kept as it is (the same column
+ * ids, still analyzed), and its own filter by the index stays, so the rows are the same.
+ */
+public final class TableRows {
+  private TableRows() {}
+
+  /**
+   * {@code frame}'s rows whose int column {@code column} is {@code value}, with the filter applied to its checkpoint;
+   * null where {@code frame} is not a chain of deterministic projections and filters over one checkpoint that passes
+   * {@code column} through unchanged (the caller then filters the frame itself).
+   */
+  public static Dataset<Row> of(Dataset<?> frame, String column, int value) {
+    LogicalPlan analyzed = frame.queryExecution().analyzed();
+    List<LogicalPlan> chain = new ArrayList<>();
+    LogicalPlan node = analyzed;
+    while (!(node instanceof LogicalRDD)) {
+      if (!rowByRow(node)) {
+        return null;
+      }
+      chain.add(node);
+      node = node.children().apply(0);
+    }
+    LogicalRDD checkpoint = (LogicalRDD) node;
+    int ordinal = ordinalOf(checkpoint.output(), column);
+    if (ordinal < 0 || !passedThrough(analyzed.output(), checkpoint.output().apply(ordinal))) {
+      return null;
+    }
+    LogicalPlan plan = sliced(checkpoint, ordinal, value);
+    for (int i = chain.size() - 1; i >= 0; i--) {
+      plan = chain.get(i).withNewChildren(seq(List.of(plan)));
+    }
+    plan.setAnalyzed();
+    return Dataset.ofRows(frame.sparkSession(), plan);
+  }
+
+  /** Whether {@code node} maps each row to at most one row on its own: it commutes with a filter by a column. */
+  private static boolean rowByRow(LogicalPlan node) {
+    if (!(node instanceof Project || node instanceof Filter || node instanceof SubqueryAlias)) {
+      return false;
+    }
+    Seq<Expression> expressions = node.expressions();
+    for (int i = 0; i < expressions.size(); i++) {
+      if (!expressions.apply(i).deterministic()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static int ordinalOf(Seq<Attribute> output, String column) {
+    for (int i = 0; i < output.size(); i++) {
+      Attribute attribute = output.apply(i);
+      if (attribute.name().equals(column) && attribute.dataType().equals(DataTypes.IntegerType)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static boolean passedThrough(Seq<Attribute> output, Attribute column) {
+    for (int i = 0; i < output.size(); i++) {
+      if (output.apply(i).exprId().equals(column.exprId())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** {@code checkpoint} over its rows whose {@code ordinal}th column is {@code value}, under the same column ids. */
+  @SuppressWarnings("unchecked")
+  private static LogicalRDD sliced(LogicalRDD checkpoint, int ordinal, int value) {
+    JavaRDD<InternalRow> rows = new JavaRDD<>(checkpoint.rdd(), ClassTag$.MODULE$.apply(InternalRow.class));
+    RDD<InternalRow> kept = rows.filter(row -> !row.isNullAt(ordinal) && row.getInt(ordinal) == value).rdd();
+    // the session, statistics and constraints of the whole checkpoint: bounds that hold for a part of its rows
+    Seq<Object> other = checkpoint.otherCopyArgs();
+    return new LogicalRDD(
+        checkpoint.output(),
+        kept,
+        checkpoint.outputPartitioning(),
+        checkpoint.outputOrdering(),
+        checkpoint.isStreaming(),
+        checkpoint.stream(),
+        (SparkSession) other.apply(0),
+        (Option<Statistics>) other.apply(1),
+        (Option<ExpressionSet>) other.apply(2));
+  }
+
+  private static <T> Seq<T> seq(List<T> items) {
+    return CollectionConverters.asScala(items).toSeq();
+  }
+}
