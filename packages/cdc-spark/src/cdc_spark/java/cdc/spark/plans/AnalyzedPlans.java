@@ -15,7 +15,6 @@ import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import scala.Option;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * An analyzed statement over temporary views, reused over other frames of the same columns: each view's plan in the
@@ -65,7 +64,7 @@ public final class AnalyzedPlans {
     if (node instanceof SubqueryAlias view && replacements.containsKey(view.alias())) {
       reads.merge(view.alias(), 1, Integer::sum);
       LogicalPlan renamed = renamed(view.child(), replacements.get(view.alias()));
-      return renamed == null ? null : view.withNewChildren(seq(List.of(renamed)));
+      return renamed == null ? null : view.withNewChildren(ScalaSeqs.of(List.of(renamed)));
     }
     Seq<LogicalPlan> children = node.children();
     if (children.isEmpty()) {
@@ -83,7 +82,7 @@ public final class AnalyzedPlans {
       replaced.add(now);
     }
     // a subtree without the views is kept as it is: the same objects, already analyzed
-    return changed ? node.withNewChildren(seq(replaced)) : node;
+    return changed ? node.withNewChildren(ScalaSeqs.of(replaced)) : node;
   }
 
   /**
@@ -97,7 +96,7 @@ public final class AnalyzedPlans {
       return null;
     }
     List<NamedExpression> columns = new ArrayList<>(before.size());
-    Seq<String> none = seq(List.of());
+    Seq<String> none = ScalaSeqs.of(List.of());
     for (int i = 0; i < before.size(); i++) {
       Attribute was = before.apply(i);
       Attribute is = after.apply(i);
@@ -108,10 +107,6 @@ public final class AnalyzedPlans {
       }
       columns.add(new Alias(is, was.name(), was.exprId(), none, Option.empty(), none));
     }
-    return new Project(seq(columns), fresh);
-  }
-
-  private static <T> Seq<T> seq(List<T> items) {
-    return CollectionConverters.asScala(items).toSeq();
+    return new Project(ScalaSeqs.of(columns), fresh);
   }
 }

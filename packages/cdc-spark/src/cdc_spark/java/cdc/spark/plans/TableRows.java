@@ -20,7 +20,6 @@ import org.apache.spark.sql.execution.LogicalRDD;
 import org.apache.spark.sql.types.DataTypes;
 import scala.Option;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag$;
 
 /**
@@ -32,8 +31,9 @@ import scala.reflect.ClassTag$;
  * generation, so every query of every table copied the whole batch: the reads grew with tables times rows. Here the
  * checkpoint's rows are filtered by the index before Spark's copy, so a table's queries copy its own rows only.
  *
- * <p>Called from {@code cdc_spark.decoding.jvm.wide}; the plan above the checkpoint is kept as it is (the same column
- * ids, still analyzed), and its own filter by the index stays, so the rows are the same.
+ * <p>Called by {@code cdc_spark.batch_cache.table_rows} for each table's part of a decoded batch (the JVM decode's
+ * and the codec path's). The plan above the checkpoint is kept as it is (the same column ids, still analyzed), and
+ * its own filter by the index stays, so the rows are the same.
  */
 public final class TableRows {
   private TableRows() {}
@@ -61,7 +61,7 @@ public final class TableRows {
     }
     LogicalPlan plan = sliced(checkpoint, ordinal, value);
     for (int i = chain.size() - 1; i >= 0; i--) {
-      plan = chain.get(i).withNewChildren(seq(List.of(plan)));
+      plan = chain.get(i).withNewChildren(ScalaSeqs.of(List.of(plan)));
     }
     plan.setAnalyzed();
     return Dataset.ofRows(frame.sparkSession(), plan);
@@ -117,9 +117,5 @@ public final class TableRows {
         (SparkSession) other.apply(0),
         (Option<Statistics>) other.apply(1),
         (Option<ExpressionSet>) other.apply(2));
-  }
-
-  private static <T> Seq<T> seq(List<T> items) {
-    return CollectionConverters.asScala(items).toSeq();
   }
 }
