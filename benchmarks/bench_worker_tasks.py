@@ -1,5 +1,5 @@
 """A Python worker's fixed cost per task: Python's own cache invalidation against the package's (re-reading a zip
-archive only when it changed, ``cdc_spark.worker_imports``).
+archive only when it changed, ``cdc_spark.runtime.worker_imports``).
 
 A small ``mapInArrow`` job (``CDC_BENCH_TASKS`` tasks, default 8, over a few hundred rows: the shape of a decode's
 Python stage on a micro-batch) runs on the same workers of one session, first with every task restoring Python's
@@ -37,7 +37,7 @@ def _passing(lazy: bool) -> Any:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import zipimport
 
-        from cdc_spark.worker_imports import PATCHED_MARK, reread_changed_archives_only
+        from cdc_spark.runtime.worker_imports import PATCHED_MARK, reread_changed_archives_only
 
         current = zipimport.zipimporter.invalidate_caches
         if lazy:

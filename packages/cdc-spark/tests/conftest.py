@@ -25,7 +25,7 @@ def _jvm_settings(scratch: str) -> dict[str, str]:
     took a share of them. 25 decode-equality tests: 203 s and 210 s against 216-239 s with G1 (docs/development.md,
     "Where the suite's time goes"). Pauses do not matter to a test. A whole suite's JVM compiles with both of the
     JIT's tiers: the last switch given wins over the first tier only of SPARK_SUBMIT_OPTS."""
-    from cdc_spark.jit import EXECUTOR_OPTIONS, with_huge_methods
+    from cdc_spark.runtime.jit import EXECUTOR_OPTIONS, with_huge_methods
     from cdc_testing.plugin import SHORT_JVM_OPTIONS, SHORT_RUN_ENV
 
     driver = f"-Dderby.system.home={scratch} -XX:+UseParallelGC"

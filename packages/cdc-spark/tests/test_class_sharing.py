@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cdc_core.messagelines import write_lines
-from cdc_spark.class_sharing import (
+from cdc_spark.runtime.class_sharing import (
     DRIVER_OPTIONS,
     SWITCH_ENV,
     archive_path,

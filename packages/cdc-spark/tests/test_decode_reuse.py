@@ -24,7 +24,7 @@ from cdc_spark.decoding import Decoder, decode, java_rows
 from cdc_spark.decoding.jvm import java_typing
 from cdc_spark.decoding.jvm.wide import SPLIT_METHODS
 from cdc_spark.decoding.reuse import Reuse
-from cdc_spark.jit import executors_compile_huge_methods
+from cdc_spark.runtime.jit import executors_compile_huge_methods
 from cdc_spark.session_conf import session_conf
 from cdc_spark.source.columns import KAFKA_COLUMNS
 from cdc_testing.spark_plans import kept_plans
@@ -140,7 +140,7 @@ def test_the_java_row_typer_is_registered_once_per_plan(
 ) -> None:
     """A batch with the shapes of the last is typed by the function registered for the last (none registered
     again); another ``time-zone`` option is another plan, so another function, and each types its own instant."""
-    from cdc_spark.java_code import install
+    from cdc_spark.runtime.java_code import install
 
     monkeypatch.setenv(java_rows.SWITCH_ENV, "on")
     assert install(spark)
@@ -246,7 +246,7 @@ def test_the_next_batch_is_typed_by_the_last_ones_java_typer_in_its_shapes_pass(
     """A batch whose tables, schemas and shapes the last batch's Java typings cover is typed while its shapes are
     found (its cache holds typed rows, not text); one with a new column type misses, is typed again from the
     source, and its typings are the next batch's speculation."""
-    from cdc_spark.java_code import install
+    from cdc_spark.runtime.java_code import install
 
     monkeypatch.setenv(java_rows.SWITCH_ENV, "on")
     assert install(spark)
@@ -277,7 +277,7 @@ def test_a_speculation_keeps_the_tables_of_earlier_batches(
     """Batches that each touch some of a stream's tables: a batch of a table the speculation lacks misses, and the
     next speculation keeps the earlier batch's table beside its own, so a batch of that earlier table hits (up to
     ``SPECULATED_TABLES`` tables, as recent first)."""
-    from cdc_spark.java_code import install
+    from cdc_spark.runtime.java_code import install
 
     monkeypatch.setenv(java_rows.SWITCH_ENV, "on")
     assert install(spark)

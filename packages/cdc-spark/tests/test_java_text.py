@@ -16,7 +16,7 @@ from cdc_spark.decoding.canal import CanalJavaText, CanalRowText, _CanalReader
 from cdc_spark.decoding.java_text import read, text_function
 from cdc_spark.decoding.jvm_values import TextReader
 from cdc_spark.decoding.simple import SimpleJavaText, SimpleRowText, _SimpleReader
-from cdc_spark.java_code import JavaCodeError, install, jar, jar_path, javac
+from cdc_spark.runtime.java_code import JavaCodeError, install, jar, jar_path, javac
 
 SESSION_ZONE = "UTC"
 _INTEGERS = [
@@ -333,12 +333,12 @@ def test_a_session_without_a_jdk_reads_with_spark_sql_and_says_why(
 ) -> None:
     import weakref
 
-    from cdc_spark import java_code
     from cdc_spark.decoding.java_text import JavaText
+    from cdc_spark.runtime import java_code
 
     monkeypatch.setattr(java_code, "_INSTALLED", weakref.WeakKeyDictionary())
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", "")
-    with caplog.at_level("WARNING", logger="cdc_spark.java_code"):
+    with caplog.at_level("WARNING", logger="cdc_spark.runtime.java_code"):
         assert JavaText.of(spark) is None
     assert "not used" in caplog.text and "no javac on PATH" in caplog.text

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from cdc_spark import jit
-from cdc_spark.class_sharing import DRIVER_OPTIONS
-from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, compiles_huge_methods, with_huge_methods
-from cdc_spark.masters import local_cores, runs_in_driver
-from cdc_spark.memory_pages import DRIVER_MEMORY_ENV, PAGE_SIZE, g1_region_bytes, local_page_size, memory_bytes
+from cdc_spark.runtime import jit
+from cdc_spark.runtime.class_sharing import DRIVER_OPTIONS
+from cdc_spark.runtime.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, compiles_huge_methods, with_huge_methods
+from cdc_spark.runtime.masters import local_cores, runs_in_driver
+from cdc_spark.runtime.memory_pages import DRIVER_MEMORY_ENV, PAGE_SIZE, g1_region_bytes, local_page_size, memory_bytes
 from cdc_spark.session import CODEGEN_CACHE, CRC_CHECK_OFF_UTC, DATAFRAME_DEBUGGING, session_settings
 
 

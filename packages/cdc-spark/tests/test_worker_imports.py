@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cdc_spark.worker_imports import PATCHED_MARK, reread_changed_archives_only
+from cdc_spark.runtime.worker_imports import PATCHED_MARK, reread_changed_archives_only
 
 EAGER_PYTHON = pytest.mark.skipif(sys.version_info >= (3, 13), reason="Python 3.13 re-reads archives lazily itself")
 

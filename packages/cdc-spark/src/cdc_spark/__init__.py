@@ -18,9 +18,9 @@ from cdc_spark.apply import apply_changes
 from cdc_spark.config import Settings
 from cdc_spark.config import run as run_settings
 from cdc_spark.decoding import DecodedChanges, Decoder, decode
+from cdc_spark.runtime.worker_imports import settle_worker
 from cdc_spark.session import build_session
 from cdc_spark.sinks import BatchInfo, Sink
-from cdc_spark.worker_imports import settle_worker
 
 settle_worker()  # a worker unpickling any of the package's functions sheds a fixed cost of each later task
 

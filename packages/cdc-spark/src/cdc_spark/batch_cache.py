@@ -48,7 +48,7 @@ def table_rows(wide: DataFrame, index: int, column: str = "__tidx") -> DataFrame
     ``wide`` itself (the caller's filter by ``column`` gives the same rows)."""
     from pyspark.sql import DataFrame as PyDataFrame
 
-    from cdc_spark.java_code import install, jar_on_this_thread
+    from cdc_spark.runtime.java_code import install, jar_on_this_thread
 
     spark = wide.sparkSession
     if not install(spark):

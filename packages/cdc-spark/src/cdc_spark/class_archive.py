@@ -1,5 +1,5 @@
 """``python -m cdc_spark.class_archive``: make the driver JVM's class-sharing archive (see
-:mod:`cdc_spark.class_sharing`, which finds and uses it).
+:mod:`cdc_spark.runtime.class_sharing`, which finds and uses it).
 
 A throwaway session with the connectors :func:`cdc_spark.session.build_session` gives a local master runs what a
 first batch runs (JSON parsed, a Delta table created by an apply, then merged into); its JVM dumps the classes it
@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from cdc_core.errors import CdcError
-from cdc_spark.class_sharing import DRIVER_OPTIONS, QUIET, SWITCH_ENV, archive_path, connectors_of, install_prefix
+from cdc_spark.runtime.class_sharing import (
+    DRIVER_OPTIONS,
+    QUIET,
+    SWITCH_ENV,
+    archive_path,
+    connectors_of,
+    install_prefix,
+)
 from cdc_spark.session import build_session, session_settings
 
 if TYPE_CHECKING:

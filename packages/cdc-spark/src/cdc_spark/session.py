@@ -12,13 +12,13 @@
 * **Generated code kept between micro-batches**: a codegen cache of 4,000 classes (Spark's default is 100).
 * **A local master** (``local[N]``, also the default when nothing names one): shuffle partitions follow the cores,
   adaptive execution on, no UI and no console progress bar, Spark's logs at WARN.
-* **Memory pages below G1's humongous size** in a local driver (:mod:`cdc_spark.memory_pages`): a quarter of the
+* **Memory pages below G1's humongous size** in a local driver (:mod:`cdc_spark.runtime.memory_pages`): a quarter of the
   heap's G1 region, 256 KB up to a 2 GB driver, where Spark's default is 8-64 MB.
 * **A class-sharing archive** for the driver JVM of a local master, once ``python -m cdc_spark.class_archive`` has
-  made one for these connectors (:mod:`cdc_spark.class_sharing`): a cold start maps the classes instead of loading
-  them.
+  made one for these connectors (:mod:`cdc_spark.runtime.class_sharing`): a cold start maps the classes instead of
+  loading them.
 * **Large generated methods compiled** (``-XX:-DontCompileHugeMethods``) in the JVMs of a local master, unless the
-  user sets their options: the decode's typing is one such method per batch (:mod:`cdc_spark.jit`). A cluster's
+  user sets their options: the decode's typing is one such method per batch (:mod:`cdc_spark.runtime.jit`). A cluster's
   JVM options are the platform's (``spark-defaults.conf``) and are not replaced; add the option there.
 * **No file-list rebuild after each Delta commit off UTC**: where the session's or the JVM's time zone is not UTC,
   Delta checks the file list each commit's checksum carries against a full rebuild of the table's state (a Spark
@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Final
 
 from cdc_core.errors import CdcError
 from cdc_core.jvm import classpath, maven_available, spark_packages
-from cdc_spark.class_sharing import DRIVER_OPTIONS, connectors_of, driver_options
-from cdc_spark.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, with_huge_methods
-from cdc_spark.masters import local_cores
-from cdc_spark.memory_pages import DRIVER_MEMORY, DRIVER_MEMORY_ENV, PAGE_SIZE, local_page_size
+from cdc_spark.runtime.class_sharing import DRIVER_OPTIONS, connectors_of, driver_options
+from cdc_spark.runtime.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, with_huge_methods
+from cdc_spark.runtime.masters import local_cores
+from cdc_spark.runtime.memory_pages import DRIVER_MEMORY, DRIVER_MEMORY_ENV, PAGE_SIZE, local_page_size
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

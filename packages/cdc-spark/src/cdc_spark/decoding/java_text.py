@@ -194,14 +194,14 @@ class JavaFirstReader(TextReader):
 def java_code_on(spark: SparkSession) -> bool:
     """Whether ``spark`` runs the project's Java code: not switched off (:data:`SWITCH_ENV`) and compiled here, its jar
     now on the session's class path."""
-    from cdc_spark.java_code import install
+    from cdc_spark.runtime.java_code import install
 
     return os.environ.get(SWITCH_ENV, "").lower() != "off" and install(spark)
 
 
 def text_function(spark: SparkSession, data_type: DataType) -> str:
     """The name of the Spark function ``(text, descriptor) -> struct<value, zero>`` whose value is ``data_type``'s
-    Spark type, registered in ``spark`` now (the session must have the jar: ``cdc_spark.java_code.install``)."""
+    Spark type, registered in ``spark`` now (the session must have the jar: ``cdc_spark.runtime.java_code.install``)."""
     from pyspark.sql import types as T
 
     value_type = spark_type(data_type)
@@ -220,7 +220,7 @@ def register_once(spark: SparkSession, name: str, register: Callable[[], object]
     """``name``, after ``register()`` registered it in ``spark`` where the session lacks it (functions are the
     session's own), with the session's class loader, which has the jar, as the thread's."""
     if not spark._jsparkSession.catalog().functionExists(name):
-        from cdc_spark.java_code import jar_on_this_thread
+        from cdc_spark.runtime.java_code import jar_on_this_thread
 
         jar_on_this_thread(spark)
         register()

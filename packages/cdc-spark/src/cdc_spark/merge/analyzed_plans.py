@@ -92,7 +92,7 @@ class AnalyzedPlans:
 
 
 def _reusable(spark: Any) -> bool:
-    from cdc_spark.java_code import install
+    from cdc_spark.runtime.java_code import install
 
     return os.environ.get(SWITCH_ENV, "").lower() != "off" and install(spark)
 
@@ -101,7 +101,7 @@ def _over(kept: tuple[Any, tuple[str, ...]], frames: Sequence[DataFrame]) -> Dat
     """The kept plan over ``frames``; None where the JVM finds they do not fit it."""
     from pyspark.sql import DataFrame as PyDataFrame
 
-    from cdc_spark.java_code import jar_on_this_thread
+    from cdc_spark.runtime.java_code import jar_on_this_thread
 
     spark = frames[0].sparkSession
     jvm: Any = spark._jvm

@@ -67,8 +67,8 @@ from cdc_spark.decoding.python_path import MESSAGE_COLUMNS, SEED_RANK, PythonPat
 from cdc_spark.decoding.reuse import app_of
 from cdc_spark.decoding.steps import Steps
 from cdc_spark.decoding.task_clock import task_seeds
-from cdc_spark.jit import executors_compile_huge_methods
 from cdc_spark.partition_clock import PartitionKey, merge_clocks
+from cdc_spark.runtime.jit import executors_compile_huge_methods
 from cdc_spark.session_conf import session_conf
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
-from cdc_spark.masters import runs_in_driver
+from cdc_spark.runtime.masters import runs_in_driver
 
 if TYPE_CHECKING:
     from pyspark import SparkContext

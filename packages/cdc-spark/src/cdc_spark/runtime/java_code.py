@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-SOURCES: Final = Path(__file__).parent / "java"
+SOURCES: Final = Path(__file__).parent.parent / "java"
 COMPILE_TIMEOUT_S: Final = 300.0
 _LOG = logging.getLogger(__name__)
 # Per SparkContext (gone with its application): whether the jar is on its class path
