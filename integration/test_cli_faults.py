@@ -273,10 +273,11 @@ def test_tail_fails_when_the_broker_stops_and_a_rerun_loses_nothing(own_broker: 
                 "--from-beginning", "--idle-timeout", "5", "--broker-timeout", "120", timeout=300)  # fmt: skip
     assert _ids(warm.stdout) == [1, 2, 3], warm.stderr
     # the restarted broker keeps this member in the group until its session times out, and the rerun's join waits
-    # for that: the broker's shortest session (6 s) instead of the client's default 45 s
+    # for that: the broker's shortest session (6 s) instead of the client's default 45 s, with a beat a second so
+    # that a loaded machine does not lose the member (a beat missed in a 3 s interval is half the session)
     command = [sys.executable, "-m", "cdc_core.cli", "tail", "-b", own_broker.bootstrap, "-t", topic, "-p",
                "debezium", "--group", "stopped", "--from-beginning", "--broker-timeout", "3",
-               "-X", "session.timeout.ms=6000"]  # fmt: skip
+               "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=1000"]  # fmt: skip
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as tail:
         assert tail.stdout is not None and tail.stderr is not None
         printed = [tail.stdout.readline() for _ in range(3)]  # every message printed (and committed)
