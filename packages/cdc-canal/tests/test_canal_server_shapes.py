@@ -190,6 +190,28 @@ def test_repeated_pk_names_give_each_key_column_once() -> None:
     assert [c.nullable for c in events[0].schema.columns] == [False, False]
 
 
+# Canal 1.1.2's FlatMessage has no pkNames (added in 1.1.3); an UPDATE as that version wrote it
+CANAL_1_1_2_UPDATE = (
+    '{"data":[{"deptno":"112013601","emp_name":"Li Wei 2","birth_date":"1970-01-01","leave_date":null,'
+    '"pk_serial":"2"}],"database":"report","es":1543909620000,"id":5,"isDdl":false,"mysqlType":{"deptno":'
+    '"varchar(11)","emp_name":"varchar(50)","birth_date":"date","leave_date":"date","pk_serial":"int(32)"},'
+    '"old":[{"emp_name":"Li Wei"}],"sql":"","sqlType":{"deptno":12,"emp_name":12,"birth_date":91,"leave_date":91,'
+    '"pk_serial":4},"table":"staff_info","ts":1543909620416,"type":"UPDATE"}'
+)
+
+
+def test_a_message_of_canal_before_pk_names_decodes_without_a_key() -> None:
+    message = Message(value=CANAL_1_1_2_UPDATE.encode(), topic="example", partition=0, offset=9)
+    (event,) = get_codec("canal-json").decoder().decode(message)
+    assert isinstance(event, RowChange) and event.op is Op.UPDATE
+    assert (event.database, event.table) == ("report", "staff_info")
+    assert event.schema is not None and event.schema.primary_key == ()
+    assert event.before is not None and event.after is not None
+    assert (event.before["emp_name"], event.after["emp_name"]) == ("Li Wei", "Li Wei 2")
+    assert event.after["pk_serial"] == 2 and event.after["leave_date"] is None
+    assert str(event.after["birth_date"]) == "1970-01-01"
+
+
 def test_decimal_and_float_pass_through_canonical_json_unchanged() -> None:
     doc = message(
         [{"id": "1", "price": "3.1", "f": "9.9"}],

@@ -91,10 +91,6 @@ def test_typed_errors(change: dict[str, Any], field: str, reason: str) -> None:
     assert reason in error.reason
 
 
-def test_missing_pk_names() -> None:
-    document = dict(GOOD)
-    del document["pkNames"]
-    assert _error(document).field == "pkNames"
 
 
 def test_type_value_mismatches_per_type() -> None:

@@ -221,9 +221,8 @@ class CanalDecoder:
         if not self._wanted(database, table):
             return []
         op = _OPS[kind]
-        if "pkNames" not in doc:
-            raise _fail("missing pkNames", "pkNames")
-        pk_names = doc["pkNames"]
+        # Canal 1.1.0-1.1.2 wrote no pkNames (the field came in 1.1.3): no key is known, as with null
+        pk_names = doc.get("pkNames")
         if pk_names is None:
             pk_names = []
         if not isinstance(pk_names, list) or not all(isinstance(n, str) for n in pk_names):
