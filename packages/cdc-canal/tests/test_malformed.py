@@ -91,8 +91,6 @@ def test_typed_errors(change: dict[str, Any], field: str, reason: str) -> None:
     assert reason in error.reason
 
 
-
-
 def test_type_value_mismatches_per_type() -> None:
     for mysql_type, value in [
         # out of range: DecodeError naming the value's field, never a bare OverflowError/ValueError
