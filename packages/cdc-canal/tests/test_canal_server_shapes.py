@@ -15,9 +15,10 @@ from typing import Any
 import orjson
 import pytest
 
+from cdc_canal.decoder import first_keyword
 from cdc_core import canonical
 from cdc_core.errors import DecodeError
-from cdc_core.events import Op, RowChange
+from cdc_core.events import DDLEvent, DDLType, Op, RowChange
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.types import DataType, LogicalType, MySQLType
@@ -249,6 +250,44 @@ def test_rows_query_messages_of_a_real_canal_server_carry_no_events() -> None:
         (Op.INSERT, 1), (Op.INSERT, 2), (Op.INSERT, 3), (Op.UPDATE, 1), (Op.UPDATE, 3),
         (Op.UPDATE, 30), (Op.DELETE, 2), (Op.DELETE, 30), (Op.INSERT, 4),
     ]  # fmt: skip
+
+
+# Canal 1.1.4 marks a DDL its parser does not classify QUERY with isDdl false (1.1.5 on: isDdl true); captured
+CANAL_1_1_4_CREATE_DATABASE = {
+    "data": None, "database": "`test`", "es": 1583143732000, "id": 1, "isDdl": False, "mysqlType": None,
+    "old": None, "pkNames": None, "sql": "CREATE DATABASE `test` CHARSET `utf8mb4` COLLATE `utf8mb4_unicode_ci`",
+    "sqlType": None, "table": "", "ts": 1583143930177, "type": "QUERY",
+}  # fmt: skip
+
+
+def test_a_ddl_canal_before_1_1_5_marked_not_ddl_is_a_ddl() -> None:
+    (event,) = decode(CANAL_1_1_4_CREATE_DATABASE)
+    assert isinstance(event, DDLEvent) and event.ddl_type is DDLType.QUERY
+    assert event.sql == CANAL_1_1_4_CREATE_DATABASE["sql"] and event.table is None
+    assert event.meta == {"es": 1583143732000, "ts": 1583143930177}
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "INSERT INTO shop.marks VALUES (2, 'ping')",
+        "  /* app=checkout */ update shop.types SET id = 30 WHERE id = 3",
+        "-- by the batch job\nDELETE FROM shop.types WHERE id IN (2, 30)",
+        "# replayed\nREPLACE INTO t VALUES (1)",
+        "WITH old AS (SELECT 1) DELETE FROM t",
+        "",
+    ],
+)
+def test_a_rows_query_of_dml_is_still_no_event(sql: str) -> None:
+    assert decode({**CANAL_1_1_4_CREATE_DATABASE, "database": "shop", "sql": sql}) == []
+
+
+@pytest.mark.parametrize(
+    ("sql", "word"),
+    [("/* a */ /* b */ drop database x", "DROP"), ("-- only a comment", ""), ("/* open", ""), ("GRANT ALL", "GRANT")],
+)
+def test_the_first_keyword_skips_blanks_and_comments(sql: str, word: str) -> None:
+    assert first_keyword(sql) == word
 
 
 def test_ddl_query_is_still_a_ddl() -> None:

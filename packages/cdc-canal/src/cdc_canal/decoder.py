@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import orjson
@@ -147,10 +147,17 @@ class CanalDecoder:
             if isinstance(location, str) and self.claims is not None:
                 return self._claimed(location, source)
             return self._rows(doc, kind, tidb, source)
-        if kind in ROWLESS_TYPES or kind == ROWS_QUERY_TYPE:
-            # QUERY with isDdl false is a rows-query event (MariaDB's annotate_rows, MySQL's
-            # binlog_rows_query_log_events): the text of the statement whose row messages follow, no change itself
+        if kind in ROWLESS_TYPES:
             return []
+        if kind == ROWS_QUERY_TYPE:
+            # QUERY with isDdl false is a rows-query event (MariaDB's annotate_rows, MySQL's
+            # binlog_rows_query_log_events: the text of the DML whose row messages follow, no change itself), or,
+            # from Canal before 1.1.5, a DDL its parser did not classify (CREATE DATABASE, DROP DATABASE, CREATE
+            # VIEW...), which those versions marked isDdl false: the statement's first word tells them apart
+            sql = doc.get("sql")
+            if not isinstance(sql, str) or first_keyword(sql) in ROWS_QUERY_KEYWORDS:
+                return []
+            return self._ddl(doc, kind, tidb, source)
         if kind in DDL_TYPES:
             raise _fail(f"type {kind} is a DDL type but isDdl is false", "isDdl")
         raise _fail(f"unknown event type {kind!r}", "type")
@@ -408,6 +415,32 @@ def _ts(tidb: Mapping[str, Any] | None, key: str) -> int | None:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _MAX_TS:
         raise _fail(f"{key} must be an unsigned 64-bit integer, got {value!r}", f"_tidb.{key}")
     return value
+
+
+# the statements a rows-query event carries: DML (a statement-based binlog's DML comes the same way)
+ROWS_QUERY_KEYWORDS: Final = frozenset(
+    {"", "INSERT", "UPDATE", "DELETE", "REPLACE", "LOAD", "CALL", "DO", "SELECT", "WITH"}
+)
+
+
+def first_keyword(sql: str) -> str:
+    """The statement's first word, upper case, past leading blanks and comments (``/* */``, ``-- ``, ``#``)."""
+    text = sql.lstrip()
+    while text:
+        if text.startswith("/*"):
+            end = text.find("*/", 2)
+            text = "" if end < 0 else text[end + 2 :].lstrip()
+        elif text.startswith(("-- ", "#")):
+            end = text.find("\n")
+            text = "" if end < 0 else text[end + 1 :].lstrip()
+        else:
+            break
+    word = []
+    for char in text:
+        if not (char.isalpha() or char == "_"):
+            break
+        word.append(char)
+    return "".join(word).upper()
 
 
 def _times(doc: Mapping[str, Any]) -> dict[str, Any]:
