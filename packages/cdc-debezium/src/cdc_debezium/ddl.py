@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import attrs
+
 from cdc_core.errors import SchemaError
 from cdc_core.events import DDLEvent, DDLType
 from cdc_core.schema import Column, Index, TableSchema
@@ -158,12 +160,54 @@ def table_id(database: str, table: str) -> str:
 
 # ------------------------------------------------------------------------------------------------ inbound
 
-_ID_PART: Final = re.compile(r'"((?:[^"]|"")*)"\."((?:[^"]|"")*)"')
+# One part of a Debezium TableId: double-quoted ("" is a quote inside) or bare.
+_ID_PART: Final = r'"(?:[^"]|"")*"|[^".,\s]+'
+# One to three parts (catalog.schema.table, absent ones left out), then the comma before the next id or the end.
+_TABLE_ID: Final = re.compile(rf"\s*({_ID_PART})(?:\.({_ID_PART}))?(?:\.({_ID_PART}))?\s*(,|\Z)")
 _KEYWORD: Final = re.compile(r"^\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?(?:\s+([A-Za-z]+))?", re.DOTALL)
 
 
-def parse_ids(text: str) -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for m in _ID_PART.finditer(text)]
+@attrs.frozen
+class TableId:
+    """A ``tableChanges[].id`` entry: MySQL's db.table, Db2's schema.table, SQL Server's and Oracle's
+    catalog.schema.table (parts unquoted)."""
+
+    parts: tuple[str, ...]
+
+    @property
+    def database(self) -> str | None:
+        """The first part of a qualified id (the database of MySQL and SQL Server, Db2's schema)."""
+        return self.parts[0] if len(self.parts) > 1 else None
+
+    @property
+    def table(self) -> str:
+        return self.parts[-1]
+
+    def __str__(self) -> str:
+        # Bare parts joined by dots, as TableId.toString does; a part that holds a dot or quote is quoted
+        # so the whole id stays unambiguous.
+        return ".".join(_quoted(p) if "." in p or '"' in p else p for p in self.parts)
+
+
+def _quoted(part: str) -> str:
+    return '"' + part.replace('"', '""') + '"'
+
+
+def parse_ids(text: str) -> list[TableId] | None:
+    """The comma-separated ids of ``tableChanges[].id`` (a RENAME names old then new), each of one to three
+    parts, quoted or not; None when the text is not such a list."""
+    ids: list[TableId] = []
+    pos = 0
+    while pos < len(text):
+        match = _TABLE_ID.match(text, pos)
+        if match is None:
+            return None
+        parts = (p for p in match.group(1, 2, 3) if p is not None)
+        ids.append(TableId(tuple(p[1:-1].replace('""', '"') if p.startswith('"') else p for p in parts)))
+        pos = match.end()
+        if match.group(4) == "," and pos == len(text):
+            return None  # a trailing comma: an id is missing
+    return ids
 
 
 def ddl_type_of(change: str | None, sql: str | None) -> DDLType:

@@ -433,7 +433,9 @@ class DebeziumDecoder:
 
     def _ddl(self, message: Message, payload: dict[str, Any], at: str) -> DDLEvent:
         sql = payload.get("ddl")
-        if not isinstance(sql, str):
+        # Optional in the schema-change schema: snapshot-time changes of SQL Server, Db2 and Informix carry
+        # null (the table structure is in tableChanges); streaming SQL Server ones carry "N/A".
+        if sql is not None and not isinstance(sql, str):
             raise DecodeError.at(message, PROTOCOL, f"expected a string, got {json_kind(sql)}", field=f"{at}.ddl")
         raw_source = payload.get("source")
         source: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
@@ -454,7 +456,7 @@ class DebeziumDecoder:
                 message, PROTOCOL, f"expected an array, got {json_kind(changes)}", field=f"{at}.tableChanges"
             )
         change_type: str | None = None
-        ids: list[tuple[str, str]] = []
+        ids: list[ddl.TableId] = []
         table_schema: TableSchema | None = None
         if changes:
             first = changes[0]
@@ -462,11 +464,11 @@ class DebeziumDecoder:
                 raise DecodeError.at(message, PROTOCOL, "expected an object", field=f"{at}.tableChanges[0]")
             raw_type = first.get("type")
             change_type = raw_type if isinstance(raw_type, str) else None
-            ids = ddl.parse_ids(str(first.get("id") or ""))
+            ids = _table_ids(message, first.get("id"), f"{at}.tableChanges[0].id")
             if ids:
-                meta["table_ids"] = [f"{d}.{t}" for d, t in ids]
+                meta["table_ids"] = [str(i) for i in ids]
                 if table is None:
-                    database, table = ids[0]
+                    database, table = ids[0].database or database, ids[0].table
             table_doc = first.get("table")
             if isinstance(table_doc, dict) and isinstance(table_doc.get("defaultCharsetName"), str):
                 meta["default_charset"] = table_doc["defaultCharsetName"]
@@ -481,7 +483,10 @@ class DebeziumDecoder:
         if ddl_type is DDLType.RENAME and table_schema is not None and len(ids) == 2:
             # id is "old","new": a rename keeps the columns, so the old table is the new one under its old name
             pre_table_schema = TableSchema(
-                database=ids[0][0], table=ids[0][1], columns=table_schema.columns, indexes=table_schema.indexes
+                database=ids[0].database or table_schema.database,
+                table=ids[0].table,
+                columns=table_schema.columns,
+                indexes=table_schema.indexes,
             )
         return DDLEvent(
             ddl_type=ddl_type,
@@ -581,7 +586,19 @@ def _content_kind(schema: dict[str, Any] | None) -> str:
     return "string"
 
 
+def _table_ids(message: Message, raw: object, at: str) -> list[ddl.TableId]:
+    if raw is None:
+        return []
+    ids = ddl.parse_ids(raw) if isinstance(raw, str) else None
+    if ids is None:
+        reason = f"expected table ids of one to three parts, quoted or not, separated by commas, got {raw!r}"
+        raise DecodeError.at(message, PROTOCOL, reason, field=at)
+    return ids
+
+
 def _source(message: Message, payload: Mapping[str, Any], at: str) -> Mapping[str, Any]:
+    if "source" not in payload:  # e.g. Flink's debezium-json writes only before, after and op
+        raise DecodeError.at(message, PROTOCOL, "missing: expected an object naming db and table", field=f"{at}.source")
     source = payload.get("source")
     if not isinstance(source, dict):
         raise DecodeError.at(message, PROTOCOL, f"expected an object, got {json_kind(source)}", field=f"{at}.source")
@@ -590,6 +607,8 @@ def _source(message: Message, payload: Mapping[str, Any], at: str) -> Mapping[st
 
 def _str_field(message: Message, obj: Mapping[str, Any], key: str, at: str) -> str:
     value = obj.get(key)
+    if key not in obj:
+        raise DecodeError.at(message, PROTOCOL, "missing: expected a string", field=f"{at}.{key}")
     if not isinstance(value, str):
         raise DecodeError.at(message, PROTOCOL, f"expected a string, got {json_kind(value)}", field=f"{at}.{key}")
     return value
