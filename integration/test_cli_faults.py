@@ -96,11 +96,10 @@ def test_decode_with_a_dead_letter_file_that_cannot_be_written_reads_nothing(tmp
     assert _only_line(done.stderr, "decode").startswith(f"cdc decode: cannot write dead letters to {dead}")
 
 
-def test_an_unknown_flag_shows_the_subcommand_usage() -> None:
+def test_an_unknown_flag_is_one_line_that_points_to_help() -> None:
     done = _cdc("decode", "-p", "debezium", "--no-such-flag")
     assert done.returncode == 2
-    assert done.stderr.startswith("usage: cdc decode ")
-    assert done.stderr.strip().endswith("cdc decode: error: unrecognized arguments: --no-such-flag")
+    assert done.stderr == "cdc decode: unrecognized arguments: --no-such-flag (cdc decode --help)\n"
 
 
 def test_debug_prints_the_trace_then_the_line() -> None:

@@ -45,7 +45,10 @@ class SinkUri:
     tls: bool = False
 
     @classmethod
-    def parse(cls, uri: str) -> SinkUri:
+    def parse(cls, uri: str, *, protocol_required: bool = True) -> SinkUri:
+        """The URI's parts; ``protocol_required=False`` lets a URI name no protocol (``protocol`` then empty), for a
+        caller that gets it elsewhere (``cdc decode --protocol``; TiCDC's Simple docs put it in the changefeed's
+        config file)."""
         try:
             parts = urlsplit(uri.strip())
         except ValueError as exc:
@@ -62,7 +65,7 @@ class SinkUri:
                 raise ConfigError(f"sink URI: parameter {name} given twice")
             parameters[name] = value
         protocol = parameters.pop("protocol", "")
-        if not protocol:
+        if not protocol and protocol_required:
             raise ConfigError("sink URI: parameter protocol is required (debezium, simple, avro, canal-json)")
         topic = unquote(parts.path.lstrip("/")) or None
         return cls(protocol=protocol, topic=topic, brokers=brokers, parameters=parameters, tls=parts.scheme != "kafka")

@@ -42,8 +42,10 @@ def add_sink_uri(parser: argparse.ArgumentParser, flag: str = "--sink-uri") -> N
 
 
 def _sink_uri(text: str) -> SinkUri:
+    """The parsed URI; one without ``protocol`` gets an empty one, for ``--protocol`` to give (`codec_choice`)."""
     try:
-        return SinkUri.parse(text)
+        # TiCDC's Simple docs set protocol in the changefeed's config, not the URI: --protocol may give it
+        return SinkUri.parse(text, protocol_required=False)
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -54,10 +56,12 @@ def codec_choice(
     """The protocol and options from ``--protocol``/``--option`` and a sink URI (``--option`` wins)."""
     options: dict[str, object] = dict(uri.parameters) if uri is not None else {}
     options.update(parse_options(pairs))
-    if uri is not None and protocol is not None and protocol != uri.protocol:
+    if uri is not None and uri.protocol and protocol is not None and protocol != uri.protocol:
         raise ConfigError(f"{flag} {protocol} contradicts the sink URI's protocol={uri.protocol}")
     chosen = protocol or (uri.protocol if uri is not None else None)
-    if chosen is None:
+    if not chosen:
+        if uri is not None:
+            raise ConfigError(f"the sink URI names no protocol: give {flag} (or protocol=... in the URI)")
         raise ConfigError(f"give {flag} or a sink URI")
     return chosen, options
 

@@ -14,6 +14,7 @@ from cdc_core import canonical
 from cdc_core.cli.arguments import add_codec_options, add_error_policy, add_sink_uri, codec_choice
 from cdc_core.cli.changes import add_strict, reported_changes
 from cdc_core.cli.failed_messages import FailedMessages
+from cdc_core.cli.held import HeldMessages
 from cdc_core.cli.streams import Handled, open_input, run_lines
 from cdc_core.cli.summary import RunSummary
 from cdc_core.codec import Codec
@@ -89,8 +90,15 @@ def list_protocols(_args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace, handle: Callable[[bytes, int], Handled], *, noun: str = "message") -> int:
-    """The line loop of a codec command, ending with its summary line on stderr."""
+def _run(
+    args: argparse.Namespace,
+    handle: Callable[[bytes, int], Handled],
+    *,
+    noun: str = "message",
+    held: HeldMessages | None = None,
+) -> int:
+    """The line loop of a codec command, ending with its summary line on stderr; ``held``: the messages the
+    decoder still holds at the end of the input are dead letters."""
     summary = RunSummary(noun=noun)
     failures = FailedMessages(args.on_error, args.max_dead_letters)
     with ExitStack() as stack:
@@ -103,6 +111,8 @@ def _run(args: argparse.Namespace, handle: Callable[[bytes, int], Handled], *, n
         try:
             with changes:
                 run_lines(stream, source, handle, failures=failures, summary=summary, out=sys.stdout)
+                if held is not None:
+                    held.drain(failures, source=source)
             sys.stdout.flush()
         finally:  # a failed run says what it did before its error line
             print(summary.line(args.command, dead_letters=failures.count, where=failures.where), file=sys.stderr)
@@ -112,13 +122,16 @@ def _run(args: argparse.Namespace, handle: Callable[[bytes, int], Handled], *, n
 def decode_command(args: argparse.Namespace) -> int:
     protocol, options = codec_choice(args.protocol, args.sink_uri, args.option, flag="--protocol")
     decoder = get_codec(protocol).decoder(options)
+    held = HeldMessages(decoder)
     include_schema = not args.no_schema
 
     def handle(line: bytes, number: int) -> Handled:
-        events = decoder.decode(parse_line(line, line=number))
+        message = parse_line(line, line=number)
+        events = decoder.decode(message)
+        held.note(message, events, number=number, line=line.decode("utf-8", errors="replace"))
         return [canonical.dumps(event, include_schema=include_schema) for event in events], events
 
-    return _run(args, handle)
+    return _run(args, handle, held=held)
 
 
 def encode_command(args: argparse.Namespace) -> int:
@@ -141,12 +154,15 @@ def convert_command(args: argparse.Namespace) -> int:
     target, to_options = codec_choice(args.target_protocol, args.to_sink_uri, args.to_option, flag="--to")
     decoder = get_codec(source).decoder(from_options)
     encoder = get_codec(target).encoder(to_options)
+    held = HeldMessages(decoder)
 
     def handle(line: bytes, number: int) -> Handled:
         out: list[str] = []
-        events: list[Event] = decoder.decode(parse_line(line, line=number))
+        message = parse_line(line, line=number)
+        events: list[Event] = decoder.decode(message)
+        held.note(message, events, number=number, line=line.decode("utf-8", errors="replace"))
         for event in events:
             out.extend(format_line(message) for message in encoder.encode(event))
         return out, events
 
-    return _run(args, handle)
+    return _run(args, handle, held=held)

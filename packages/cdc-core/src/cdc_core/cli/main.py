@@ -7,7 +7,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
-from typing import Final
+from typing import Final, NoReturn
 
 from cdc_core import __version__
 from cdc_core.cli import codecs, produce, tail
@@ -19,8 +19,22 @@ COMMANDS_GROUP: Final = "cdc_core.commands"
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
 
+USAGE_ERROR: Final = 2
+
+
+class CommandParser(argparse.ArgumentParser):
+    """A usage error is one line, ``cdc decode: what is wrong (cdc decode --help)``, with exit code 2.
+
+    Sub-parsers, plugged-in commands' too, are of the parser's own class, so every ``cdc`` command errs this way.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: {' '.join(message.split())} ({self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cdc", description="Read and write CDC messages as typed events.")
+    description = "Read and write CDC messages as typed events."
+    parser: argparse.ArgumentParser = CommandParser(prog="cdc", description=description)
     parser.add_argument("--version", action="version", version=f"cdc {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -2,7 +2,9 @@
 
 A message's offset is committed (with ``--group``) only once its events are written and flushed, or it is
 durably dead-lettered, or skipped as asked: a killed ``tail`` prints a message again rather than losing it (at
-least once). A registry or broker that is down ends the run (exit code 3) without committing the message at hand.
+least once). A message the decoder holds until its schema arrives (Simple) holds back its partition's commits
+until it is released; the ones still held when the run ends are dead letters, and only then committed. A
+registry or broker that is down ends the run (exit code 3) without committing the message at hand.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from cdc_core.cli.arguments import (
 )
 from cdc_core.cli.failed_messages import FailedMessages
 from cdc_core.cli.failures import debug_wanted
+from cdc_core.cli.held import HeldMessages
 from cdc_core.cli.kafka_consumer import DEFAULT_BROKER_TIMEOUT_S, BoundedConsumer
 from cdc_core.cli.summary import RunSummary
 from cdc_core.errors import CdcError, ConfigError, UnavailableError
@@ -104,12 +107,14 @@ def _consume(
     args: argparse.Namespace, consumer: BoundedConsumer, decoder: Any, failures: FailedMessages, summary: RunSummary
 ) -> None:
     last: float | None = None  # the idle clock starts once the group has assigned the partitions
+    held = HeldMessages(decoder)
+    uncommitted: dict[tuple[str, int], Any] = {}  # a partition's last record, while it holds a message back
     while args.max_messages is None or summary.read < args.max_messages:
         record = consumer.poll(0.5)
         if record is None:
             last = last if last is not None else consumer.assigned_at
             if args.idle_timeout is not None and last is not None and time.monotonic() - last > args.idle_timeout:
-                return
+                break
             continue
         last = time.monotonic()
         summary.read += 1
@@ -121,10 +126,22 @@ def _consume(
         except CdcError as exc:
             failures.failed(message.coordinates, exc, format_line(message))
         else:
+            held.note(message, events)
             summary.count(events)
             for event in events:
                 sys.stdout.write(canonical.dumps(event, include_schema=not args.no_schema) + "\n")
         sys.stdout.flush()
+        where = (message.topic or "", message.partition or 0)
         if args.group is not None:
-            consumer.commit(record)
-        summary.offsets[(message.topic or "", message.partition or 0)] = (message.offset or 0) + 1
+            uncommitted[where] = record
+            _commit(consumer, held, uncommitted)
+        summary.offsets[where] = (message.offset or 0) + 1
+    # the run ends: what is still held never gets its schema here; once dead-lettered, its offset may be committed
+    held.drain(failures, when="before the run ended")
+    _commit(consumer, held, uncommitted)
+
+
+def _commit(consumer: BoundedConsumer, held: HeldMessages, uncommitted: dict[tuple[str, int], Any]) -> None:
+    """Commit each partition's last record, but for those where a message is still held: no commit passes it."""
+    for where in [where for where in uncommitted if not held.holds(*where)]:
+        consumer.commit(uncommitted.pop(where))
