@@ -83,6 +83,25 @@ def one(fields: list[dict[str, Any]], after: dict[str, Any], **options: object) 
     return event
 
 
+# -------------------------------------------------------------------------------------- which database
+
+
+def test_the_schema_that_holds_a_table_is_its_database_and_the_catalog_is_kept() -> None:
+    # two tables of one name in two schemas of one PostgreSQL database are two tables, as Debezium's topics say
+    events = []
+    for schema in ("inventory", "public"):
+        doc = insert([], {})
+        doc["payload"]["source"] = {**PG_SOURCE, "schema": schema}
+        events.extend(decode(doc))
+    assert [(e.database, e.table) for e in events] == [("inventory", "things"), ("public", "things")]
+    assert [e.meta["catalog"] for e in events] == ["postgres", "postgres"]
+    assert events[0].schema is not None and events[0].schema.database == "inventory"
+    doc = insert([], {})
+    doc["payload"]["source"] = {**PG_SOURCE, "schema": ""}  # no schema named: db holds the table, as MySQL's
+    (event,) = decode(doc)
+    assert event.database == "postgres" and "catalog" not in event.meta
+
+
 # ------------------------------------------------------------------------------------- decimal numbers
 
 CONNECT_DECIMAL = "org.apache.kafka.connect.data.Decimal"

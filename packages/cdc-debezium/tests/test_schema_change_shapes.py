@@ -59,7 +59,9 @@ def test_schema_change_without_ddl_text_is_a_ddl_event(
     # SchemaChangeEvent.ofSnapshotCreate passes ddl=null; the table structure is in tableChanges alone.
     connector, db, schema, table, table_id = shape
     (event,) = decode(schema_change(connector, db, schema, table, table_id, sql))
-    assert event == DDLEvent(ddl_type=DDLType.CREATE, sql=sql, database=db, table=table)
+    # the schema holds the table, as MySQL's database does; the database it is in is the catalog
+    assert event == DDLEvent(ddl_type=DDLType.CREATE, sql=sql, database=schema, table=table)
+    assert event.meta["catalog"] == db
     assert event.meta["table_ids"] == table_ids
     assert event.meta["connector"] == connector
 
@@ -68,7 +70,11 @@ def test_three_part_id_names_the_table_when_source_does_not() -> None:
     value = orjson.loads(schema_change(*SQLSERVER, None))
     del value["source"]["table"]
     (event,) = decode(orjson.dumps(value))
-    assert (event.database, event.table) == ("testDB", "customers")
+    assert (event.database, event.table) == ("dbo", "customers")
+    del value["source"]["schema"]  # the id's part before the table names the schema then
+    value["source"]["db"] = ""
+    (event,) = decode(orjson.dumps(value))
+    assert (event.database, event.table) == ("dbo", "customers")
 
 
 @pytest.mark.parametrize(

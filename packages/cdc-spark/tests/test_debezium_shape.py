@@ -110,6 +110,22 @@ def test_the_java_reader_reads_every_envelope_as_spark_sql_does(kafka_frame: Any
     assert texts["o"] == '{"wkb":"AQ==","srid":null}' and texts["a"] == '[1,"x"]' and texts["n"] is None
 
 
+def test_both_readers_take_the_schema_that_holds_the_table_as_the_codec_does(kafka_frame: Any) -> None:
+    from cdc_core.registry import get_codec
+
+    postgres = {"version": "2.7", "connector": "postgresql", "db": "postgres", "table": "t"}
+    sources = [{**postgres, "schema": "inventory"}, {**postgres, "schema": "public"}, {**postgres, "schema": ""}]
+    pairs: list[tuple[bytes | None, bytes | None]] = [
+        (_KEY, _enveloped(_payload(source=source))) for source in [*sources, postgres]
+    ]
+    expected = ["inventory", "public", "postgres", "postgres"]
+    for java in (False, True):
+        rows = _prepared(kafka_frame, pairs, java=java)
+        assert [(row[A.ROUTE], row[A.DATABASE]) for row in rows] == [("jvm", name) for name in expected], java
+    codec = get_codec("debezium").decoder()
+    assert [codec.decode(Message(key=k, value=v))[0].database for k, v in pairs] == expected
+
+
 def _compact(document: dict[str, Any]) -> bytes:
     return json.dumps(document, separators=(",", ":")).encode()
 

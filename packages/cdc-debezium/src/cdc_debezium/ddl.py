@@ -176,8 +176,9 @@ class TableId:
 
     @property
     def database(self) -> str | None:
-        """The first part of a qualified id (the database of MySQL and SQL Server, Db2's schema)."""
-        return self.parts[0] if len(self.parts) > 1 else None
+        """The part before the table (MySQL's database; the schema of Db2, SQL Server and Oracle), as an event's
+        ``database`` is."""
+        return self.parts[-2] if len(self.parts) > 1 else None
 
     @property
     def table(self) -> str:

@@ -205,7 +205,7 @@ class DebeziumDecoder:
         self, message: Message, op: str, row_op: Op, *, payload: dict[str, Any], schema: dict[str, Any] | None, at: str
     ) -> RowChange:
         source = _source(message, payload, at)
-        database = _str_field(message, source, "db", f"{at}.source")
+        database = _namespace(message, source, f"{at}.source")
         table = _str_field(message, source, "table", f"{at}.source")
         key = self._key_payload(message) if message.key else None
         key_columns = tuple(key) if key is not None else ()
@@ -424,7 +424,7 @@ class DebeziumDecoder:
         return DDLEvent(
             ddl_type=DDLType.TRUNCATE,
             sql=None,
-            database=_str_field(message, source, "db", f"{at}.source"),
+            database=_namespace(message, source, f"{at}.source"),
             table=_str_field(message, source, "table", f"{at}.source"),
             commit_ts=_commit_ts(message, source, at),
             source=Source.of(message),
@@ -446,7 +446,13 @@ class DebeziumDecoder:
         if "server" in source:
             meta["name"] = source["server"]
         database_name = payload.get("databaseName")
-        database = source.get("db") or (database_name if isinstance(database_name, str) else None) or None
+        schema_name = source.get("schema")
+        database = (
+            (schema_name if isinstance(schema_name, str) else None)
+            or source.get("db")
+            or (database_name if isinstance(database_name, str) else None)
+            or None
+        )
         table = source.get("table") or None
         changes = payload.get("tableChanges")
         if changes is None:
@@ -625,8 +631,22 @@ def _commit_ts(message: Message, source: Mapping[str, Any], at: str) -> int | No
     return value
 
 
+def _namespace(message: Message, source: Mapping[str, Any], at: str) -> str:
+    """What holds the table, as MySQL's database does: ``source.schema`` where the connector names one
+    (PostgreSQL, Oracle, SQL Server, Db2: their ``db`` is the catalog, kept in ``meta["catalog"]``), else
+    ``source.db``. Debezium names their topics and Flink CDC their tables the same way (``schema.table``): two
+    tables of one name in two schemas of one database stay two tables."""
+    schema = source.get("schema")
+    if isinstance(schema, str) and schema:
+        return schema
+    return _str_field(message, source, "db", at)
+
+
 def _meta(source: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[str, Any]:
     meta = {key: source[key] for key in _SOURCE_META if source.get(key) is not None}
+    schema, catalog = source.get("schema"), source.get("db")
+    if isinstance(schema, str) and schema and isinstance(catalog, str):
+        meta["catalog"] = catalog  # the database named by db, where the event's database is the schema
     if "ts_ms" in meta:
         meta["source_ts_ms"] = meta.pop("ts_ms")
     ts_ms = payload.get("ts_ms")

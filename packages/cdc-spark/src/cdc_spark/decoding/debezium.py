@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 PROTOCOL: Final = "debezium"
 _IMAGE: Final = "before map<string,string>, after map<string,string>, op string, ddl string, message string"
-_SOURCE: Final = "source struct<db:string, table:string, commit_ts:decimal(20,0)>"
+_SOURCE: Final = "source struct<db:string, schema:string, table:string, commit_ts:decimal(20,0)>"
 ENVELOPE: Final = f"schema string, payload struct<{_IMAGE}, {_SOURCE}>, {_IMAGE}, {_SOURCE}"
 SHAPE_CLASS: Final = "cdc.spark.debezium.DebeziumShape"
 KEY_CLASS: Final = "cdc.spark.debezium.DebeziumKey"
@@ -523,7 +523,9 @@ class DebeziumAdapter:
         fields = parsed.select(
             *messages.columns,
             *[member(name).alias(f"__{name}") for name in ("op", "before", "after", "ddl", "message")],
-            *[member("source", name).alias(f"__{name}") for name in ("db", "table", "commit_ts")],
+            # the schema holds the table where the connector names one (PostgreSQL...), as the codec reads it
+            F.coalesce(F.nullif(member("source", "schema"), F.lit("")), member("source", "db")).alias("__db"),
+            *[member("source", name).alias(f"__{name}") for name in ("table", "commit_ts")],
             F.is_valid_utf8(text).alias("__utf8"),
             *self._key_checks(doc["schema"], F.coalesce(doc["schema"], F.lit("")), _key_names()),
         )

@@ -209,7 +209,7 @@ class DebeziumAvroAdapter(DebeziumAdapter):
         value_absent = F.col("value").isNull() | (F.length(F.col("value")) == 0)
         good = self._per_id(lambda s, r: s.readable(r), "boolean")
         op = self._per_id(lambda s, r: r["op"], "string")
-        database = self._per_id(lambda s, r: r["source"]["db"], "string")
+        database = self._per_id(_namespace, "string")
         table = self._per_id(lambda s, r: r["source"]["table"], "string")
         commit_ts = self._per_id(lambda s, r: r["source"]["commit_ts"] if _has(s, "commit_ts") else None, "bigint")
         message = self._per_id(lambda s, r: F.lit(s.field("message") is not None), "boolean")
@@ -257,6 +257,15 @@ class DebeziumAvroAdapter(DebeziumAdapter):
             fields = {name: (f.get("type"), f.get("name")) for name, f in writer.columns.items()}
             described[sample.key] = self._readers(schema, fields)
         return described
+
+
+def _namespace(schema: ConnectRecord, record: Column) -> Column:
+    """The schema that holds the table where the connector names one (PostgreSQL...), else ``db``: as the codec."""
+    from pyspark.sql import functions as F
+
+    if not _has(schema, "schema"):
+        return record["source"]["db"]
+    return F.coalesce(F.nullif(record["source"]["schema"], F.lit("")), record["source"]["db"])
 
 
 def _has(schema: ConnectRecord, source_field: str) -> bool:

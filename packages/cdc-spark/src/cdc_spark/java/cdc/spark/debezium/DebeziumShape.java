@@ -292,17 +292,23 @@ public final class DebeziumShape extends EnvelopeReader implements UDF1<byte[], 
           return;
         }
         Names seen = new Names();
+        String catalog = null;
+        String namespace = null;
         while (parser.nextToken() == JsonToken.FIELD_NAME) {
           String name = parser.currentName();
           odd |= !seen.add(name);
           JsonToken value = parser.nextToken();
           switch (name) {
-            case "db" -> database = string(value, parser);
+            case "db" -> catalog = string(value, parser);
+            case "schema" -> namespace = string(value, parser);
             case "table" -> table = string(value, parser);
             case "commit_ts" -> commitTs(value, parser);
             default -> parser.skipChildren();
           }
         }
+        // the schema holds the table where the connector names one (PostgreSQL, Oracle, SQL Server, Db2), as
+        // MySQL's database does: the codec reads it so (cdc_debezium.decoder)
+        database = namespace != null && !namespace.isEmpty() ? namespace : catalog;
       }
 
       /** A ts in {@code [0, Long.MAX_VALUE]}; anything else but null is bad. */
