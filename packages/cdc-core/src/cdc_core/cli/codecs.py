@@ -128,7 +128,7 @@ def decode_command(args: argparse.Namespace) -> int:
     def handle(line: bytes, number: int) -> Handled:
         message = parse_line(line, line=number)
         events = decoder.decode(message)
-        held.note(message, events, number=number, line=line.decode("utf-8", errors="replace"))
+        held.note(message, events, number=number, line=line)
         return [canonical.dumps(event, include_schema=include_schema) for event in events], events
 
     return _run(args, handle, held=held)
@@ -160,7 +160,7 @@ def convert_command(args: argparse.Namespace) -> int:
         out: list[str] = []
         message = parse_line(line, line=number)
         events: list[Event] = decoder.decode(message)
-        held.note(message, events, number=number, line=line.decode("utf-8", errors="replace"))
+        held.note(message, events, number=number, line=line)
         for event in events:
             out.extend(format_line(message) for message in encoder.encode(event))
         return out, events

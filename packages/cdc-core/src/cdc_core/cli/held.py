@@ -35,12 +35,13 @@ class HeldMessages:
     _origins: dict[int, _Origin] = attrs.field(factory=dict, init=False)  # id(message) -> where it came from
     _partitions: Counter[Partition] = attrs.field(factory=Counter, init=False)
 
-    def note(self, message: Message, events: Sequence[Event], *, number: int | None = None, line: str = "") -> None:
+    def note(self, message: Message, events: Sequence[Event], *, number: int | None = None, line: bytes = b"") -> None:
         """After ``message`` decoded to ``events``: follow it if it may be held, forget those a schema released."""
         if not isinstance(self.decoder, SchemaHoldingDecoder):
             return
         if not events and not message.is_tombstone:
-            self._origins[id(message)] = _Origin(message, number, line or None)
+            # the line is kept as text only for a message that may be held, not for every one read
+            self._origins[id(message)] = _Origin(message, number, line.decode("utf-8", errors="replace") or None)
             self._partitions[_partition(message)] += 1
         # a schema arrives with a Bootstrap or DDL event, and only then are held rows released: asking the decoder
         # what it still holds after every message would cost the whole hold each time
