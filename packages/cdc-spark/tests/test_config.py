@@ -216,6 +216,18 @@ def test_the_python_api_takes_the_same_settings() -> None:
         Settings(protocol="debezium", source="file://x", target="t", ddl="lenient").job_config()
 
 
+@pytest.mark.filterwarnings("ignore::cdc_core.codec.IgnoredOptionsWarning")  # kafka-version: the producer's
+def test_a_sink_uri_without_protocol_takes_the_protocol_option() -> None:
+    uri = "kafka://b1:9092,b2:9092/shop?kafka-version=2.4.0&max-message-bytes=1048576"
+    config = Settings(protocol="simple", sink_uri=uri, target="t").job_config()
+    assert (config.protocol, config.source.location, config.source.topics) == ("simple", "b1:9092,b2:9092", ("shop",))
+    assert config.options["max-message-bytes"] == "1048576"
+    with pytest.raises(ConfigError, match="the sink URI names no protocol: give protocol"):
+        Settings(sink_uri=uri, target="t").job_config()
+    with pytest.raises(ConfigError, match="protocol debezium contradicts the sink URI's protocol=simple"):
+        Settings(protocol="debezium", sink_uri=uri + "&protocol=simple", target="t").job_config()
+
+
 @pytest.mark.filterwarnings("ignore::cdc_core.codec.IgnoredOptionsWarning")  # the sink URI's producer-only parameter
 def test_the_documented_config_files_are_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every ```toml and ```yaml block of docs/spark.md loads and makes a job configuration (the secret files
