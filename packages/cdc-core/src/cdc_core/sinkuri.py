@@ -70,6 +70,16 @@ class SinkUri:
         topic = unquote(parts.path.lstrip("/")) or None
         return cls(protocol=protocol, topic=topic, brokers=brokers, parameters=parameters, tls=parts.scheme != "kafka")
 
+    def protocol_given(self, given: str | None, *, flag: str) -> str:
+        """The protocol: the URI's, or ``given`` (the caller's ``flag``) where the URI names none; the two must
+        agree where both are set."""
+        if given is not None and self.protocol and given != self.protocol:
+            raise ConfigError(f"{flag} {given} contradicts the sink URI's protocol={self.protocol}")
+        chosen = given or self.protocol
+        if not chosen:
+            raise ConfigError(f"the sink URI names no protocol: give {flag} (or protocol=... in the URI)")
+        return chosen
+
     def options(self, extra: Mapping[str, object] | None = None) -> dict[str, object]:
         """The codec options: the URI's parameters, then ``extra`` (``--option``) on top."""
         return {**self.parameters, **(extra or {})}

@@ -446,9 +446,8 @@ class DebeziumDecoder:
         if "server" in source:
             meta["name"] = source["server"]
         database_name = payload.get("databaseName")
-        schema_name = source.get("schema")
         database = (
-            (schema_name if isinstance(schema_name, str) else None)
+            _schema_of(source)
             or source.get("db")
             or (database_name if isinstance(database_name, str) else None)
             or None
@@ -631,21 +630,24 @@ def _commit_ts(message: Message, source: Mapping[str, Any], at: str) -> int | No
     return value
 
 
-def _namespace(message: Message, source: Mapping[str, Any], at: str) -> str:
-    """What holds the table, as MySQL's database does: ``source.schema`` where the connector names one
-    (PostgreSQL, Oracle, SQL Server, Db2: their ``db`` is the catalog, kept in ``meta["catalog"]``), else
-    ``source.db``. Debezium names their topics and Flink CDC their tables the same way (``schema.table``): two
-    tables of one name in two schemas of one database stay two tables."""
+def _schema_of(source: Mapping[str, Any]) -> str | None:
+    """``source.schema`` where the connector names one (PostgreSQL, Oracle, SQL Server, Db2): what holds the
+    table, as MySQL's database does, their ``db`` being the catalog (kept in ``meta["catalog"]``). Debezium names
+    their topics and Flink CDC their tables the same way (``schema.table``): two tables of one name in two schemas
+    of one database stay two tables."""
     schema = source.get("schema")
-    if isinstance(schema, str) and schema:
-        return schema
-    return _str_field(message, source, "db", at)
+    return schema if isinstance(schema, str) and schema else None
+
+
+def _namespace(message: Message, source: Mapping[str, Any], at: str) -> str:
+    """An event's database: the schema that holds the table (:func:`_schema_of`), else ``source.db``."""
+    return _schema_of(source) or _str_field(message, source, "db", at)
 
 
 def _meta(source: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[str, Any]:
     meta = {key: source[key] for key in _SOURCE_META if source.get(key) is not None}
-    schema, catalog = source.get("schema"), source.get("db")
-    if isinstance(schema, str) and schema and isinstance(catalog, str):
+    catalog = source.get("db")
+    if _schema_of(source) is not None and isinstance(catalog, str):
         meta["catalog"] = catalog  # the database named by db, where the event's database is the schema
     if "ts_ms" in meta:
         meta["source_ts_ms"] = meta.pop("ts_ms")

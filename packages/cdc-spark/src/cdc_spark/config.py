@@ -263,12 +263,8 @@ class Settings:
 
         # a URI may name no protocol (TiCDC's Simple docs set it in the changefeed's config): --protocol gives it
         uri = SinkUri.parse(self.sink_uri, protocol_required=False) if self.sink_uri else None
-        if uri is not None and uri.protocol and self.protocol is not None and self.protocol != uri.protocol:
-            raise ConfigError(f"protocol {self.protocol} contradicts the sink URI's protocol={uri.protocol}")
-        protocol = self.protocol or (uri.protocol if uri is not None else None)
-        if not protocol:
-            if uri is not None:
-                raise ConfigError("the sink URI names no protocol: give protocol (--protocol), or protocol=... in it")
+        protocol = uri.protocol_given(self.protocol, flag="protocol") if uri is not None else self.protocol
+        if protocol is None:
             raise ConfigError("give protocol (--protocol) or sink-uri (--sink-uri)")
         options: dict[str, Any] = dict(self.option or {})
         if uri is not None:  # the changefeed's sink URI: its brokers and topic are the source, its options the codec's

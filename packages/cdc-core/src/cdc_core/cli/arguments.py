@@ -56,14 +56,11 @@ def codec_choice(
     """The protocol and options from ``--protocol``/``--option`` and a sink URI (``--option`` wins)."""
     options: dict[str, object] = dict(uri.parameters) if uri is not None else {}
     options.update(parse_options(pairs))
-    if uri is not None and uri.protocol and protocol is not None and protocol != uri.protocol:
-        raise ConfigError(f"{flag} {protocol} contradicts the sink URI's protocol={uri.protocol}")
-    chosen = protocol or (uri.protocol if uri is not None else None)
-    if not chosen:
-        if uri is not None:
-            raise ConfigError(f"the sink URI names no protocol: give {flag} (or protocol=... in the URI)")
+    if uri is not None:
+        return uri.protocol_given(protocol, flag=flag), options
+    if protocol is None:
         raise ConfigError(f"give {flag} or a sink URI")
-    return chosen, options
+    return protocol, options
 
 
 def broker_config(args: argparse.Namespace) -> dict[str, object]:

@@ -42,7 +42,7 @@ class HeldMessages:
         if not events and not message.is_tombstone:
             # the line is kept as text only for a message that may be held, not for every one read
             self._origins[id(message)] = _Origin(message, number, line.decode("utf-8", errors="replace") or None)
-            self._partitions[_partition(message)] += 1
+            self._partitions[partition_of(message)] += 1
         # a schema arrives with a Bootstrap or DDL event, and only then are held rows released: asking the decoder
         # what it still holds after every message would cost the whole hold each time
         elif self._origins and any(isinstance(event, (Bootstrap, DDLEvent)) for event in events):
@@ -74,11 +74,12 @@ class HeldMessages:
     def _forget(self, key: int) -> None:
         origin = self._origins.pop(key, None)
         if origin is not None:
-            where = _partition(origin.message)
+            where = partition_of(origin.message)
             self._partitions[where] -= 1
             if not self._partitions[where]:
                 del self._partitions[where]
 
 
-def _partition(message: Message) -> Partition:
+def partition_of(message: Message) -> Partition:
+    """The topic-partition a message was read from (a message line without one: ``("", 0)``)."""
     return (message.topic or "", message.partition or 0)

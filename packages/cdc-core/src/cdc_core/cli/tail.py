@@ -25,7 +25,7 @@ from cdc_core.cli.arguments import (
 )
 from cdc_core.cli.failed_messages import FailedMessages
 from cdc_core.cli.failures import debug_wanted
-from cdc_core.cli.held import HeldMessages
+from cdc_core.cli.held import HeldMessages, Partition, partition_of
 from cdc_core.cli.kafka_consumer import DEFAULT_BROKER_TIMEOUT_S, BoundedConsumer
 from cdc_core.cli.summary import RunSummary
 from cdc_core.errors import CdcError, ConfigError, UnavailableError
@@ -108,7 +108,7 @@ def _consume(
 ) -> None:
     last: float | None = None  # the idle clock starts once the group has assigned the partitions
     held = HeldMessages(decoder)
-    uncommitted: dict[tuple[str, int], Any] = {}  # a partition's last record, while it holds a message back
+    uncommitted: dict[Partition, Any] = {}  # a partition's last record, while it holds a message back
     while args.max_messages is None or summary.read < args.max_messages:
         record = consumer.poll(0.5)
         if record is None:
@@ -131,7 +131,7 @@ def _consume(
             for event in events:
                 sys.stdout.write(canonical.dumps(event, include_schema=not args.no_schema) + "\n")
         sys.stdout.flush()
-        where = (message.topic or "", message.partition or 0)
+        where = partition_of(message)
         if args.group is not None:
             uncommitted[where] = record
             _commit(consumer, held, uncommitted)
@@ -141,7 +141,7 @@ def _consume(
     _commit(consumer, held, uncommitted)
 
 
-def _commit(consumer: BoundedConsumer, held: HeldMessages, uncommitted: dict[tuple[str, int], Any]) -> None:
+def _commit(consumer: BoundedConsumer, held: HeldMessages, uncommitted: dict[Partition, Any]) -> None:
     """Commit each partition's last record, but for those where a message is still held: no commit passes it."""
     for where in [where for where in uncommitted if not held.holds(*where)]:
         consumer.commit(uncommitted.pop(where))

@@ -523,8 +523,7 @@ class DebeziumAdapter:
         fields = parsed.select(
             *messages.columns,
             *[member(name).alias(f"__{name}") for name in ("op", "before", "after", "ddl", "message")],
-            # the schema holds the table where the connector names one (PostgreSQL...), as the codec reads it
-            F.coalesce(F.nullif(member("source", "schema"), F.lit("")), member("source", "db")).alias("__db"),
+            source_database(member("source")).alias("__db"),
             *[member("source", name).alias(f"__{name}") for name in ("table", "commit_ts")],
             F.is_valid_utf8(text).alias("__utf8"),
             *self._key_checks(doc["schema"], F.coalesce(doc["schema"], F.lit("")), _key_names()),
@@ -667,6 +666,15 @@ class DebeziumAdapter:
         return ShapeReaders(schema=schema, readers=readers, signatures=signatures)
 
 
+def source_database(source: Column) -> Column:
+    """An event's database from a ``source`` struct that has a ``schema`` field: the schema that holds the table
+    where the connector names one (PostgreSQL, Oracle, SQL Server, Db2), else ``db``, as the codec reads it
+    (``cdc_debezium.decoder``; the Java reader, ``DebeziumShape``, the same)."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(F.nullif(source["schema"], F.lit("")), source["db"])
+
+
 def adapter(
     options: Mapping[str, object], session_zone: str, spark: SparkSession, decoder: A.AdapterState
 ) -> A.Adapter:
@@ -674,4 +682,4 @@ def adapter(
     return DebeziumAdapter(options, session_zone, java=JavaText.of(spark))
 
 
-__all__ = ["DebeziumAdapter", "Form", "adapter", "read", "wire_form"]
+__all__ = ["DebeziumAdapter", "Form", "adapter", "read", "source_database", "wire_form"]

@@ -36,7 +36,7 @@ from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding import confluent
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.avro_records import permissive_from_avro
-from cdc_spark.decoding.debezium import DebeziumAdapter, Modes
+from cdc_spark.decoding.debezium import DebeziumAdapter, Modes, source_database
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -260,12 +260,9 @@ class DebeziumAvroAdapter(DebeziumAdapter):
 
 
 def _namespace(schema: ConnectRecord, record: Column) -> Column:
-    """The schema that holds the table where the connector names one (PostgreSQL...), else ``db``: as the codec."""
-    from pyspark.sql import functions as F
-
-    if not _has(schema, "schema"):
-        return record["source"]["db"]
-    return F.coalesce(F.nullif(record["source"]["schema"], F.lit("")), record["source"]["db"])
+    """An event's database (:func:`~cdc_spark.decoding.debezium.source_database`; a source without a ``schema``
+    field, MySQL's, names it in ``db``)."""
+    return source_database(record["source"]) if _has(schema, "schema") else record["source"]["db"]
 
 
 def _has(schema: ConnectRecord, source_field: str) -> bool:
