@@ -13,6 +13,7 @@ from cdc_spark.cli import build_parser, config_from, main
 from cdc_spark.job import (
     JOB_OPTIONS,
     SMALL_BATCH,
+    SMALL_BATCH_BYTES,
     BatchReport,
     JobConfig,
     SourceSpec,
@@ -105,7 +106,9 @@ def test_an_unknown_decode_choice_is_a_config_error(option: str, value: str) -> 
     assert option not in config.codec_options()
 
 
-@pytest.mark.parametrize(("option", "plan"), [(None, "auto"), ("auto", "auto"), ("jvm", "jvm"), ("python", "python")])
+@pytest.mark.parametrize(
+    ("option", "plan"), [(None, "auto"), ("auto", "auto"), ("jvm", "jvm"), ("python", "python"), ("driver", "driver")]
+)
 def test_the_decode_option_defaults_to_auto(option: str | None, plan: str) -> None:
     options = {} if option is None else {"decode": option}
     config = JobConfig(
@@ -115,12 +118,15 @@ def test_the_decode_option_defaults_to_auto(option: str | None, plan: str) -> No
 
 
 def test_auto_decodes_small_batches_with_the_codec_and_larger_ones_in_the_jvm() -> None:
-    assert batch_plan("auto", 1) == "python"
-    assert batch_plan("auto", SMALL_BATCH - 1) == "python"
-    assert batch_plan("auto", SMALL_BATCH) == "jvm"
-    assert batch_plan("auto", 10**6) == "jvm"
-    for forced in ("jvm", "python"):  # a plan the user named holds for every batch
-        assert {batch_plan(forced, n) for n in (1, SMALL_BATCH - 1, SMALL_BATCH, 10**6)} == {forced}
+    assert batch_plan("auto", 1, 300) == "driver"
+    assert batch_plan("auto", SMALL_BATCH - 1, SMALL_BATCH_BYTES) == "driver"
+    # few messages of many bytes: the codec in the executors, nothing collected to the driver
+    assert batch_plan("auto", SMALL_BATCH - 1, SMALL_BATCH_BYTES + 1) == "python"
+    assert batch_plan("auto", 3, 10**9) == "python"
+    assert batch_plan("auto", SMALL_BATCH, 0) == "jvm"
+    assert batch_plan("auto", 10**6, 10**9) == "jvm"
+    for forced in ("jvm", "python", "driver"):  # a plan the user named holds for every batch
+        assert {batch_plan(forced, n, n * 10**4) for n in (1, SMALL_BATCH - 1, SMALL_BATCH, 10**6)} == {forced}
 
 
 def test_bad_option_syntax_exits_with_usage(capsys: pytest.CaptureFixture[str]) -> None:

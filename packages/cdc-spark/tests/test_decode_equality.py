@@ -96,7 +96,7 @@ def text_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
 
 CONTROL_FIELDS = ("kind", "partition", "offset", "commit_ts", "ddl_type", "database", "table")
-LETTER_FIELDS = ("offset", "error_type", "error")
+LETTER_FIELDS = ("topic", "partition", "offset", "key", "value", "error_type", "error")
 
 
 @attrs.frozen
@@ -120,7 +120,14 @@ _CODEC_DECODES: dict[tuple[Any, ...], CodecDecode] = {}
 def _codec_decode(
     frame: Any, protocol: str, options: dict[str, object] | None, known: list[TableSchema]
 ) -> CodecDecode:
-    decoded = decode(frame, protocol, options, plan="python", known_versions=known)
+    """The python plan's answer, which the driver plan (the codec on the driver, local relations) must give too."""
+    found = _plain(decode(frame, protocol, options, plan="python", known_versions=known))
+    on_driver = _plain(decode(frame, protocol, options, plan="driver", known_versions=known))
+    assert on_driver == found
+    return found
+
+
+def _plain(decoded: DecodedChanges) -> CodecDecode:
     try:
         return CodecDecode(
             schemas={name: schema_to_json(schema) for name, schema in decoded.schemas().items()},

@@ -29,7 +29,8 @@ HELP = "apply a changefeed to one table per source table on Spark (Delta Lake by
 # every job option of -o, as the help lists it (a test holds it to cdc_spark.job.JOB_OPTIONS)
 JOB_OPTIONS_HELP = (
     "table-format=delta|iceberg, catalog=NAME, catalog-name=NAME, watermark=true|false, trigger-interval=DURATION, "
-    "app-id=ID, decode=auto|jvm|python (auto: the codec below 2,000 messages a batch, the JVM from there), "
+    "app-id=ID, decode=auto|jvm|python|driver (auto: the codec on the driver below 2,000 messages a batch, the JVM "
+    "from there), "
     "time-as=interval|string, table-parallelism=N (tables of a batch applied at once, default 4)"
 )
 

@@ -66,12 +66,15 @@ JOB_OPTIONS: Final = frozenset(
         "table-parallelism",
     }
 )
-# ``decode=auto`` (the default) decodes a batch of fewer messages than this with the codec in the executors. Below
-# it the JVM plan's fixed cost (a shapes job, then planning and compiling one typing projection over every
-# table) outweighs its speed: measured warm on 10 to 3,000 Debezium and Canal-JSON messages, the codec took
-# 1.3-1.7 s a batch against 1.6-3.4 s, the two even at 10,000; cold, in a fresh `cdc apply`, 2.8 s against 8.8 s
-# for 10 messages. Both plans give the same change frames (test_decode_equality.py).
+# ``decode=auto`` (the default) decodes a batch of fewer messages than this with the codec. Below it the JVM plan's
+# fixed cost (a shapes job, then planning and compiling one typing projection over every table) outweighs its
+# speed: measured warm on 10 to 3,000 Debezium and Canal-JSON messages, the codec took 1.3-1.7 s a batch against
+# 1.6-3.4 s, the two even at 10,000; cold, in a fresh `cdc apply`, 2.8 s against 8.8 s for 10 messages. The codec
+# runs on the driver (the ``driver`` plan) unless the messages' bytes pass SMALL_BATCH_BYTES: no Python worker, and
+# the rows are local relations (docs/spark-source-decode.md, "Decode plans"). Every plan gives the same change
+# frames (test_decode_equality.py).
 SMALL_BATCH: Final = 2_000
+SMALL_BATCH_BYTES: Final = 16 * 1024 * 1024  # what the driver collects of a small batch at most
 DECODE_PLANS: Final = ("auto", *PLANS)
 # options of earlier versions, and what replaced them
 REPLACED_OPTIONS: Final = {
@@ -151,7 +154,7 @@ class JobConfig:
 
     @property
     def decode_plan(self) -> str:
-        """``decode=auto|jvm|python`` (see :func:`cdc_spark.decoding.decode` and :func:`batch_plan`)."""
+        """``decode=auto|jvm|python|driver`` (see :func:`cdc_spark.decoding.decode` and :func:`batch_plan`)."""
         plan = self.options.get("decode", "auto")
         if plan not in DECODE_PLANS:
             raise ConfigError(f"option decode={plan!r}: expected one of {', '.join(DECODE_PLANS)}")
@@ -177,12 +180,16 @@ class JobConfig:
         return {k.removeprefix("source."): v for k, v in self.options.items() if k.startswith("source.")}
 
 
-def batch_plan(plan: str, messages: int) -> str:
-    """The decode plan of a batch of ``messages`` under the ``decode`` option: ``auto`` is the codec (``python``)
-    below :data:`SMALL_BATCH` messages and the JVM plan from there on; ``jvm`` and ``python`` hold for every batch."""
+def batch_plan(plan: str, messages: int, payload: int = 0) -> str:
+    """The decode plan of a batch of ``messages`` of ``payload`` bytes (keys and values) under the ``decode``
+    option: ``auto`` is the codec on the driver (``driver``) below :data:`SMALL_BATCH` messages of at most
+    :data:`SMALL_BATCH_BYTES`, the codec in the executors (``python``) for as few messages of more bytes, and the JVM
+    plan from :data:`SMALL_BATCH` messages on; any other plan holds for every batch."""
     if plan != "auto":
         return plan
-    return "python" if messages < SMALL_BATCH else "jvm"
+    if messages >= SMALL_BATCH:
+        return "jvm"
+    return "driver" if payload <= SMALL_BATCH_BYTES else "python"
 
 
 def parse_keys(text: str | None) -> dict[str, tuple[str, ...]]:
@@ -257,17 +264,22 @@ def read_stream(spark: SparkSession, config: JobConfig) -> DataFrame:
     return reader.load()
 
 
-def _offsets(frame: DataFrame) -> tuple[int, str]:
-    """The batch's message count and its next offsets per topic-partition as JSON: one small aggregate."""
+def _offsets(frame: DataFrame) -> tuple[int, int, str]:
+    """The batch's message count, the bytes of its keys and values, and its next offsets per topic-partition as
+    JSON: one small aggregate."""
     from pyspark.sql import functions as F
 
-    rows = frame.groupBy("topic", "partition").agg(F.max("offset").alias("last"), F.count(F.lit(1)).alias("n"))
+    size = F.coalesce(F.octet_length("key"), F.lit(0)) + F.coalesce(F.octet_length("value"), F.lit(0))
+    rows = frame.groupBy("topic", "partition").agg(
+        F.max("offset").alias("last"), F.count(F.lit(1)).alias("n"), F.sum(size).alias("bytes")
+    )
     spans: dict[str, dict[str, int]] = {}
-    messages = 0
+    messages = payload = 0
     for row in rows.collect():
         spans.setdefault(str(row["topic"]), {})[str(row["partition"])] = int(row["last"]) + 1
         messages += int(row["n"])
-    return messages, json.dumps(spans, sort_keys=True)
+        payload += int(row["bytes"] or 0)
+    return messages, payload, json.dumps(spans, sort_keys=True)
 
 
 @attrs.define
@@ -322,7 +334,7 @@ class BatchProcessor:
         # undone in reverse order on the way out: the decode released, the settings restored, the batch unpersisted
         with contextlib.ExitStack() as scope:
             scope.callback(frame.unpersist)
-            messages, offsets = _offsets(frame)
+            messages, payload, offsets = _offsets(frame)
             if messages == 0 and self.gate is None:
                 return
             # a small batch's decode and summary run interpreted; each table then chooses by its own rows
@@ -334,7 +346,7 @@ class BatchProcessor:
                 self.config.protocol,
                 codec_options,
                 schemas=self.schemas or None,
-                plan=batch_plan(self.config.decode_plan, messages),
+                plan=batch_plan(self.config.decode_plan, messages, payload),
                 time_as=self.config.time_as,
                 partition_ts=self._clock(),
                 known_versions=list(self.versions.values()),

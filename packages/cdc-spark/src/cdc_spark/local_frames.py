@@ -3,8 +3,9 @@
 ``spark.createDataFrame(rows, schema)`` plans a scan of a Python RDD: writing it runs a job whose tasks start
 Python workers to unpickle the rows (0.2-0.3 s on local[2] for no rows, 0.12-0.16 s for ten DDL rows), and a union
 or a join with it keeps those tasks. Here no rows are an empty local relation made in the JVM (:func:`empty_frame`
-for a DDL string, :func:`no_rows` for a schema whose nullability is kept), which a union prunes; and a few rows are
-one JSON text read by ``from_json`` in the JVM (one task, no Python worker).
+for a DDL string, :func:`no_rows` for a schema whose nullability is kept), which a union prunes; a few rows are
+one JSON text read by ``from_json`` in the JVM (one task, no Python worker); and rows of any Spark type the driver
+made as Arrow batches are a local relation built by Spark's Arrow reader in the JVM (:func:`arrow_frame`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
@@ -64,8 +68,20 @@ def rows_frame(spark: SparkSession, rows: Sequence[Sequence[object]], schema: st
     return spark.range(1).select(F.inline(parsed))
 
 
+def arrow_frame(spark: SparkSession, batches: Iterable[pa.RecordBatch], schema: StructType) -> DataFrame:
+    """``batches`` (of ``schema`` as Arrow types) as a frame of ``schema``: Spark reads them in the JVM into a local
+    relation (up to ``spark.sql.execution.arrow.localRelationThreshold``, 48 MB by default; a larger table is an
+    RDD of the Arrow batches, still read in the JVM), so no job runs until the frame is read, and no Python worker
+    then: a filter or a projection of it is done by the optimizer, and its exact size lets a join broadcast it."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    table = pa.Table.from_batches(list(batches), schema=to_arrow_schema(schema))
+    return spark.createDataFrame(table, schema=schema)
+
+
 def _text(value: object) -> object:
     return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
 
 
-__all__ = ["empty_frame", "no_rows", "rows_frame"]
+__all__ = ["arrow_frame", "empty_frame", "no_rows", "rows_frame"]

@@ -4,7 +4,8 @@
 docs/spark-source-decode.md). Plans: ``jvm`` (the default) parses and types every message it can with Spark's own
 functions (:mod:`cdc_spark.decoding.jvm`) and hands the residue to the protocol's codec in the executors;
 ``python`` decodes every message with the codec (:mod:`cdc_spark.decoding.python_path`), the reference the JVM
-path is tested against. A protocol without JVM rules uses ``python``. What a decode keeps for the next batch
+path is tested against; ``driver`` runs the same codec on the driver over the messages collected, for a batch known
+to be small. A protocol without JVM rules uses ``python`` for ``jvm``. What a decode keeps for the next batch
 (built expressions, described shapes, checked options) belongs to a :class:`Decoder`: the application's own unless
 one is given.
 """

@@ -40,7 +40,8 @@ class DecodedChanges:
     * :meth:`partition_commit_ts`: the newest commit ts per topic-partition, for the next batch;
     * :meth:`release`: free what was kept for this batch (its frames are not read after it);
     * :attr:`paths`: how the batch was decoded: ``jvm`` changes typed by Spark, ``codec`` messages the protocol's
-      codec decoded in the executors (the residue, or everything with the ``python`` plan);
+      codec decoded in the executors or on the driver (the residue, or everything with the ``python`` and ``driver``
+      plans);
     * :attr:`steps`: seconds of wall time per step decode ran before it returned (``shapes``: parsing, caching and
       grouping the batch by shape; ``schemas``: the samples decoded on the driver; ``typing``: every change typed
       and counted; ``codec``: the residue, or every message with the ``python`` plan). Writing the frames is the

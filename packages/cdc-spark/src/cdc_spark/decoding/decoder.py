@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from cdc_spark.decoding.adapter import Adapter, AdapterFactory
 
-PLANS: Final = ("jvm", "python")
+PLANS: Final = ("jvm", "python", "driver")
 _Kept = TypeVar("_Kept")
 
 
@@ -92,12 +92,13 @@ class Decoder:
         self._check_options(protocol, codec_options)
         seeds = dict(schemas or {})
         clock = dict(partition_ts or {})
-        adapter = None if plan == "python" else self._adapter(protocol, codec_options, df.sparkSession)
+        adapter = None if plan != "jvm" else self._adapter(protocol, codec_options, df.sparkSession)
         if adapter is None:
             from cdc_spark.decoding.python_plan import decode as decode_python
 
             return decode_python(df, protocol, codec_options, seeds, partition_ts=clock,
-                                 known_versions=known_versions, time_as=time_as)  # fmt: skip
+                                 known_versions=known_versions, time_as=time_as,
+                                 on_driver=plan == "driver")  # fmt: skip
         from cdc_spark.decoding.jvm import batch
 
         return batch.decode(df, adapter, codec_options, seeds, partition_ts=clock, known_versions=known_versions,

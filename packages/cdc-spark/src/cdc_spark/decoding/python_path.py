@@ -40,7 +40,7 @@ from cdc_spark.decoding.spark_types import (
     change_schema,
     spark_image,
 )
-from cdc_spark.local_frames import empty_frame, rows_frame
+from cdc_spark.local_frames import arrow_frame, empty_frame, rows_frame
 from cdc_spark.partition_clock import PartitionClock, PartitionKey, merge_clocks
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def row_message(row: Fields) -> Message:
     )
 
 
-def _messages(batches: Iterator[pa.RecordBatch]) -> Iterator[Message]:
+def _messages(batches: Iterable[pa.RecordBatch]) -> Iterator[Message]:
     for batch in batches:
         for row in batch.to_pylist():
             yield row_message(row)
@@ -245,34 +245,38 @@ def _change(event: Event) -> _Change | None:
     return None
 
 
-def _second_pass(
-    protocol: str,
-    options: dict[str, object],
-    schema_texts: list[str],
-    wide: StructType,
-    *,
-    partition_ts: dict[PartitionKey, int],
-    first_pass_dead: frozenset[tuple[str | None, int | None, int | None]],
-    primed: list[str],
-) -> Any:
-    import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_schema
+@attrs.frozen(eq=False)
+class _SecondPass:
+    """The second pass: ``mapInArrow``'s function over Arrow batches of messages in the executors, or :meth:`over`
+    the messages the driver holds; one wide row per change (:func:`wide_schema`), typed by ``schema_texts``."""
 
-    arrow_schema = to_arrow_schema(wide)
+    protocol: str
+    options: dict[str, object]
+    schema_texts: list[str]
+    arrow_schema: pa.Schema
+    partition_ts: dict[PartitionKey, int]
+    first_pass_dead: frozenset[tuple[str | None, int | None, int | None]]
+    primed: list[str]
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        tables = [schema_from_json(json.loads(text)) for text in schema_texts]
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return self.over(_messages(batches))
+
+    def over(self, messages: Iterable[Message]) -> Iterator[pa.RecordBatch]:
+        """The wide rows of ``messages`` (each topic-partition's in offset order)."""
+        import pyarrow as pa
+
+        tables = [schema_from_json(json.loads(text)) for text in self.schema_texts]
         index_of = {(t.database, t.table): i for i, t in enumerate(tables)}
-        decoders = _Decoders(protocol, options, primed)
-        clock = PartitionClock(partition_ts)
+        decoders = _Decoders(self.protocol, self.options, self.primed)
+        clock = PartitionClock(self.partition_ts)
         out: list[dict[str, Any]] = []
-        for message in _messages(batches):
+        for message in messages:
             try:
                 events = decoders.decode(message)
             except UnavailableError:
                 raise
             except CdcError as exc:
-                if (message.topic, message.partition, message.offset) in first_pass_dead:
+                if (message.topic, message.partition, message.offset) in self.first_pass_dead:
                     continue  # a dead letter of the first pass
                 raise DecodeRetryError(
                     f"message {message.topic}[{message.partition}]@{message.offset} decoded in the first pass and "
@@ -313,11 +317,9 @@ def _second_pass(
                             "_cdc_zero_dates": list(zeros.items()) or None})  # fmt: skip
             clock.see(where, events)  # after ordering them: a change without a ts follows the ones before it
             if len(out) >= _BATCH_ROWS:
-                yield pa.RecordBatch.from_pylist(out, schema=arrow_schema)
+                yield pa.RecordBatch.from_pylist(out, schema=self.arrow_schema)
                 out = []
-        yield pa.RecordBatch.from_pylist(out, schema=arrow_schema)
-
-    return run
+        yield pa.RecordBatch.from_pylist(out, schema=self.arrow_schema)
 
 
 @attrs.frozen
@@ -372,6 +374,9 @@ class PythonPath:
     primed: list[str]
     first: FirstPass
     _grouped: DataFrame | None = None
+    # every message, in topic-partition and offset order, where the driver holds them: the second pass and the
+    # dead letters' payloads are made there too, as local relations (no job, no Python worker)
+    held: tuple[Message, ...] | None = None
 
     @property
     def messages(self) -> DataFrame:
@@ -404,24 +409,28 @@ class PythonPath:
             ordered = sorted(held, key=lambda m: (m.topic or "", m.partition or 0, m.offset or 0))
             rows_here = _first_pass_rows(ordered, protocol, codec_options, primed)
             found = [{n: r.get(n) for n in _FIRST_PASS_NAMES} for r in rows_here]
-            return cls(protocol, codec_options, session, source, primed, FirstPass(found))
+            return cls(protocol, codec_options, session, source, primed, FirstPass(found), held=tuple(ordered))
         grouped = _grouped(source())
         rows = grouped.mapInArrow(_first_pass(protocol, codec_options, primed), FIRST_PASS).collect()
         return cls(protocol, codec_options, grouped.sparkSession, source, primed, FirstPass(rows), grouped)
 
     def typed(self, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int]) -> DataFrame:
         """The second pass: one wide row per change, typed by ``tables`` (the batch's final schemas)."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+
         wide = wide_schema(tables)
-        second = _second_pass(
+        second = _SecondPass(
             self.protocol,
             self.options,
             [_schema_json(t) for t in tables],
-            wide,
+            to_arrow_schema(wide),
             partition_ts=dict(partition_ts),
             first_pass_dead=self.first.dead_coordinates(),
             primed=self.primed,
         )
-        return self.messages.mapInArrow(second, wide)
+        if self.held is None:
+            return self.messages.mapInArrow(second, wide)
+        return arrow_frame(self.spark, second.over(self.held), wide)
 
 
 def table_part(wide: DataFrame, index: int, table_schema: TableSchema) -> DataFrame:
@@ -466,6 +475,11 @@ def _same(frame: DataFrame) -> DataFrame:
     return frame
 
 
+def held_messages(frame: DataFrame) -> list[Message]:
+    """Every message of ``frame`` collected to the driver (one job, as Arrow): for a batch known to be small."""
+    return list(_messages(frame.select(*MESSAGE_COLUMNS).toArrow().to_batches()))
+
+
 def _grouped(messages: DataFrame) -> DataFrame:
     """``messages`` by topic-partition, each task's in offset order: the order a stateful decoder needs."""
     grouped = messages.select(*MESSAGE_COLUMNS).repartition("topic", "partition")
@@ -473,17 +487,39 @@ def _grouped(messages: DataFrame) -> DataFrame:
 
 
 def _dead_letters(spark: SparkSession, python: PythonPath) -> DataFrame:
-    """The first pass's dead letters with their payloads taken from the distributed messages (not the driver)."""
+    """The first pass's dead letters with their payloads taken from the distributed messages (not the driver), or
+    from the messages the driver holds."""
     errors = [
         (r["topic"], r["partition"], r["offset"], r["error_type"], r["error"]) for r in python.first.of_kind("dead")
     ]
     if not errors:
         return empty_frame(spark, DEAD_LETTER_SCHEMA)
+    if python.held is not None:
+        return _held_dead_letters(spark, python.held, errors)
     found = rows_frame(spark, errors, "topic string, partition int, offset bigint, error_type string, error string")
     frame: DataFrame = join_on_coordinates(python.messages, found, "inner").select(
         "topic", "partition", "offset", "key", "value", "error_type", "error"
     )
     return frame
+
+
+def _held_dead_letters(
+    spark: SparkSession, held: Sequence[Message], errors: Sequence[tuple[str, int, int, str, str]]
+) -> DataFrame:
+    """The first pass's dead letters with their payloads taken from the messages the driver holds."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    by_place = {(m.topic, m.partition, m.offset): m for m in held}
+    rows = []
+    for topic, partition, offset, error_type, error in errors:
+        message = by_place[topic, partition, offset]
+        rows.append({"topic": topic, "partition": partition, "offset": offset, "key": message.key,
+                     "value": message.value, "error_type": error_type, "error": error})  # fmt: skip
+    schema = _parse_datatype_string(DEAD_LETTER_SCHEMA)
+    assert isinstance(schema, StructType)
+    return arrow_frame(spark, [pa.RecordBatch.from_pylist(rows, schema=to_arrow_schema(schema))], schema)
 
 
 @attrs.frozen
@@ -510,15 +546,18 @@ def assemble(
     clock = merge_clocks(partition_ts, python.first.clock())
     if not present:  # no row changes (DDL, bootstrap, watermarks, dead letters): no second pass
         return PythonResult({}, control, dead, clock, (), python.first.messages())
-    # cached when an output first reads it: the first pass knows the tables already (a job less per batch)
-    wide = persist_batch(python.typed(tables, partition_ts))
+    wide = python.typed(tables, partition_ts)
+    # the executors' rows are cached when an output first reads them (the first pass knows the tables already: a
+    # job less per batch); the driver's are a local relation already
+    cached = (persist_batch(wide),) if python.held is None else ()
+    wide = cached[0] if cached else wide
     parts = {
         (schema.database, schema.table): table_part(wide, index, schema)
         for index, schema in enumerate(tables)
         if (schema.database, schema.table) in present
     }
     dead.append(untyped_dead_letters(wide))
-    return PythonResult(parts, control, dead, clock, (wide,), python.first.messages())
+    return PythonResult(parts, control, dead, clock, cached, python.first.messages())
 
 
 __all__ = [
@@ -527,6 +566,7 @@ __all__ = [
     "PythonPath",
     "PythonResult",
     "assemble",
+    "held_messages",
     "newest",
     "row_message",
     "table_part",

@@ -1,4 +1,7 @@
-"""The ``python`` plan: every message decoded by the protocol's codec in the executors (the JVM path's reference)."""
+"""The ``python`` plan: every message decoded by the protocol's codec in the executors (the JVM path's reference);
+and the ``driver`` plan: the same codec on the driver, over the batch's messages collected in one job, its typed
+rows handed to Spark as local relations (a small batch: no Python worker, no cached rows, and its tables' frames
+of a known size, which Spark's joins broadcast)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from cdc_core.schema import TableSchema
 from cdc_spark.decoding.contract import DecodedChanges
-from cdc_spark.decoding.python_path import SEED_RANK, PythonPath, Rank, assemble, newest
+from cdc_spark.decoding.python_path import SEED_RANK, PythonPath, Rank, assemble, held_messages, newest
 from cdc_spark.decoding.steps import Steps
 from cdc_spark.partition_clock import PartitionKey
 
@@ -24,10 +27,12 @@ def decode(
     partition_ts: Mapping[PartitionKey, int],
     known_versions: Sequence[TableSchema],
     time_as: str,
+    on_driver: bool = False,
 ) -> DecodedChanges:
     steps = Steps()
     with steps.timed("codec"):
-        python = PythonPath.run(df, protocol, options, [*known_versions, *schemas.values()])
+        held = held_messages(df) if on_driver else None
+        python = PythonPath.run(df, protocol, options, [*known_versions, *schemas.values()], held)
     candidates: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {
         name: [(SEED_RANK, schema)] for name, schema in schemas.items()
     }
