@@ -129,12 +129,14 @@ def _codec_decode(
 
 def _plain(decoded: DecodedChanges) -> CodecDecode:
     try:
+        letters = decoded.dead_letters().collect()
+        assert decoded.dead_letter_count() == len(letters)  # known on the driver without a job, or counted
         return CodecDecode(
             schemas={name: schema_to_json(schema) for name, schema in decoded.schemas().items()},
             spark_schemas={name: decoded.table(*name).schema.simpleString() for name in decoded.tables()},
             rows={name: _rows(decoded, name) for name in decoded.tables()},
             control=sorted(tuple(r[k] for k in CONTROL_FIELDS) for r in decoded.control().collect()),
-            dead_letters=sorted(tuple(r[k] for k in LETTER_FIELDS) for r in decoded.dead_letters().collect()),
+            dead_letters=sorted(tuple(r[k] for k in LETTER_FIELDS) for r in letters),
             clocks=decoded.partition_commit_ts(),
             steps=list(decoded.steps),
         )
@@ -585,6 +587,26 @@ def test_spatial_values_and_nulls_go_through_the_codec_alike(spark: Any) -> None
         decoded.release()
     assert rows == {1: (point[4:], 4326), 2: None}
     assert_same_decode(spark, [message], "canal-json", jvm_share=0)
+
+
+def test_a_value_beyond_its_spark_type_is_a_dead_letter_counted_alike_on_every_plan(spark: Any) -> None:
+    """A DECIMAL(5,2) column given 123456.78 (MySQL would refuse it; the message says so): the codec keeps it and
+    Spark's type cannot hold it, so the change is a dead letter of the second pass, which the driver plan counts
+    without a job (:meth:`DecodedChanges.dead_letter_count`, checked against the rows in ``_plain``)."""
+    document = {
+        "id": 3, "database": "shop", "table": "prices", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+        "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+        "mysqlType": {"id": "int(11)", "p": "decimal(5,2)"}, "sqlType": {"id": 4, "p": 3},
+        "data": [{"id": "1", "p": "1.50"}, {"id": "2", "p": "123456.78"}],
+    }  # fmt: skip
+    message = Message(value=json.dumps(document).encode(), partition=0)
+    decoded = decode(_frame(spark, [message]), "canal-json", plan="driver")
+    try:
+        assert decoded.dead_letter_count() == 1
+        assert [r["id"] for r in decoded.table("shop", "prices").collect()] == [1]
+    finally:
+        decoded.release()
+    assert_same_decode(spark, [message], "canal-json", jvm_share=0, dead_offsets={0})
 
 
 # --------------------------------------------------------------------------------------------- TiCDC Avro

@@ -27,7 +27,7 @@ from cdc_core.secrets import redact_options
 from cdc_spark.apply import Applied, apply_tables
 from cdc_spark.batch_tables import batch_tables, load_keys, save_keys, table_settings
 from cdc_spark.ddl_policy import TABLE_DDL, TableDdl, check_policy, table_ddls
-from cdc_spark.decoding import PLANS, decode
+from cdc_spark.decoding import PLANS, DecodedChanges, decode
 from cdc_spark.expression_mode import expressions_for
 from cdc_spark.failures import reason, typed
 from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, ApplySpec, build_spec
@@ -367,7 +367,7 @@ class BatchProcessor:
                 gated = self.gate.gate(batch_id, tables, decoded.control())
                 tables, watermark, held = gated.ready, gated.watermark, sum(gated.held.values())
             batch = BatchInfo(app_id=self.config.app_id, batch_id=batch_id, offsets=offsets)
-            dead = self._dead_letters(decoded.dead_letters(), batch)  # durable before any table and the offsets
+            dead = self._dead_letters(decoded, batch)  # durable before any table and the offsets
             apply_started = time.monotonic()
             results = self._apply(tables, batch)
             apply_seconds = time.monotonic() - apply_started
@@ -445,12 +445,13 @@ class BatchProcessor:
             self.clock = load_clock(self.config.checkpoint)
         return self.clock
 
-    def _dead_letters(self, letters: DataFrame, batch: BatchInfo) -> int:
+    def _dead_letters(self, decoded: DecodedChanges, batch: BatchInfo) -> int:
         """Undecodable messages appended to the dead-letter table by Spark, once per batch, before any table is
         written: past ``max_dead_letters``, or where the table cannot be written, the batch fails whole."""
-        count = letters.count()
+        count = decoded.dead_letter_count()
         if not count:
             return 0
+        letters = decoded.dead_letters()
         limit = self.config.max_dead_letters
         if limit is not None and self.dead_letters_written + count > limit:
             first = letters.select("topic", "partition", "offset", "error").first()

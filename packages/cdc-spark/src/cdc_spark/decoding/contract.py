@@ -36,7 +36,8 @@ class DecodedChanges:
 
     * :meth:`tables` / :meth:`table`: the tables with changes in the batch, and each one's typed change frame;
     * :meth:`schemas`: the newest :class:`~cdc_core.schema.TableSchema` of every table the batch typed;
-    * :meth:`control`: DDL, watermark and bootstrap rows; :meth:`dead_letters`: what could not be decoded;
+    * :meth:`control`: DDL, watermark and bootstrap rows; :meth:`dead_letters`: what could not be decoded (and
+      :meth:`dead_letter_count`: how much);
     * :meth:`partition_commit_ts`: the newest commit ts per topic-partition, for the next batch;
     * :meth:`release`: free what was kept for this batch (its frames are not read after it);
     * :attr:`paths`: how the batch was decoded: ``jvm`` changes typed by Spark, ``codec`` messages the protocol's
@@ -58,6 +59,7 @@ class DecodedChanges:
     time_as: str = "interval"
     paths: Mapping[str, int] = attrs.field(factory=dict)
     steps: Mapping[str, float] = attrs.field(factory=dict)
+    _dead_count: int | None = None  # known where the driver decoded the batch
 
     def tables(self) -> list[tuple[str, str]]:
         return sorted(name for name, parts in self._parts.items() if parts)
@@ -79,6 +81,10 @@ class DecodedChanges:
 
     def dead_letters(self) -> DataFrame:
         return _union(self.spark, self._dead, DEAD_LETTER_SCHEMA)
+
+    def dead_letter_count(self) -> int:
+        """How many rows :meth:`dead_letters` has: known without a Spark job where the driver decoded the batch."""
+        return self._dead_count if self._dead_count is not None else self.dead_letters().count()
 
     def partition_commit_ts(self) -> dict[PartitionKey, int]:
         """The newest commit ts per topic-partition after this batch: the next batch's ``partition_ts``."""

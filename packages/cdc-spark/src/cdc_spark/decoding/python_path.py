@@ -377,6 +377,7 @@ class PythonPath:
     # every message, in topic-partition and offset order, where the driver holds them: the second pass and the
     # dead letters' payloads are made there too, as local relations (no job, no Python worker)
     held: tuple[Message, ...] | None = None
+    untyped_here: int = 0  # changes the driver's second pass could not type (dead letters)
 
     @property
     def messages(self) -> DataFrame:
@@ -430,7 +431,11 @@ class PythonPath:
         )
         if self.held is None:
             return self.messages.mapInArrow(second, wide)
-        return arrow_frame(self.spark, second.over(self.held), wide)
+        import pyarrow.compute as pc
+
+        batches = list(second.over(self.held))
+        self.untyped_here = sum(pc.sum(pc.equal(b.column("__table"), NO_SCHEMA)).as_py() or 0 for b in batches)
+        return arrow_frame(self.spark, batches, wide)
 
 
 def table_part(wide: DataFrame, index: int, table_schema: TableSchema) -> DataFrame:
@@ -532,6 +537,7 @@ class PythonResult:
     clock: dict[PartitionKey, int]
     cached: tuple[DataFrame, ...]  # to release with the batch
     messages: int  # decoded by the codec
+    dead_count: int | None = None  # how many rows ``dead`` has, where the driver decoded every message
 
 
 def assemble(
@@ -544,8 +550,9 @@ def assemble(
     control = rows_frame(spark, rows, CONTROL_SCHEMA)
     dead = [_dead_letters(spark, python)]
     clock = merge_clocks(partition_ts, python.first.clock())
+    dead_count = len(python.first.of_kind("dead")) if python.held is not None else None
     if not present:  # no row changes (DDL, bootstrap, watermarks, dead letters): no second pass
-        return PythonResult({}, control, dead, clock, (), python.first.messages())
+        return PythonResult({}, control, dead, clock, (), python.first.messages(), dead_count)
     wide = python.typed(tables, partition_ts)
     # the executors' rows are cached when an output first reads them (the first pass knows the tables already: a
     # job less per batch); the driver's are a local relation already
@@ -557,7 +564,9 @@ def assemble(
         if (schema.database, schema.table) in present
     }
     dead.append(untyped_dead_letters(wide))
-    return PythonResult(parts, control, dead, clock, cached, python.first.messages())
+    if dead_count is not None:
+        dead_count += python.untyped_here
+    return PythonResult(parts, control, dead, clock, cached, python.first.messages(), dead_count)
 
 
 __all__ = [

@@ -54,6 +54,7 @@ def decode(
         time_as,
         paths={"jvm": 0, "codec": result.messages},
         steps=steps.seconds,
+        dead_count=result.dead_count,
     )
 
 

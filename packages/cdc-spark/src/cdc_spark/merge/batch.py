@@ -116,9 +116,9 @@ def _time_sql(seq: str, data_type: DataType) -> str:
     return seq if field is None else f"{seq}.{quote(field)}"
 
 
-def _aggregate_sql(item: Pending, view: str, seq_type: DataType) -> str:
-    """One table's counts and latest truncate over the view ``view`` of its changes, in the columns every table's
-    aggregate shares."""
+def _rows_sql(item: Pending, view: str, seq_type: DataType) -> str:
+    """One table's changes (the view ``view``) in the narrow columns every table's rows share, then one row that
+    is not a change and carries the table's stored floor (so a table of no changes is still summed up)."""
     from cdc_spark.merge.statements import literal, quote, sql_type
 
     spec = item.spec
@@ -127,25 +127,43 @@ def _aggregate_sql(item: Pending, view: str, seq_type: DataType) -> str:
     partial = "_cdc_op = 'update' AND _cdc_changed_columns IS NOT NULL"
     if "_cdc_changed_columns" not in item.changes.columns:
         partial = "false"
-    known = ", ".join(literal(name) for name in CHANGE_OPS)
-    truncate = f"CASE WHEN {op} = 'truncate' THEN {seq} END"
-    stored = Sequence(item.stored_floor, seq_type).sql() if item.stored_floor else f"CAST(NULL AS {sql_type(seq_type)})"
+    stored = Sequence(item.stored_floor, seq_type).sql() if item.stored_floor else "NULL"
     columns = [
         f"{literal(spec.table)} AS `table`",
-        f"count_if(({null_key}) AND {op} != 'truncate') AS null_keys",
-        "count(1) AS changes",
-        *(f"count_if({op} = {literal(name)}) AS op_{name}" for name in CHANGE_OPS),
-        f"count_if({partial}) AS partial",
-        f"min(CASE WHEN {op} IS NULL OR {op} NOT IN ({known}) THEN coalesce({op}, 'null') END) AS unknown",
-        f"max({truncate}) AS latest",
-        f"max_by({_time_sql(seq, seq_type)}, {truncate}) AS truncate_time",
-        f"{stored} AS stored",
+        f"({null_key}) AND {op} != 'truncate' AS null_key",
+        f"{op} AS op",
+        f"{partial} AS partial",
+        f"CASE WHEN {op} = 'truncate' THEN {seq} END AS cut",
+        f"{_time_sql(seq, seq_type)} AS seq_time",
+        f"CAST(NULL AS {sql_type(seq_type)}) AS stored",
+        "true AS is_change",
     ]
-    return f"SELECT {', '.join(columns)} FROM {view}"
+    anchor = f"SELECT {literal(spec.table)}, NULL, NULL, false, NULL, NULL, {stored}, false"
+    return f"SELECT {', '.join(columns)} FROM {view} UNION ALL {anchor}"
+
+
+def _aggregate_sql(rows: str) -> str:
+    """Each table's counts, latest truncate and stored floor over ``rows`` (:func:`_rows_sql` of every table)."""
+    from cdc_spark.merge.statements import literal
+
+    known = ", ".join(literal(name) for name in CHANGE_OPS)
+    columns = [
+        "`table`",
+        "count_if(null_key) AS null_keys",
+        "count_if(is_change) AS changes",
+        *(f"count_if(op = {literal(name)}) AS op_{name}" for name in CHANGE_OPS),
+        "count_if(partial) AS partial",
+        f"min(CASE WHEN is_change AND (op IS NULL OR op NOT IN ({known})) THEN coalesce(op, 'null') END) AS unknown",
+        "max(cut) AS latest",
+        "max_by(seq_time, cut) AS truncate_time",
+        "max(stored) AS stored",
+    ]
+    return f"SELECT {', '.join(columns)} FROM ({rows}) GROUP BY `table`"
 
 
 def summarize_all(items: list[Pending], floors: DataFrame | None = None) -> dict[str, BatchSummary]:
-    """Every table's :class:`BatchSummary` from one aggregate over all their batches (one Spark action).
+    """Every table's :class:`BatchSummary` from one aggregate over all their batches (one Spark action, one shuffle
+    whatever the number of tables).
 
     The tables' sequences must share one type. ``floors`` (columns ``table`` and ``floor`` of that type) are
     stored floors read in the same action; a table's ``stored_floor`` counts where it has none there. Unknown
@@ -170,7 +188,7 @@ def summarize_all(items: list[Pending], floors: DataFrame | None = None) -> dict
     frames = [item.changes for item in items] + ([floors] if floors is not None else [])
     with temporary_views(spark, *frames, prefix="cdc_summary") as views:
         own = zip(items, views[: len(items)], strict=True)  # the floors' view, if any, is the last
-        rows = " UNION ALL ".join(_aggregate_sql(item, view, seq_type) for item, view in own)
+        rows = _aggregate_sql(" UNION ALL ".join(_rows_sql(item, view, seq_type) for item, view in own))
         stored = "stored"
         if floors is not None:
             rows = f"SELECT r.*, f.floor FROM ({rows}) r LEFT JOIN {views[-1]} f ON r.`table` = f.`table`"
