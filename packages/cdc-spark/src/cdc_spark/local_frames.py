@@ -77,6 +77,8 @@ def arrow_frame(spark: SparkSession, batches: Iterable[pa.RecordBatch], schema: 
     from pyspark.sql.pandas.types import to_arrow_schema
 
     table = pa.Table.from_batches(list(batches), schema=to_arrow_schema(schema))
+    if not table.num_rows:  # PySpark's reader of a table refuses columns of no chunks
+        return no_rows(spark, schema)
     return spark.createDataFrame(table, schema=schema)
 
 

@@ -377,7 +377,6 @@ class PythonPath:
     # every message, in topic-partition and offset order, where the driver holds them: the second pass and the
     # dead letters' payloads are made there too, as local relations (no job, no Python worker)
     held: tuple[Message, ...] | None = None
-    untyped_here: int = 0  # changes the driver's second pass could not type (dead letters)
 
     @property
     def messages(self) -> DataFrame:
@@ -415,12 +414,12 @@ class PythonPath:
         rows = grouped.mapInArrow(_first_pass(protocol, codec_options, primed), FIRST_PASS).collect()
         return cls(protocol, codec_options, grouped.sparkSession, source, primed, FirstPass(rows), grouped)
 
-    def typed(self, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int]) -> DataFrame:
-        """The second pass: one wide row per change, typed by ``tables`` (the batch's final schemas)."""
+    def _second_pass(
+        self, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int], wide: StructType
+    ) -> _SecondPass:
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        wide = wide_schema(tables)
-        second = _SecondPass(
+        return _SecondPass(
             self.protocol,
             self.options,
             [_schema_json(t) for t in tables],
@@ -429,27 +428,74 @@ class PythonPath:
             first_pass_dead=self.first.dead_coordinates(),
             primed=self.primed,
         )
-        if self.held is None:
-            return self.messages.mapInArrow(second, wide)
-        import pyarrow.compute as pc
 
-        batches = list(second.over(self.held))
-        self.untyped_here = sum(pc.sum(pc.equal(b.column("__table"), NO_SCHEMA)).as_py() or 0 for b in batches)
-        return arrow_frame(self.spark, batches, wide)
+    def typed(self, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int]) -> DataFrame:
+        """The second pass in the executors: one wide row per change, typed by ``tables`` (the batch's final
+        schemas)."""
+        wide = wide_schema(tables)
+        return self.messages.mapInArrow(self._second_pass(tables, partition_ts, wide), wide)
+
+    def typed_here(
+        self, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int], indices: Iterable[int]
+    ) -> TypedHere:
+        """The second pass on the driver, over the messages it holds: a local relation per table (of ``indices``
+        into ``tables``) with the common columns and that table's struct only, and one of the changes it could not
+        type. One wide relation read per table would have Spark filter every table's rows on the driver for each
+        of them, in every query that reads a table (50 tables: seconds a query)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        from pyspark.sql.types import StructType
+
+        wide = wide_schema(tables)
+        second = self._second_pass(tables, partition_ts, wide)
+        assert self.held is not None
+        rows = pa.Table.from_batches(list(second.over(self.held)), schema=second.arrow_schema)
+        table_of = rows.column("__table")
+        common = [f for f in wide.fields if f.name not in {_struct(i) for i in range(len(tables))}]
+
+        def relation(index: int, fields: list[Any]) -> DataFrame:
+            schema = StructType(fields)
+            mine = rows.filter(pc.equal(table_of, index)).select(schema.fieldNames())
+            return arrow_frame(self.spark, mine.to_batches(), schema)
+
+        untyped = relation(NO_SCHEMA, common)
+        parts = {index: relation(index, [*common, wide[_struct(index)]]) for index in indices}
+        return TypedHere(parts, untyped, pc.sum(pc.equal(table_of, NO_SCHEMA)).as_py() or 0)
+
+
+@attrs.frozen
+class TypedHere:
+    """What the driver's second pass gave: per table index its rows, and the changes it could not type."""
+
+    parts: dict[int, DataFrame]
+    untyped: DataFrame
+    untyped_count: int
+
+
+def _struct(index: int) -> str:
+    """The wide row's column of table ``index``'s values."""
+    return f"__t{index}"
 
 
 def table_part(wide: DataFrame, index: int, table_schema: TableSchema) -> DataFrame:
     """One table's change frame out of the second pass's wide rows."""
     from pyspark.sql import functions as F
 
-    struct = F.col(f"__t{index}")
+    return table_columns(table_rows(wide, index, "__table").where(F.col("__table") == index), index, table_schema)
+
+
+def table_columns(rows: DataFrame, index: int, table_schema: TableSchema) -> DataFrame:
+    """Table ``index``'s change frame out of second-pass rows of that table only."""
+    from pyspark.sql import functions as F
+
+    struct = F.col(_struct(index))
     columns: list[Column | str] = [struct.getField(c.name).alias(c.name) for c in table_schema.stored_columns]
     ordered: list[Column | str] = [
         *columns, "_cdc_op", "_cdc_commit_ts", "_cdc_sequence", struct.getField("_cdc_before").alias("_cdc_before"),
         "_cdc_changed_columns", "_cdc_database", "_cdc_table", "_cdc_schema_version", "_cdc_topic", "_cdc_partition",
         "_cdc_offset", "_cdc_zero_dates",
     ]  # fmt: skip
-    frame: DataFrame = table_rows(wide, index, "__table").where(F.col("__table") == index).select(*ordered)
+    frame: DataFrame = rows.select(*ordered)
     return frame
 
 
@@ -553,20 +599,17 @@ def assemble(
     dead_count = len(python.first.of_kind("dead")) if python.held is not None else None
     if not present:  # no row changes (DDL, bootstrap, watermarks, dead letters): no second pass
         return PythonResult({}, control, dead, clock, (), python.first.messages(), dead_count)
-    wide = python.typed(tables, partition_ts)
-    # the executors' rows are cached when an output first reads them (the first pass knows the tables already: a
-    # job less per batch); the driver's are a local relation already
-    cached = (persist_batch(wide),) if python.held is None else ()
-    wide = cached[0] if cached else wide
-    parts = {
-        (schema.database, schema.table): table_part(wide, index, schema)
-        for index, schema in enumerate(tables)
-        if (schema.database, schema.table) in present
-    }
+    indices = {index: schema for index, schema in enumerate(tables) if (schema.database, schema.table) in present}
+    if python.held is not None and dead_count is not None:
+        here = python.typed_here(tables, partition_ts, indices)
+        parts = {(s.database, s.table): table_columns(here.parts[i], i, s) for i, s in indices.items()}
+        dead.append(untyped_dead_letters(here.untyped))
+        return PythonResult(parts, control, dead, clock, (), python.first.messages(), dead_count + here.untyped_count)
+    # cached when an output first reads it: the first pass knows the tables already (a job less per batch)
+    wide = persist_batch(python.typed(tables, partition_ts))
+    parts = {(s.database, s.table): table_part(wide, i, s) for i, s in indices.items()}
     dead.append(untyped_dead_letters(wide))
-    if dead_count is not None:
-        dead_count += python.untyped_here
-    return PythonResult(parts, control, dead, clock, cached, python.first.messages(), dead_count)
+    return PythonResult(parts, control, dead, clock, (wide,), python.first.messages())
 
 
 __all__ = [
@@ -578,6 +621,7 @@ __all__ = [
     "held_messages",
     "newest",
     "row_message",
+    "table_columns",
     "table_part",
     "untyped_dead_letters",
     "wide_schema",
