@@ -450,17 +450,16 @@ class PythonPath:
         second = self._second_pass(tables, partition_ts, wide)
         assert self.held is not None
         rows = pa.Table.from_batches(list(second.over(self.held)), schema=second.arrow_schema)
-        table_of = rows.column("__table")
         common = [f for f in wide.fields if f.name not in {_struct(i) for i in range(len(tables))}]
 
-        def relation(index: int, fields: list[Any]) -> DataFrame:
+        def relation(index: int, fields: list[Any]) -> tuple[DataFrame, int]:
             schema = StructType(fields)
-            mine = rows.filter(pc.equal(table_of, index)).select(schema.fieldNames())
-            return arrow_frame(self.spark, mine.to_batches(), schema)
+            mine = rows.filter(pc.equal(rows.column("__table"), index)).select(schema.fieldNames())
+            return arrow_frame(self.spark, mine.to_batches(), schema), mine.num_rows
 
-        untyped = relation(NO_SCHEMA, common)
-        parts = {index: relation(index, [*common, wide[_struct(index)]]) for index in indices}
-        return TypedHere(parts, untyped, pc.sum(pc.equal(table_of, NO_SCHEMA)).as_py() or 0)
+        untyped, untyped_count = relation(NO_SCHEMA, common)
+        parts = {index: relation(index, [*common, wide[_struct(index)]])[0] for index in indices}
+        return TypedHere(parts, untyped, untyped_count)
 
 
 @attrs.frozen
@@ -600,7 +599,7 @@ def assemble(
     if not present:  # no row changes (DDL, bootstrap, watermarks, dead letters): no second pass
         return PythonResult({}, control, dead, clock, (), python.first.messages(), dead_count)
     indices = {index: schema for index, schema in enumerate(tables) if (schema.database, schema.table) in present}
-    if python.held is not None and dead_count is not None:
+    if dead_count is not None:  # the driver holds every message: their rows are typed there
         here = python.typed_here(tables, partition_ts, indices)
         parts = {(s.database, s.table): table_columns(here.parts[i], i, s) for i, s in indices.items()}
         dead.append(untyped_dead_letters(here.untyped))

@@ -1,7 +1,6 @@
 """The ``python`` plan: every message decoded by the protocol's codec in the executors (the JVM path's reference);
 and the ``driver`` plan: the same codec on the driver, over the batch's messages collected in one job, its typed
-rows handed to Spark as local relations (a small batch: no Python worker, no cached rows, and its tables' frames
-of a known size, which Spark's joins broadcast)."""
+rows handed to Spark as local relations (a small batch: no Python worker, no repartition, no cached rows)."""
 
 from __future__ import annotations
 
