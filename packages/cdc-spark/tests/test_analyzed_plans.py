@@ -11,6 +11,7 @@ import pytest
 from cdc_spark.merge import analyzed_plans
 from cdc_spark.merge.analyzed_plans import AnalyzedPlans
 from cdc_spark.table_workers import own_session
+from cdc_testing.spark_frames import scanned_frame
 
 pytestmark = pytest.mark.spark
 
@@ -32,12 +33,12 @@ def _newest_against_stored(changes: str, stored: str) -> str:
 
 def _frames(spark: Any, table: int) -> tuple[Any, Any]:
     """One table's changes and stored keys: rows of its own, the same schemas as every other table's."""
-    changes = spark.createDataFrame(
+    changes = scanned_frame(spark,
         [(1, "update", 10 * table + 1, f"t{table} old"), (1, "update", 10 * table + 2, f"t{table} new"),
          (table + 1, "insert", 5, f"t{table} only")],
         CHANGES,
     )  # fmt: skip
-    stored = spark.createDataFrame([(1, 10 * table + 1), (table + 1, 100)], STORED)
+    stored = scanned_frame(spark, [(1, 10 * table + 1), (table + 1, 100)], STORED)
     return changes.where("seq > 0"), stored
 
 

@@ -28,6 +28,7 @@ from cdc_spark.merge import build_spec
 from cdc_spark.merge.analyzed_plans import AnalyzedPlans
 from cdc_spark.sinks import BatchInfo, load_sink
 from cdc_spark.sinks.scd1_batch import Scd1Batch
+from cdc_testing.spark_frames import scanned_frame
 from cdc_testing.targets import delta_commit_metadata, key_state
 
 pytestmark = pytest.mark.spark
@@ -70,7 +71,7 @@ def change(
 
 
 def frame(spark: Any, rows: list[tuple[Any, ...]], schema: str = SCHEMA) -> Any:
-    return spark.createDataFrame(rows, schema)
+    return scanned_frame(spark, rows, schema)
 
 
 # How a batch writes the key state: its tables' partitions replaced whole (what these small tables get by default),
@@ -605,9 +606,9 @@ def test_scd2_history_of_a_key_updated_deleted_and_reinserted(spark: Any, tmp_pa
 def test_schema_evolution_adds_and_widens_columns(spark: Any, tmp_path: Path, fmt: str) -> None:
     apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, fmt)
     wider = f"id bigint, name string, amount decimal(12,2), note string, _cdc_op string, _cdc_sequence {SEQ}"
-    batch = spark.createDataFrame([(2, "b", Decimal("12345678.50"), "hi", "insert", (2, 0, 2, 0))], wider)
+    batch = frame(spark, [(2, "b", Decimal("12345678.50"), "hi", "insert", (2, 0, 2, 0))], wider)
     apply_changes(batch, str(tmp_path), ["id"], table=TABLE, table_format=fmt)
-    narrower = spark.createDataFrame([(3, "c", Decimal("3.00"), "insert", (3, 0, 3, 0))], SCHEMA.rsplit(",", 1)[0])
+    narrower = frame(spark, [(3, "c", Decimal("3.00"), "insert", (3, 0, 3, 0))], SCHEMA.rsplit(",", 1)[0])
     apply_changes(narrower, str(tmp_path), ["id"], table=TABLE, table_format=fmt)  # cast up on write
     rows = read_table(str(tmp_path), TABLE, fmt)
     assert (str(rows.schema.field("id").type), str(rows.schema.field("amount").type)) == ("int64", "decimal128(12, 2)")
@@ -628,7 +629,7 @@ def test_incompatible_type_change_is_a_typed_error(spark: Any, tmp_path: Path, f
     other = f"id int, name int, amount decimal(10,2), _cdc_op string, _cdc_sequence {SEQ}"
     with pytest.raises(SchemaEvolutionError) as error:
         apply_changes(
-            spark.createDataFrame([(2, 5, None, "insert", (2, 0, 2, 0))], other),
+            frame(spark, [(2, 5, None, "insert", (2, 0, 2, 0))], other),
             str(tmp_path),
             ["id"],
             table=TABLE,
@@ -646,7 +647,7 @@ def test_incompatible_type_change_is_a_typed_error(spark: Any, tmp_path: Path, f
 def test_a_widening_the_format_cannot_make_in_place(spark: Any, tmp_path: Path, fmt: str, applied: bool) -> None:
     apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, fmt)
     scaled = f"id int, name string, amount decimal(12,4), _cdc_op string, _cdc_sequence {SEQ}"
-    batch = spark.createDataFrame([(2, "b", Decimal("2.1234"), "insert", (2, 0, 2, 0))], scaled)
+    batch = frame(spark, [(2, "b", Decimal("2.1234"), "insert", (2, 0, 2, 0))], scaled)
     if applied:  # Delta rewrites the table with the wider type
         apply_changes(batch, str(tmp_path), ["id"], table=TABLE, table_format=fmt)
         assert live(tmp_path, fmt) == {1: ("a", Decimal("1.0000")), 2: ("b", Decimal("2.1234"))}
@@ -663,7 +664,7 @@ def test_metadata_columns_only_when_asked(spark: Any, tmp_path: Path, fmt: str) 
         (*change("update", 9, 1, "b", "2.00"), 9, "shop", 0, 90),
     ]
     columns = ("_cdc_commit_ts", "_cdc_op", "_cdc_topic", "_cdc_partition", "_cdc_offset")
-    apply_changes(spark.createDataFrame(rows, schema), str(tmp_path), ["id"], table=TABLE, table_format=fmt,
+    apply_changes(frame(spark, rows, schema), str(tmp_path), ["id"], table=TABLE, table_format=fmt,
                   metadata_columns=columns)  # fmt: skip
     stored = read_table(str(tmp_path), TABLE, fmt).to_pylist()
     assert stored == [

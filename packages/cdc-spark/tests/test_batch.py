@@ -24,6 +24,7 @@ from cdc_spark.merge.batch import (
 )
 from cdc_spark.merge.columns import ORDER, TIME
 from cdc_spark.merge.spec import build_spec
+from cdc_testing.spark_frames import scanned_frame
 
 # run with case-sensitive column names (conftest.py): the plan must name its own columns exactly as it made them
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("case_sensitive")]
@@ -47,7 +48,7 @@ def floor_of(ts: int) -> str:
 def summary_of(
     spark: Any, rows: list[tuple[Any, ...]], stored: str | None = None, schema: str = SCHEMA, **kw: Any
 ) -> BatchSummary:
-    changes = spark.createDataFrame(rows, schema)
+    changes = scanned_frame(spark, rows, schema)
     spec = build_spec(changes, table="shop.t", keys=kw.pop("keys", ["id"]), **kw)
     return summarize(changes, spec, stored)
 
@@ -135,10 +136,10 @@ def test_every_tables_summary_comes_from_one_aggregate_with_the_stored_floors(sp
     ]
     items = []
     for name, rows in zip(names, batches, strict=True):
-        changes = spark.createDataFrame(rows, SCHEMA)
+        changes = scanned_frame(spark, rows, SCHEMA)
         items.append(Pending(changes, build_spec(changes, table=name, keys=["id"]), stored_floor=floor_of(2)))
     stored = [("shop.a", (7, 0, 7, 0)), ("shop.other", (99, 0, 99, 0))]
-    floors = spark.createDataFrame(stored, f"table string, floor {SEQ}")
+    floors = scanned_frame(spark, stored, f"table string, floor {SEQ}")
     summaries = summarize_all(items, floors)
     assert sorted(summaries) == sorted(names)
     first, second, third = (summaries[name] for name in names)
@@ -152,8 +153,8 @@ def test_every_tables_summary_comes_from_one_aggregate_with_the_stored_floors(sp
 
 def test_a_table_without_changes_is_summed_up_with_its_own_stored_floor(spark: Any) -> None:
     # the tables' changes are aggregated together by table: one without rows still gets its summary and its floor
-    empty = spark.createDataFrame([], SCHEMA)
-    busy = spark.createDataFrame([change("insert", 8, 1, "a"), change("delete", 9, 2)], SCHEMA)
+    empty = scanned_frame(spark, [], SCHEMA)
+    busy = scanned_frame(spark, [change("insert", 8, 1, "a"), change("delete", 9, 2)], SCHEMA)
     items = [
         Pending(empty, build_spec(empty, table="shop.empty", keys=["id"]), stored_floor=floor_of(5)),
         Pending(busy, build_spec(busy, table="shop.busy", keys=["id"]), stored_floor=floor_of(3)),
@@ -210,7 +211,7 @@ def test_unknown_operations_are_refused_naming_one(spark: Any) -> None:
     ],
 )
 def test_sequences_without_an_order_are_refused(spark: Any, sequence: str, shown: str) -> None:
-    changes = spark.createDataFrame([], f"id int, _cdc_op string, seq {sequence}")
+    changes = scanned_frame(spark, [], f"id int, _cdc_op string, seq {sequence}")
     spec = build_spec(changes, table="shop.t", keys=["id"], sequence_by="seq")
     message = f"^table shop.t: sequence_by column seq of type {shown} has no order$"
     with pytest.raises(ConfigError, match=message.replace("<", r"\<").replace("(", r"\(")):
@@ -230,8 +231,8 @@ def test_a_variant_sequence_is_refused_and_orderable_types_pass() -> None:
 def test_sequence_time_is_commit_ts_else_the_first_field_else_the_value(spark: Any) -> None:
     from pyspark.sql import functions as F
 
-    frame = spark.createDataFrame(
-        [((7, 100), (8, 200), 300)], "a struct<epoch:int,commit_ts:bigint>, b struct<x:int,y:bigint>, c bigint"
+    frame = scanned_frame(
+        spark, [((7, 100), (8, 200), 300)], "a struct<epoch:int,commit_ts:bigint>, b struct<x:int,y:bigint>, c bigint"
     )
     types = {f.name: f.dataType for f in frame.schema.fields}
     row = frame.select(*[sequence_time(F.col(c), types[c]).alias(c) for c in "abc"]).collect()[0]
@@ -239,7 +240,8 @@ def test_sequence_time_is_commit_ts_else_the_first_field_else_the_value(spark: A
 
 
 def test_storable_turns_day_time_intervals_into_microseconds(spark: Any) -> None:
-    frame = spark.createDataFrame(
+    frame = scanned_frame(
+        spark,
         [(1, dt.timedelta(hours=-838, seconds=-59), dt.timedelta(seconds=1, microseconds=5), dt.timedelta(0))],
         "id int, t interval day to second, u interval day to second, other interval day to second",
     )
@@ -256,7 +258,7 @@ def test_storable_turns_day_time_intervals_into_microseconds(spark: Any) -> None
 def _ordered(
     spark: Any, rows: list[tuple[Any, ...]], stored: str | None = None, schema: str = SCHEMA, **kw: Any
 ) -> list[Any]:
-    changes = spark.createDataFrame(rows, schema)
+    changes = scanned_frame(spark, rows, schema)
     spec = build_spec(changes, table="shop.t", keys=["id"], **kw)
     frame = ordered(changes, spec, summarize(changes, spec, stored))
     return sorted(frame.collect(), key=lambda r: (r[ORDER]["s"], r[ORDER]["r"], r[ORDER]["h"]))

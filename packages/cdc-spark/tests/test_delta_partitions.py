@@ -19,6 +19,7 @@ from cdc_spark.merge.statements import literal
 from cdc_spark.session_conf import session_conf
 from cdc_spark.sinks.delta import DeltaFormat, path_identifier
 from cdc_spark.sinks.scd1_batch import DECODE_SEQUENCE
+from cdc_testing.spark_frames import scanned_frame
 
 pytestmark = pytest.mark.spark
 
@@ -45,7 +46,7 @@ def key_state(spark: Any, location: str, **properties: str) -> None:
     from pyspark.sql.types import StructType
 
     schema: StructType = scd1.state_schema(StructType.fromDDL(DECODE_SEQUENCE))
-    spark.createDataFrame([], schema).write.format("delta").partitionBy(TABLE).save(location)
+    scanned_frame(spark, [], schema).write.format("delta").partitionBy(TABLE).save(location)
     for key, value in properties.items():
         spark.sql(f"ALTER TABLE {path_identifier(location)} SET TBLPROPERTIES ('{key}' = '{value}')")
     first = key_state_rows(spark, TABLES[0], range(40)).unionByName(key_state_rows(spark, TABLES[1], range(7)))
@@ -59,7 +60,7 @@ def apply_rows(spark: Any, root: Path, table: str, rows: list[tuple[int, str | N
     from cdc_spark.apply import apply_changes
 
     schema = f"id int, name string, _cdc_op string, _cdc_sequence {DECODE_SEQUENCE}"
-    changes = spark.createDataFrame([(i, n, op, (ts, 0, ts, 0)) for i, n, op, ts in rows], schema)
+    changes = scanned_frame(spark, [(i, n, op, (ts, 0, ts, 0)) for i, n, op, ts in rows], schema)
     apply_changes(changes, str(root), ["id"], table=table, table_format="delta")
 
 
@@ -174,9 +175,10 @@ def test_a_batch_that_moves_an_earlier_versions_state_reads_the_keys_it_moved(sp
     apply_rows(spark, tmp_path, "shop.other", [(1, "x", "insert", 1)])
     # what an earlier version left for shop.t: its target, and its own state table with key 1 last changed at 5
     sink: Any = load_sink("delta", spark, str(tmp_path))
-    target = spark.createDataFrame([(1, "a")], "id int, name string")
+    target = scanned_frame(spark, [(1, "a")], "id int, name string")
     sink.format.create_from(sink.format.target("shop.t"), target.schema, target, {}, None)
-    old = spark.createDataFrame(
+    old = scanned_frame(
+        spark,
         [(1, (5, 0, 5, 0), None, None, None)],
         f"id int, {SEQUENCE} {DECODE_SEQUENCE}, {DELETED_AT} timestamp, {IMAGE_SEQUENCE} {DECODE_SEQUENCE},"
         f" {COLUMN_SEQUENCES} map<string, {DECODE_SEQUENCE}>",

@@ -14,6 +14,7 @@ from cdc_spark.merge.statements import Merge, sql_type
 from cdc_spark.session_conf import session_conf
 from cdc_spark.sinks import BatchInfo
 from cdc_spark.sinks.delta import DeltaFormat, path_identifier
+from cdc_testing.spark_frames import scanned_frame
 
 pytestmark = pytest.mark.spark
 
@@ -41,7 +42,7 @@ SOURCE = [
 
 
 def stored_table(spark: Any, location: str, **properties: str) -> None:
-    frame = spark.createDataFrame(STORED, "id int, name string, amount string").selectExpr(
+    frame = scanned_frame(spark, STORED, "id int, name string, amount string").selectExpr(
         "id", "name", "CAST(amount AS DECIMAL(10, 2)) AS amount"
     )
     writer = frame.coalesce(1).write.format("delta")
@@ -52,7 +53,7 @@ def stored_table(spark: Any, location: str, **properties: str) -> None:
 
 def source(spark: Any) -> Any:
     schema = "id int, action string, name string, w_name boolean, amount string, w_amount boolean"
-    frame = spark.createDataFrame(SOURCE, schema)
+    frame = scanned_frame(spark, SOURCE, schema)
     return frame.selectExpr("id", "action", "name", "w_name", "CAST(amount AS DECIMAL(10, 2)) AS amount", "w_amount")
 
 
@@ -105,7 +106,7 @@ def test_a_table_a_rewrite_would_not_carry_over_is_left_to_the_merge(spark: Any,
         stored_table(spark, location, **{"delta.enableDeletionVectors": "true"})
         spark.sql(f"DELETE FROM {path_identifier(location)} WHERE id = 4")
     elif case == "partitioned":
-        frame = spark.createDataFrame(STORED, "id int, name string, amount string")
+        frame = scanned_frame(spark, STORED, "id int, name string, amount string")
         frame.selectExpr("id", "name", "CAST(amount AS DECIMAL(10, 2)) AS amount").write.format("delta").partitionBy(
             "name"
         ).save(location)

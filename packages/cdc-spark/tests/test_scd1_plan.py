@@ -19,6 +19,7 @@ from cdc_spark.merge.batch import ordered, sequence_type, summarize
 from cdc_spark.merge.columns import COLUMN_SEQUENCES, DELETED_AT, IMAGE_SEQUENCE, KEY, SEQUENCE, TABLE, WAS_LIVE
 from cdc_spark.merge.scd1 import fold, resolve, state_schema
 from cdc_spark.merge.spec import build_spec
+from cdc_testing.spark_frames import scanned_frame
 
 # run with case-sensitive column names (conftest.py): the plan must name its own columns exactly as it made them
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("case_sensitive")]
@@ -95,12 +96,12 @@ def resolved(
 ) -> Any:
     """``resolve`` on a batch readied as the sink readies it, against the stored state rows ``state`` (of one key
     column each); the key text and ``WAS_LIVE`` of every row it returns are checked, then left out."""
-    frame = spark.createDataFrame(changes, schema)
+    frame = scanned_frame(spark, changes, schema)
     spec = build_spec(frame, table="shop.t", keys=["id"], sequence_by=sequence_by, metadata=metadata)
     summary = summarize(frame, spec, None)
     batch = ordered(frame, spec, summary)
     keyed = [("shop.t", key_text({"id": row[0]}), *row[1:]) for row in state]
-    stored_frame = spark.createDataFrame(keyed, state_schema(sequence_type(frame, spec)))
+    stored_frame = scanned_frame(spark, keyed, state_schema(sequence_type(frame, spec)))
     live = {(row[0],) for row in state if row[2] is None}
     return without_keys(resolve(batch, spec, stored_frame, summary, NOW), ["id"], live)
 
@@ -150,7 +151,7 @@ FOLDED = [
 
 
 def folded(spark: Any, changes: list[tuple[Any, ...]], schema: str, **kwargs: Any) -> Any:
-    frame = spark.createDataFrame(changes, schema)
+    frame = scanned_frame(spark, changes, schema)
     spec = build_spec(frame, table="shop.t", keys=["id"], metadata=["_cdc_op"])
     summary = summarize(frame, spec, None)
     return fold(ordered(frame, spec, summary), spec, **kwargs)
@@ -248,12 +249,12 @@ def test_the_batchs_clock_is_not_written_into_the_generated_code(spark: Any) -> 
     would compile the resolve's code (thousands of lines a table) again."""
     from cdc_testing.spark_plans import compiled_classes
 
-    frame = spark.createDataFrame([change("delete", 10, 6), change("insert", 11, 1, "a", 1)], SCHEMA)
+    frame = scanned_frame(spark, [change("delete", 10, 6), change("insert", 11, 1, "a", 1)], SCHEMA)
     spec = build_spec(frame, table="shop.t", keys=["id"], sequence_by="_cdc_sequence")
     summary = summarize(frame, spec, None)
     batch = ordered(frame, spec, summary)
     keyed = [("shop.t", key_text({"id": 6}), seq(5), None, None, None)]
-    stored_frame = spark.createDataFrame(keyed, state_schema(sequence_type(frame, spec)))
+    stored_frame = scanned_frame(spark, keyed, state_schema(sequence_type(frame, spec)))
     compiles = []
     for hours in range(4):  # the first run, at NOW, compiles the plan's code
         moment = NOW + dt.timedelta(hours=hours, microseconds=7 * hours)
@@ -374,7 +375,7 @@ def test_a_table_of_keys_only_inserts_and_deletes_rows(spark: Any) -> None:
 def test_a_composite_key_matches_the_state_on_every_key_column(spark: Any) -> None:
     schema = f"region string, id int, name string, _cdc_op string, _cdc_sequence {SEQ}"
     changes = [("eu", 1, "a", "update", seq(10)), ("us", 2, "b", "insert", seq(10))]
-    frame = spark.createDataFrame(changes, schema)
+    frame = scanned_frame(spark, changes, schema)
     spec = build_spec(frame, table="shop.t", keys=["region", "id"])
     summary = summarize(frame, spec, None)
     batch = ordered(frame, spec, summary)
@@ -384,7 +385,7 @@ def test_a_composite_key_matches_the_state_on_every_key_column(spark: Any) -> No
         ("shop.t", key_text({"region": "us", "id": 1}), seq(5), T0, None, None),
         ("shop.t", key_text({"region": "eu", "id": 2}), seq(5), T0, None, None),
     ]
-    stored_frame = spark.createDataFrame(state, state_schema(sequence_type(frame, spec)))
+    stored_frame = scanned_frame(spark, state, state_schema(sequence_type(frame, spec)))
     resolution = without_keys(resolve(batch, spec, stored_frame, summary, NOW), ["region", "id"], {("eu", 1)})
     assert rows(resolution) == [
         ("eu", 1, "a", True, "upsert", 10, None, None, None),
@@ -406,11 +407,11 @@ def test_every_key_adds_the_keys_the_batch_leaves_with_their_state_as_stored(spa
         stored(2, 6, deleted_at=T0),
         stored(3, 2),
     ]
-    frame = spark.createDataFrame(changes, SCHEMA)
+    frame = scanned_frame(spark, changes, SCHEMA)
     spec = build_spec(frame, table="shop.t", keys=["id"])
     summary = summarize(frame, spec, None)
     keyed = [("shop.t", key_text({"id": row[0]}), *row[1:]) for row in state]
-    stored_frame = spark.createDataFrame(keyed, state_schema(sequence_type(frame, spec)))
+    stored_frame = scanned_frame(spark, keyed, state_schema(sequence_type(frame, spec)))
     columns = [KEY, "__cdc_action", SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES]
 
     def state_after(every_key: bool) -> dict[str, tuple[Any, ...]]:

@@ -13,6 +13,7 @@ from cdc_spark.merge.batch import ordered, sequence_type, summarize
 from cdc_spark.merge.columns import DROP, END_AT, END_SEQUENCE, START_AT, START_SEQUENCE, TIME
 from cdc_spark.merge.scd2 import History, history, state_schema, visible
 from cdc_spark.merge.spec import build_spec
+from cdc_testing.spark_frames import scanned_frame
 
 # run with case-sensitive column names (conftest.py): the plan must name its own columns exactly as it made them
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("case_sensitive")]
@@ -49,13 +50,13 @@ def plan(
     keys: Sequence[str] = ("id",),
     **kwargs: Any,
 ) -> History:
-    changes = spark.createDataFrame(rows, schema)
+    changes = scanned_frame(spark, rows, schema)
     spec = build_spec(changes, table="shop.t", keys=list(keys), scd=2, **kwargs)
     summary = summarize(changes, spec, None)
     ready = ordered(changes, spec, summary)
     types = ready.schema
     state = state_schema(spec, types, sequence_type(changes, spec), types[TIME].dataType)
-    return history(ready, spec, spark.createDataFrame(list(stored), state), summary)
+    return history(ready, spec, scanned_frame(spark, list(stored), state), summary)
 
 
 def rows_of(frame: Any, *extra: str) -> list[tuple[Any, ...]]:
@@ -67,7 +68,7 @@ def rows_of(frame: Any, *extra: str) -> list[tuple[Any, ...]]:
 
 def test_state_schema_is_the_target_columns_then_bounds_then_sequences(spark: Any) -> None:
     schema = f"id int, name string, _cdc_op string, _cdc_sequence {SEQ}, _cdc_commit_ts timestamp"
-    changes = spark.createDataFrame([], schema)
+    changes = scanned_frame(spark, [], schema)
     spec = build_spec(changes, table="shop.t", keys=["id"], scd=2, metadata=["_cdc_commit_ts"])
     seq_type, time_type = changes.schema["_cdc_sequence"].dataType, changes.schema["_cdc_commit_ts"].dataType
     state = state_schema(spec, changes.schema, seq_type, time_type)
@@ -83,7 +84,7 @@ def test_state_schema_is_the_target_columns_then_bounds_then_sequences(spark: An
 
 
 def test_visible_versions_lasted_some_time(spark: Any) -> None:
-    frame = spark.createDataFrame([(1, 5, None), (2, 5, 7), (3, 5, 5)], f"id int, {START_AT} bigint, {END_AT} bigint")
+    frame = scanned_frame(spark, [(1, 5, None), (2, 5, 7), (3, 5, 5)], f"id int, {START_AT} bigint, {END_AT} bigint")
     assert sorted(r["id"] for r in visible(frame).collect()) == [1, 2]
 
 

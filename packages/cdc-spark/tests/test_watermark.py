@@ -9,6 +9,7 @@ import pytest
 
 from cdc_core.errors import StorageError
 from cdc_spark.watermark import WatermarkGate, global_watermark
+from cdc_testing.spark_frames import scanned_frame
 
 CHANGES = "id int, _cdc_op string, _cdc_commit_ts bigint, _cdc_partition int"
 CONTROL = "kind string, database string, table string, commit_ts bigint, partition int, offset bigint"
@@ -21,7 +22,7 @@ def test_global_watermark_is_the_minimum_over_partitions() -> None:
 
 
 def watermarks(spark: Any, marks: list[tuple[int, int]]) -> Any:
-    return spark.createDataFrame([("watermark", None, None, ts, p, 0) for p, ts in marks], CONTROL)
+    return scanned_frame(spark, [("watermark", None, None, ts, p, 0) for p, ts in marks], CONTROL)
 
 
 def ids(frame: Any) -> list[int]:
@@ -32,14 +33,12 @@ def ids(frame: Any) -> list[int]:
 @pytest.mark.usefixtures("case_sensitive")
 def test_changes_are_held_until_every_partition_passes_them(spark: Any, tmp_path: Path) -> None:
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0, 1))
-    batch0 = {
-        "db.t": spark.createDataFrame([(1, "insert", 10, 0), (2, "insert", 20, 1), (3, "insert", 26, 0)], CHANGES)
-    }
+    batch0 = {"db.t": scanned_frame(spark, [(1, "insert", 10, 0), (2, "insert", 20, 1), (3, "insert", 26, 0)], CHANGES)}
     first = gate.gate(0, batch0, watermarks(spark, [(0, 15), (1, 25)]))
     assert first.watermark == 15 and ids(first.ready["db.t"]) == [1] and first.held == {"db.t": 2}
     gate.commit(0)
 
-    batch1 = {"db.t": spark.createDataFrame([(4, "insert", 27, 1)], CHANGES)}
+    batch1 = {"db.t": scanned_frame(spark, [(4, "insert", 27, 1)], CHANGES)}
     for _attempt in range(2):  # the replay of batch 1 after a crash sees the same state
         again = WatermarkGate(spark, str(tmp_path), partitions=(0, 1))
         second = again.gate(1, batch1, watermarks(spark, [(0, 30)]))
@@ -54,7 +53,7 @@ def test_changes_are_held_until_every_partition_passes_them(spark: Any, tmp_path
 @pytest.mark.usefixtures("case_sensitive")
 def test_a_partition_missing_from_the_topic_holds_everything(spark: Any, tmp_path: Path) -> None:
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0, 1, 2))
-    batch = {"db.t": spark.createDataFrame([(1, "insert", 10, 0), (2, "insert", None, 1)], CHANGES)}
+    batch = {"db.t": scanned_frame(spark, [(1, "insert", 10, 0), (2, "insert", None, 1)], CHANGES)}
     result = gate.gate(0, batch, watermarks(spark, [(0, 50), (1, 50)]))  # partition 2 has not reported
     assert result.watermark is None and ids(result.ready["db.t"]) == [2] and result.held == {"db.t": 1}
 
@@ -64,10 +63,11 @@ def test_a_partition_missing_from_the_topic_holds_everything(spark: Any, tmp_pat
 def test_a_watermark_never_goes_back_and_other_control_rows_do_not_count(spark: Any, tmp_path: Path) -> None:
     rows = [(1, "insert", 20, 0), (2, "insert", 25, 1), (3, "insert", 28, 1)]
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0, 1))
-    first = gate.gate(0, {"db.t": spark.createDataFrame(rows, CHANGES)}, watermarks(spark, [(0, 30), (1, 25)]))
+    first = gate.gate(0, {"db.t": scanned_frame(spark, rows, CHANGES)}, watermarks(spark, [(0, 30), (1, 25)]))
     assert first.watermark == 25 and ids(first.ready["db.t"]) == [1, 2]  # a change at the watermark is due
     gate.commit(0)
-    control = spark.createDataFrame(
+    control = scanned_frame(
+        spark,
         [
             ("watermark", None, None, 10, 0, 7),  # an older resolved ts sent again (a changefeed restart)
             ("watermark", None, None, 40, 1, 8),
@@ -85,10 +85,10 @@ def test_a_watermark_never_goes_back_and_other_control_rows_do_not_count(spark: 
 @pytest.mark.usefixtures("case_sensitive")
 def test_a_snapshot_whose_commit_did_not_finish_is_not_read(spark: Any, tmp_path: Path) -> None:
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0,))
-    gate.gate(0, {"db.t": spark.createDataFrame([(1, "insert", 20, 0)], CHANGES)}, watermarks(spark, [(0, 10)]))
+    gate.gate(0, {"db.t": scanned_frame(spark, [(1, "insert", 20, 0)], CHANGES)}, watermarks(spark, [(0, 10)]))
     gate.commit(0)
     torn = WatermarkGate(spark, str(tmp_path), partitions=(0,))
-    torn.gate(1, {"db.t": spark.createDataFrame([(2, "insert", 30, 0)], CHANGES)}, watermarks(spark, [(0, 11)]))
+    torn.gate(1, {"db.t": scanned_frame(spark, [(2, "insert", 30, 0)], CHANGES)}, watermarks(spark, [(0, 11)]))
     torn.commit(1)
     (tmp_path / "batch=1" / "watermarks.json").unlink()  # held rows written, state file not: a crash in commit
     (tmp_path / "notes").mkdir()  # not a snapshot
@@ -100,7 +100,7 @@ def test_a_snapshot_whose_commit_did_not_finish_is_not_read(spark: Any, tmp_path
 @pytest.mark.usefixtures("case_sensitive")
 def test_held_changes_of_several_tables_each_come_back(spark: Any, tmp_path: Path) -> None:
     def one(key: int, ts: int) -> Any:
-        return spark.createDataFrame([(key, "insert", ts, 0)], CHANGES)
+        return scanned_frame(spark, [(key, "insert", ts, 0)], CHANGES)
 
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0,))
     batch = {
@@ -131,9 +131,9 @@ def test_held_changes_of_several_tables_each_come_back(spark: Any, tmp_path: Pat
 @pytest.mark.usefixtures("case_sensitive")
 def test_held_changes_meet_a_batch_with_a_new_column(spark: Any, tmp_path: Path) -> None:
     gate = WatermarkGate(spark, str(tmp_path), partitions=(0,))
-    gate.gate(0, {"db.t": spark.createDataFrame([(1, "insert", 20, 0)], CHANGES)}, watermarks(spark, [(0, 10)]))
+    gate.gate(0, {"db.t": scanned_frame(spark, [(1, "insert", 20, 0)], CHANGES)}, watermarks(spark, [(0, 10)]))
     gate.commit(0)
-    wider = spark.createDataFrame([(2, "insert", 30, 0, "b")], CHANGES + ", name string")  # a column was added
+    wider = scanned_frame(spark, [(2, "insert", 30, 0, "b")], CHANGES + ", name string")  # a column was added
     ready = WatermarkGate(spark, str(tmp_path), partitions=(0,)).gate(1, {"db.t": wider}, watermarks(spark, [(0, 40)]))
     assert sorted((r["id"], r["name"]) for r in ready.ready["db.t"].collect()) == [(1, None), (2, "b")]
 
