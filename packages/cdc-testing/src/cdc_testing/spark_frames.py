@@ -5,12 +5,13 @@ decode plan) starts tasks whose Python workers unpickle the rows again, 0.1-0.3 
 under test reads a Kafka or file source, or the driver's own Arrow rows (:mod:`cdc_spark.local_frames`). Here the
 same rows become Arrow batches on the driver, read by Spark's Arrow reader into a local relation
 (:func:`local_frame`, as the driver's decode hands a small batch's tables to apply), or that relation kept in the
-JVM's block store (:func:`scanned_frame`, planned as a scan of a source is). 28 apply tests on Delta: 263 s with
-``createDataFrame``, 169 s scanned, 141 s local.
+JVM's block store (:func:`scanned_frame`, planned as a scan of a source is: the tests' default). 28 apply tests on
+Delta: 263 s with ``createDataFrame``, 169 s scanned, 141 s local.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -45,10 +46,12 @@ def scanned_frame(spark: SparkSession, rows: Sequence[Any], schema: str | Struct
 
 def _plain(value: Any, kind: DataType) -> Any:
     """``value`` of Spark type ``kind`` as Arrow takes it from Python: structs as dicts, maps as pairs."""
-    from pyspark.sql.types import ArrayType, MapType, Row, StructType
+    from pyspark.sql.types import ArrayType, MapType, Row, StructType, TimestampType
 
     if value is None:
         return None
+    if isinstance(kind, TimestampType) and isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.astimezone()  # a naive one is local time to createDataFrame, and UTC to Arrow
     if isinstance(kind, StructType):
         if isinstance(value, Row) and hasattr(value, "__fields__"):
             value = value.asDict()
