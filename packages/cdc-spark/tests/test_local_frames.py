@@ -57,3 +57,38 @@ def test_no_rows_keeps_the_schema_exactly_and_is_planned_in_the_jvm(spark: Any) 
     assert [f.nullable for f in made.schema.fields][:2] == [False, False]
     assert made.collect() == []
     assert made._jdf.queryExecution().optimizedPlan().toString().startswith("LocalRelation <empty>")
+
+
+# the tests' change frames (cdc_testing.spark_frames): nested values of every kind its conversion handles
+NESTED = (
+    "id int, amount decimal(10,2), at timestamp, seq struct<commit_ts:bigint,partition:int,offset:bigint,position:int>,"
+    " changed array<string>, sets map<string,struct<s:bigint>>, raw binary"
+)
+
+
+def test_the_tests_frames_hold_the_rows_create_data_frame_gives(spark: Any) -> None:
+    import datetime as dt
+    from decimal import Decimal
+
+    from pyspark.sql import Row
+
+    from cdc_testing.spark_frames import local_frame, scanned_frame
+
+    rows = [
+        (1, Decimal("12.50"), dt.datetime(2024, 5, 1, 8, 30, tzinfo=dt.UTC), (5, 0, 5, 1), ["name"],
+         {"name": (5,)}, b"\x00\xff"),
+        (2, None, dt.datetime(2024, 5, 1, 8, 30), Row(commit_ts=6, partition=1, offset=6, position=0), [], {}, None),
+        (3, Decimal("-0.01"), None, {"commit_ts": 7, "partition": 2, "offset": 7, "position": 0}, None, None, b""),
+    ]  # fmt: skip
+
+    def lineage(frame: Any) -> str:  # the RDDs a read of the frame runs
+        return str(frame._jdf.queryExecution().toRdd().toDebugString())
+
+    expected = spark.createDataFrame(rows, NESTED)
+    assert "PythonRDD" in lineage(expected)
+    for made in (local_frame(spark, rows, NESTED), scanned_frame(spark, rows, NESTED)):
+        assert made.schema == expected.schema
+        assert sorted(made.collect(), key=lambda r: r["id"]) == sorted(expected.collect(), key=lambda r: r["id"])
+        assert "PythonRDD" not in lineage(made), lineage(made)  # no Python worker reads it
+    with pytest.raises(ValueError, match="3 values for the 4 fields"):
+        local_frame(spark, [(1, None, None, (5, 0, 5), None, None, None)], NESTED)
