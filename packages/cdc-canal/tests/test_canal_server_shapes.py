@@ -15,7 +15,6 @@ from typing import Any
 import orjson
 import pytest
 
-from cdc_canal.decoder import first_keyword
 from cdc_core import canonical
 from cdc_core.errors import DecodeError
 from cdc_core.events import DDLEvent, DDLType, Op, RowChange
@@ -280,14 +279,6 @@ def test_a_ddl_canal_before_1_1_5_marked_not_ddl_is_a_ddl() -> None:
 )
 def test_a_rows_query_of_dml_is_still_no_event(sql: str) -> None:
     assert decode({**CANAL_1_1_4_CREATE_DATABASE, "database": "shop", "sql": sql}) == []
-
-
-@pytest.mark.parametrize(
-    ("sql", "word"),
-    [("/* a */ /* b */ drop database x", "DROP"), ("-- only a comment", ""), ("/* open", ""), ("GRANT ALL", "GRANT")],
-)
-def test_the_first_keyword_skips_blanks_and_comments(sql: str, word: str) -> None:
-    assert first_keyword(sql) == word
 
 
 def test_ddl_query_is_still_a_ddl() -> None:

@@ -15,7 +15,7 @@ from cdc_core.errors import DecodeError
 from cdc_core.events import DDLEvent, DDLType
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
-from cdc_debezium.ddl import TableId, parse_ids
+from cdc_debezium.ddl import TableId, ddl_type_of, parse_ids
 
 COLUMN = {"name": "id", "jdbcType": 4, "typeName": "int identity", "length": 10, "scale": 0, "optional": False}
 
@@ -124,3 +124,18 @@ def test_null_source_is_still_a_kind_error() -> None:
         decode(b'{"before":null,"after":{"id":1},"source":null,"op":"c"}')
     assert info.value.field == "value.source"
     assert info.value.reason == "expected an object, got null"
+
+
+@pytest.mark.parametrize(
+    ("change", "sql", "kind"),
+    [
+        ("ALTER", "CREATE UNIQUE INDEX idx ON t (a)", DDLType.CINDEX),
+        ("ALTER", "create /* online */ index idx on t (a)", DDLType.CINDEX),  # a comment between the words
+        ("ALTER", "-- by the migration\nDROP INDEX idx ON t", DDLType.DINDEX),  # a line comment first
+        ("ALTER", "/* app */ TRUNCATE t", DDLType.TRUNCATE),
+        (None, "CREATE TABLE t (a int)", DDLType.CREATE),
+        ("ALTER", "/* unclosed", DDLType.ALTER),  # no word: the change's type decides
+    ],
+)
+def test_the_ddl_kind_reads_the_statements_words_past_comments(change: str | None, sql: str, kind: DDLType) -> None:
+    assert ddl_type_of(change, sql) == kind

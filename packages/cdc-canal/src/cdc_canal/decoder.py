@@ -27,6 +27,7 @@ from cdc_core.events import DDLEvent, Event, Op, RowChange, Source, Watermark
 from cdc_core.limits import Limits
 from cdc_core.message import Message
 from cdc_core.schema import Column, Index, TableSchema
+from cdc_core.statements import first_keyword
 from cdc_core.textual import resolve_zone
 from cdc_core.types import DataType, LogicalType
 from cdc_core.values import Value
@@ -421,26 +422,6 @@ def _ts(tidb: Mapping[str, Any] | None, key: str) -> int | None:
 ROWS_QUERY_KEYWORDS: Final = frozenset(
     {"", "INSERT", "UPDATE", "DELETE", "REPLACE", "LOAD", "CALL", "DO", "SELECT", "WITH"}
 )
-
-
-def first_keyword(sql: str) -> str:
-    """The statement's first word, upper case, past leading blanks and comments (``/* */``, ``-- ``, ``#``)."""
-    text = sql.lstrip()
-    while text:
-        if text.startswith("/*"):
-            end = text.find("*/", 2)
-            text = "" if end < 0 else text[end + 2 :].lstrip()
-        elif text.startswith(("-- ", "#")):
-            end = text.find("\n")
-            text = "" if end < 0 else text[end + 1 :].lstrip()
-        else:
-            break
-    word = []
-    for char in text:
-        if not (char.isalpha() or char == "_"):
-            break
-        word.append(char)
-    return "".join(word).upper()
 
 
 def _times(doc: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import attrs
 from cdc_core.errors import SchemaError
 from cdc_core.events import DDLEvent, DDLType
 from cdc_core.schema import Column, Index, TableSchema
+from cdc_core.statements import leading_words
 from cdc_core.textual import TextFormError
 from cdc_core.types import DEFAULT_LENGTHS, DataType, LogicalType, MySQLType, parse_type_text
 
@@ -164,7 +165,6 @@ def table_id(database: str, table: str) -> str:
 _ID_PART: Final = r'"(?:[^"]|"")*"|[^".,\s]+'
 # One to three parts (catalog.schema.table, absent ones left out), then the comma before the next id or the end.
 _TABLE_ID: Final = re.compile(rf"\s*({_ID_PART})(?:\.({_ID_PART}))?(?:\.({_ID_PART}))?\s*(,|\Z)")
-_KEYWORD: Final = re.compile(r"^\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?(?:\s+([A-Za-z]+))?", re.DOTALL)
 
 
 @attrs.frozen
@@ -213,7 +213,7 @@ def parse_ids(text: str) -> list[TableId] | None:
 
 def ddl_type_of(change: str | None, sql: str | None) -> DDLType:
     """The DDL class from the change type and the statement's leading keywords."""
-    words = tuple(w.upper() for w in (_KEYWORD.match(sql or "") or _EMPTY).groups() if w)
+    words = leading_words(sql or "", 3)
     first = words[0] if words else ""
     if first == "TRUNCATE":
         return DDLType.TRUNCATE
@@ -230,14 +230,6 @@ def ddl_type_of(change: str | None, sql: str | None) -> DDLType:
     if change == "ALTER" or (change is None and first == "ALTER"):
         return DDLType.ALTER
     return DDLType.QUERY
-
-
-class _Empty:
-    def groups(self) -> tuple[None, ...]:
-        return ()
-
-
-_EMPTY: Final = _Empty()
 
 
 def _column_type(obj: Mapping[str, Any]) -> DataType:
