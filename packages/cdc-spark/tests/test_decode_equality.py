@@ -736,6 +736,34 @@ def test_a_later_avro_batch_is_typed_in_its_shapes_pass_and_decodes_alike(
     assert (held, ["__change_bad" in columns for columns in stored]) == ([True] + [False] * 3, [False] + [True] * 3)
 
 
+def test_later_avro_batches_of_the_same_schema_ids_are_built_from_the_plans_analyzed_before(
+    spark: Any, schema_registry: Any
+) -> None:
+    """A batch of the schema ids of an earlier one is not analyzed again: ``prepare``'s frame and the first stage's
+    (typed in the shapes' pass by the same typings) are the plans analyzed before, put over the batch's messages.
+    The third batch is another changefeed of the same ids: it decodes as the codec does, with its own rows."""
+    if "avro" not in installed_codecs():
+        pytest.skip("needs cdc-avro")
+    from cdc_spark.decoding import avro as avro_path
+
+    options = {"schema-registry": schema_registry.url}
+    extension = {**options, "enable-tidb-extension": True}
+    first = _broken_avro(list(encode(generate(seed=7, transactions=24), "avro", extension)))
+    other = _broken_avro(list(encode(generate(seed=8, transactions=24), "avro", extension)))
+
+    def ids(batch: list[Message]) -> set[bytes]:
+        return {m.value[1:5] for m in batch if m.value and m.value[0] == 0 and len(m.value) > 9}
+
+    assert ids(first) == ids(other) and [m.value for m in first] != [m.value for m in other]
+    jvm = Decoder()
+    for batch in (first, first, other):
+        assert_same_decode(spark, batch, "avro", options, decoder=jvm)
+    prepared = avro_path.prepared_plans(jvm)
+    assert (prepared.built, prepared.reused) == (1, 2)
+    # the first batch has no typing to speculate with; the second builds its typed first stage, the third reuses it
+    assert (jvm.jvm.stage_plans.built, jvm.jvm.stage_plans.reused) == (1, 1)
+
+
 def test_a_later_simple_batch_of_the_same_schema_versions_fetches_no_row_sample(
     spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -63,6 +63,7 @@ from cdc_spark.decoding.jvm_values import (
     timestamp_text,
     vector_text,
 )
+from cdc_spark.decoding.kept_plans import KeptPlans
 from cdc_spark.decoding.reuse import Reuse, app_of, zoned_key
 from cdc_spark.decoding.spark_types import MAX_SPARK_PRECISION, UNDECLARED_SCALE, spark_type
 
@@ -349,6 +350,8 @@ class AvroAdapter:
     # schema never changes).
     kept_columns: Reuse[PreparedColumns]
     java: JavaText | None = None  # the session's Java readers, if it has them
+    # ``prepare``'s frames' analyzed plans, kept by the decoder with the columns (None: each batch analyzes its own)
+    kept_plans: KeptPlans | None = None
     protocol: str = PROTOCOL
     # a shape is its pair of schema ids, and the codec's schema of a sample comes from those writer schemas alone
     readers_by_shape: bool = attrs.field(default=True, init=False)
@@ -404,8 +407,13 @@ class AvroAdapter:
         self._learn_schemas(messages)
         key = (app_of(messages), self.expressions_key(), tuple(self.keys), tuple(self.values))
         built = self.kept_columns.get(key, self._prepared)
-        frame = messages.withColumns(built.ids).select("*", *built.records)
-        return frame.withColumns(built.routed).withColumns(built.marked).withColumns(built.derived)
+
+        def prepared(source: DataFrame) -> DataFrame:
+            frame = source.withColumns(built.ids).select("*", *built.records)
+            return frame.withColumns(built.routed).withColumns(built.marked).withColumns(built.derived)
+
+        # the ids fix the columns, so a batch of the same ids analyzes to the same plan but for its messages
+        return prepared(messages) if self.kept_plans is None else self.kept_plans.frame(key, messages, prepared)
 
     def _prepared(self) -> PreparedColumns:
         """The columns ``prepare`` adds for the batch's schema ids (:attr:`keys`, :attr:`values`)."""
@@ -589,7 +597,8 @@ def adapter(
     schema registry (Glue-framed data only: the codec), and the prepared columns kept by ``decoder``."""
     if not str(options.get("schema-registry") or ""):
         return None
-    return AvroAdapter(options, session_zone, prepared_columns(decoder), java=JavaText.of(spark))
+    plans = prepared_plans(decoder)
+    return AvroAdapter(options, session_zone, prepared_columns(decoder), java=JavaText.of(spark), kept_plans=plans)
 
 
 def prepared_columns(decoder: A.AdapterState) -> Reuse[PreparedColumns]:
@@ -598,4 +607,17 @@ def prepared_columns(decoder: A.AdapterState) -> Reuse[PreparedColumns]:
     return decoder.kept(PROTOCOL, lambda: Reuse[PreparedColumns](capacity=8))
 
 
-__all__ = ["AvroAdapter", "WriterSchema", "adapter", "prepared_columns", "value_reader", "writer_schema"]
+def prepared_plans(decoder: A.AdapterState) -> KeptPlans:
+    """The analyzed plans of ``prepare``'s frames by the batch's schema ids, as ``decoder`` keeps them."""
+    return decoder.kept(f"{PROTOCOL}:plans", lambda: KeptPlans("__cdc_messages__", capacity=8))
+
+
+__all__ = [
+    "AvroAdapter",
+    "WriterSchema",
+    "adapter",
+    "prepared_columns",
+    "prepared_plans",
+    "value_reader",
+    "writer_schema",
+]

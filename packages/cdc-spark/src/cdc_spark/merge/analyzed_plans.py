@@ -15,17 +15,16 @@ planned anew.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from cdc_spark.runtime.plan_reuse import SWITCH_ENV, analyzed_plan, over, reusable
 from cdc_spark.session_conf import temporary_views
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-SWITCH_ENV: Final = "CDC_PLAN_REUSE"  # "off": every statement parsed and analyzed anew
 # stands for a view's name in the text a plan is kept by: the views' real names are new for every statement
 _VIEW: Final = "__cdc_view_{}__"
 
@@ -52,7 +51,7 @@ class AnalyzedPlans:
         there is one (or once the thread planning it has it), else planned now (and kept, where plans can be
         reused)."""
         spark = frames[0].sparkSession
-        if not _reusable(spark):
+        if not reusable(spark):
             return self._planned(frames, statement, prefix)[0]
         key = (statement(*(_VIEW.format(i) for i in range(len(frames)))), tuple(f.schema.json() for f in frames))
         while True:
@@ -65,7 +64,7 @@ class AnalyzedPlans:
             if underway is not None:
                 underway.wait()
                 continue
-            if kept is not None and (frame := _over(kept, frames)) is not None:
+            if kept is not None and (frame := over(kept[0], kept[1], frames)) is not None:
                 with self._lock:
                     self.reused += 1
                 return frame
@@ -73,7 +72,7 @@ class AnalyzedPlans:
         try:
             frame, views = self._planned(frames, statement, prefix)
             with self._lock:
-                self._plans[key] = (frame._jdf.queryExecution().analyzed(), views)
+                self._plans[key] = (analyzed_plan(frame), views)
         finally:
             with self._lock:
                 del self._planning[key]
@@ -89,26 +88,6 @@ class AnalyzedPlans:
         with self._lock:
             self.analyzed += 1
         return frame, views
-
-
-def _reusable(spark: Any) -> bool:
-    from cdc_spark.runtime.java_code import install
-
-    return os.environ.get(SWITCH_ENV, "").lower() != "off" and install(spark)
-
-
-def _over(kept: tuple[Any, tuple[str, ...]], frames: Sequence[DataFrame]) -> DataFrame | None:
-    """The kept plan over ``frames``; None where the JVM finds they do not fit it."""
-    from pyspark.sql import DataFrame as PyDataFrame
-
-    from cdc_spark.runtime.java_code import jar_on_this_thread
-
-    spark = frames[0].sparkSession
-    jvm: Any = spark._jvm
-    plan, views = kept
-    jar_on_this_thread(spark)
-    over = jvm.cdc.spark.plans.AnalyzedPlans.over(spark._jsparkSession, plan, list(views), [f._jdf for f in frames])
-    return None if over is None else PyDataFrame(over, spark)
 
 
 __all__ = ["SWITCH_ENV", "AnalyzedPlans", "Statement"]

@@ -222,12 +222,21 @@ def _shapes(request: _Request) -> _Shaped:
     elif records is not None:  # the rows are the messages: the last batch's SQL typing types them in this pass
         in_pass_kept = caches.speculations.peek(speculation_key)
         in_pass = typings_in_pass(in_pass_kept, prepared_text.columns)
-    if in_pass is not None:
-        built = caches.typings.get(typings_key(request.app, adapter, in_pass), functools.partial(build_typing, in_pass))
-        prepared_text = typed_messages(prepared_text, built, in_pass, records or [])
     keep_value = adapter.java_rows is not None and speculation is None
+    if in_pass is not None:
+        typing_key = typings_key(request.app, adapter, in_pass)
+        built = caches.typings.get(typing_key, functools.partial(build_typing, in_pass))
+        typing_tables = in_pass
+
+        def typed_in_pass(source: DataFrame) -> DataFrame:
+            return without_payloads(typed_messages(source, built, typing_tables, records or []), keep_value)
+
+        # the same projections every batch of these typings: analyzed once, put over each batch's messages
+        cached = caches.stage_plans.frame((typing_key, keep_value), prepared_text, typed_in_pass)
+    else:
+        cached = without_payloads(prepared_text, keep_value)
     with session_conf(spark, planned if in_pass is not None else {}):
-        stored = persist_batch(without_payloads(prepared_text, keep_value))
+        stored = persist_batch(cached)
     cache = ranked(stored)
     prepared = cache if speculation is None else cache.where(F.col(A.POSITION) == 0)
     known = [*request.known_versions, *request.schemas.values()]

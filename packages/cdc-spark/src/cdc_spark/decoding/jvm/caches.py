@@ -11,6 +11,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from cdc_spark.decoding.adapter import ShapeReaders
+from cdc_spark.decoding.kept_plans import KeptPlans
 from cdc_spark.decoding.reuse import Reuse
 
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ class JvmCaches:
         self.parts: Reuse[tuple[Column, list[Column]]] = Reuse(capacity=64)
         # the tables a Java row typer (or, where rows are messages, the SQL typing) typed in the last batch
         self.speculations: Reuse[tuple[TableTyping, ...]] = Reuse(capacity=8)
+        # the analyzed plan of the first stage's frame where the last batch's SQL typing types the messages in it
+        self.stage_plans = KeptPlans("__cdc_prepared__")
         # batches typed in their shapes' pass ("typed"), again after a speculation that missed ("retyped"), or
         # without one ("unspeculated")
         self.speculated: Counter[str] = Counter()
@@ -44,6 +47,7 @@ class JvmCaches:
         """Forget every kept value and count."""
         for kept in (self.typings, self.shapes, self.row_calls, self.change_columns, self.parts, self.speculations):
             kept.clear()
+        self.stage_plans.clear()
         self.speculated.clear()
         self.running_clocks.clear()
 
