@@ -1506,12 +1506,23 @@ def test_changes_without_a_ts_after_timed_ones_are_ordered_alike_when_typed_in_t
     assert second.paths == first.paths
 
 
-@pytest.mark.parametrize("order", ["offset-order", "shuffled"])
-def test_the_running_clock_is_read_as_the_tasks_read_unless_the_input_is_out_of_order(spark: Any, order: str) -> None:
+@pytest.mark.parametrize("order", ["offset-order", "shuffled", "backwards"])
+def test_the_running_clock_is_read_as_the_tasks_read_unless_the_input_is_out_of_order(
+    spark: Any, order: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Canal-JSON over three partitions, every fourth change without a commit ts. In offset order (each Spark
     partition a range of offsets, as Kafka's source reads them) each task reads the running clock as it reads, with
-    no window; shuffled, a window sorts. Both as the codec orders them, and their order ts asserted from the input."""
+    no window; shuffled (tasks' ranges overlap) or backwards (each task's offsets go back), a window sorts. All as
+    the codec orders them, and their order ts asserted from the input. Either way the shapes' aggregate finds the
+    task ranges: no job of their own."""
     from pyspark.sql import functions as F
+
+    from cdc_spark.decoding.jvm import batch as jvm_batch
+
+    def apart(*_: object) -> None:
+        raise AssertionError("the task clock's ranges were found in a job of their own")
+
+    monkeypatch.setattr(jvm_batch, "task_seeds", apart)
 
     messages, expected = [], {}
     newest: dict[int, int] = {}
@@ -1528,7 +1539,13 @@ def test_the_running_clock_is_read_as_the_tasks_read_unless_the_input_is_out_of_
             document["_tidb"] = {"commitTs": ts}
             newest[partition] = max(ts, newest.get(partition, ts))
         messages.append(Message(value=json.dumps(document).encode(), partition=partition))
-    arrange = (lambda frame: frame.repartition(2, F.rand(seed=5))) if order == "shuffled" else None
+    arrangements = {
+        "shuffled": lambda frame: frame.repartition(2, F.rand(seed=5)),
+        "backwards": lambda frame: frame.repartitionByRange(2, "topic", "partition", "offset").sortWithinPartitions(
+            F.desc("offset")
+        ),
+    }
+    arrange = arrangements.get(order)
     decoder = Decoder()
     decoded = assert_same_decode(spark, messages, "canal-json", jvm_share=0.5, arrange=arrange, decoder=decoder)
     planned = decoder.jvm.running_clocks

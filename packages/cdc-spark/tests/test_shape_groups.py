@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from cdc_spark.decoding import adapter as A
-from cdc_spark.decoding.jvm.shapes import _fetched, _rank, shape_groups
+from cdc_spark.decoding.jvm.shapes import _fetched, _rank, groups_and_ranges, shape_groups
+from cdc_spark.decoding.task_clock import task_clock_function
 
 pytestmark = pytest.mark.spark
 
@@ -30,17 +31,34 @@ MESSAGES = [
 ]
 
 
-def _groups(spark: Any, messages: list[tuple[str, int, int | None, int, int]]) -> dict[tuple[str, int], Any]:
+@pytest.fixture(params=["alone", "by-task"])
+def grouping(request: pytest.FixtureRequest) -> str:
+    """The aggregate alone, or by Spark task too (the task clock's ranges found with it) and its parts joined."""
+    return str(request.param)
+
+
+def _groups(
+    spark: Any, messages: list[tuple[str, int, int | None, int, int]], grouping: str = "alone"
+) -> dict[tuple[str, int], Any]:
     from pyspark.sql import functions as F
 
     rows = [("jvm", "db", "t", shape, True, "topic", p, ts, offset, n) for shape, p, ts, offset, n in messages]
     frame = spark.createDataFrame(
-        rows,
+        spark.sparkContext.parallelize(rows, 4),  # in list order, four tasks: a group may be read by several
         f"{A.ROUTE} string, {A.DATABASE} string, {A.TABLE} string, {A.SHAPE} string, {A.SAMPLE} boolean,"
         f" topic string, partition int, {A.TS} long, offset long, rows int",
     )
     prepared = frame.withColumn(A.RANK, A.rank(F.col("rows") - 1))
-    return {(row[A.SHAPE], row["partition"]): row for row in shape_groups(prepared)}
+    if grouping == "alone":
+        found = shape_groups(prepared)
+    else:
+        function = task_clock_function(spark)
+        if function is None:
+            pytest.skip("needs the project's Java code")
+        found, ranges = groups_and_ranges(prepared, task_clock=function)
+        assert ranges is not None
+        assert len(ranges) > len(found) or len(messages) < 8  # some group was read by several tasks, and joined
+    return {(row[A.SHAPE], row["partition"]): row for row in found}
 
 
 def _expected(messages: list[tuple[str, int, int | None, int, int]]) -> dict[tuple[str, int], tuple[Any, Any]]:
@@ -50,14 +68,14 @@ def _expected(messages: list[tuple[str, int, int | None, int, int]]) -> dict[tup
     return {group: (max(found), min(found)) for group, found in ranks.items()}
 
 
-def test_each_group_has_its_newest_and_oldest_rank(spark: Any) -> None:
-    groups = _groups(spark, MESSAGES)
+def test_each_group_has_its_newest_and_oldest_rank(spark: Any, grouping: str) -> None:
+    groups = _groups(spark, MESSAGES, grouping)
     expected = _expected(MESSAGES)
     assert {g: (_rank(row, "rank"), _rank(row, "oldest")) for g, row in groups.items()} == expected
     assert expected[("a", 0)][0] == (5, 0, 10, 0)  # the later offset of two at one ts, not the message of more rows
 
 
-def test_random_ranks_agree_with_tuples(spark: Any) -> None:
+def test_random_ranks_agree_with_tuples(spark: Any, grouping: str) -> None:
     chosen = random.Random(7)
     messages = [
         (chosen.choice("ab"), chosen.randrange(3), chosen.choice([None, chosen.randrange(4), LONG_MAX]),
@@ -65,19 +83,19 @@ def test_random_ranks_agree_with_tuples(spark: Any) -> None:
         for _ in range(300)
     ]  # fmt: skip
     unique = list({(m[1], m[3]): m for m in messages}.values())  # one message per partition and offset, as Kafka
-    groups = _groups(spark, unique)
+    groups = _groups(spark, unique, grouping)
     assert {g: (_rank(row, "rank"), _rank(row, "oldest")) for g, row in groups.items()} == _expected(unique)
 
 
-def test_negative_offsets_are_ranked_too(spark: Any) -> None:
+def test_negative_offsets_are_ranked_too(spark: Any, grouping: str) -> None:
     """A frame of the user's own with offsets below zero (no Kafka source gives one) is aggregated by the rank
     struct itself."""
     messages = [("a", 0, 5, -3, 1), ("a", 0, 5, -10, 2), ("a", 0, 4, 8, 1)]
-    groups = _groups(spark, messages)
+    groups = _groups(spark, messages, grouping)
     assert {g: (_rank(row, "rank"), _rank(row, "oldest")) for g, row in groups.items()} == _expected(messages)
 
 
-def test_groups_in_ts_order_are_ranked_by_their_offsets(spark: Any) -> None:
+def test_groups_in_ts_order_are_ranked_by_their_offsets(spark: Any, grouping: str) -> None:
     """Where each group's messages come in ts order (ties and messages without a ts among them, as a TiCDC partition
     holds them), its newest and oldest message are its last and first offsets: the one aggregate of longs ranks them,
     as the tuples do."""
@@ -91,17 +109,17 @@ def test_groups_in_ts_order_are_ranked_by_their_offsets(spark: Any) -> None:
             untimed = chosen.random() < 0.1
             messages.append((chosen.choice("ab"), partition, None if untimed else ts, offset, chosen.randrange(1, 4)))
     in_order = [m for m in messages if m[2] is not None or m[3] < 100]  # untimed ones only before the timed ones
-    groups = _groups(spark, in_order)
+    groups = _groups(spark, in_order, grouping)
     assert all("rank_offset" in row.__fields__ for row in groups.values())  # no second aggregate
     assert {g: (_rank(row, "rank"), _rank(row, "oldest")) for g, row in groups.items()} == _expected(in_order)
 
 
-def test_one_group_out_of_ts_order_ranks_every_group_again(spark: Any) -> None:
+def test_one_group_out_of_ts_order_ranks_every_group_again(spark: Any, grouping: str) -> None:
     """A group whose last offset is not its newest ts (a message written again after a restart, say) sends the batch
     to the exact aggregate of (ts, offset); so does one whose first offset is not its oldest ts."""
     for late in [("a", 0, 6, 40, 1), ("a", 0, 6, 1, 3)]:  # last offset not the newest ts; first not the oldest
         messages = [("a", 0, 5, 10, 2), ("a", 0, 7, 20, 1), ("b", 1, 1, 5, 1), late]
-        groups = _groups(spark, messages)
+        groups = _groups(spark, messages, grouping)
         assert all("rank_offset" not in row.__fields__ for row in groups.values()), late
         assert {g: (_rank(row, "rank"), _rank(row, "oldest")) for g, row in groups.items()} == _expected(messages)
 

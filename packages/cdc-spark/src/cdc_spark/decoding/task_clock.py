@@ -6,18 +6,19 @@ Spark's Kafka source reads each topic-partition's offsets in order, one range pe
 into ranges over several tasks). Then the running maximum each task keeps as it reads (the Java function
 ``cdc.spark.clock.TaskClock``) is that clock, short of the ranges other tasks read before its own.
 
-:func:`task_seeds` runs one small aggregate over the messages: per task and topic-partition the lowest and highest
-offset, the newest ts and whether an offset went back. Where none went back and no two ranges of a topic-partition
-overlap, a range's seed is the newest ts of the ranges below it, and a message's clock is the greater of its range's
-seed and its task's running maximum (:meth:`TaskSeeds.clocked`). Otherwise (the frame was repartitioned, say) there
-are no seeds and the caller sorts.
+The ranges are per task and topic-partition: the lowest and highest offset, the newest ts and whether an offset
+went back. The JVM decode finds them in the shapes' aggregate (:func:`disorder` in its projection, then
+:func:`seeded`); :func:`task_seeds` runs one small aggregate of its own over the messages. Where none went back and
+no two ranges of a topic-partition overlap, a range's seed is the newest ts of the ranges below it, and a message's
+clock is the greater of its range's seed and its task's running maximum (:meth:`TaskSeeds.clocked`). Otherwise (the
+frame was repartitioned, say) there are no seeds and the caller sorts.
 
 Both read the same frame, the batch's cache, whose partitions give their rows in the same order on every read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -27,7 +28,7 @@ from cdc_spark.decoding.java_text import java_code_on, register_once
 from cdc_spark.decoding.literal_lookup import key_column, key_text, lookup
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 FUNCTION: Final = "cdc_task_clock"
 DISORDER: Final = -(2**63)  # TaskClock.DISORDER: an offset went back in its task
@@ -89,8 +90,7 @@ def task_seeds(messages: DataFrame, topics: Sequence[str]) -> TaskSeeds | None:
     function = task_clock_function(messages.sparkSession)
     if function is None:
         return None
-    numbers = {name: k for k, name in enumerate(topics)}
-    probe = TaskSeeds(function, numbers, {})
+    probe = TaskSeeds(function, {name: k for k, name in enumerate(topics)}, {})
     ranges = (
         probe.running(messages)
         .groupBy(_TASK, "topic", "partition")
@@ -102,13 +102,43 @@ def task_seeds(messages: DataFrame, topics: Sequence[str]) -> TaskSeeds | None:
         )
         .collect()
     )
+    return seeded(function, topics, [(r[_TASK], r["topic"], r["partition"], r["low"], r["high"], r["ts"], r["back"])
+                                     for r in ranges])  # fmt: skip
+
+
+Range = tuple[int, str | None, int | None, int, int, int | None, int]  # task, topic, partition, low, high, ts, back
+
+
+def disorder(function: str) -> Column:
+    """Whether a row's offset goes back within its task (``TaskClock`` over the rows in the order a task reads them),
+    for an aggregate that finds the ranges of :func:`seeded` in a job of its own making. The topic's number is its
+    hash: two topics of one hash look like one, which at worst finds disorder where there is none (the caller then
+    sorts)."""
+    from pyspark.sql import functions as F
+
+    call = F.call_udf(function, F.hash("topic"), F.col("partition").cast("int"), F.col("offset"), F.col(A.TS))
+    return call == F.lit(DISORDER)
+
+
+def seeded(function: str, topics: Sequence[str], ranges: Iterable[Range]) -> TaskSeeds | None:
+    """The task clock of a frame whose rows' ``ranges`` were found (per task and topic-partition: the lowest and
+    highest offset, the newest ts and how many rows went back), as :func:`task_seeds` finds them; None where a row
+    went back or two tasks' ranges of a topic-partition overlap. A task and topic-partition may come in several
+    parts (an aggregate by finer keys): they are joined first."""
+    joined: dict[tuple[int, str | None, int | None], tuple[int, int, int | None, int]] = {}
+    for task, topic, partition, low, high, ts, back in ranges:
+        where = (task, topic, partition)
+        was = joined.get(where)
+        if was is None:
+            joined[where] = (low, high, ts, back)
+            continue
+        later = was[2] if ts is None or (was[2] is not None and was[2] > ts) else ts
+        joined[where] = (min(low, was[0]), max(high, was[1]), later, back + was[3])
     by_partition: dict[tuple[str | None, int | None], list[tuple[int, int, int | None, int]]] = {}
-    for row in ranges:
-        if row["back"]:
+    for (task, topic, partition), (low, high, ts, back) in joined.items():
+        if back:
             return None
-        by_partition.setdefault((row["topic"], row["partition"]), []).append(
-            (row["low"], row["high"], row["ts"], row[_TASK])
-        )
+        by_partition.setdefault((topic, partition), []).append((low, high, ts, task))
     seeds: dict[str, int] = {}
     for (topic, partition), found in by_partition.items():
         newest: int | None = None
@@ -121,7 +151,17 @@ def task_seeds(messages: DataFrame, topics: Sequence[str]) -> TaskSeeds | None:
             if ts is not None and (newest is None or ts > newest):
                 newest = ts
             previous_high = high
-    return attrs.evolve(probe, seeds=seeds)
+    return TaskSeeds(function, {name: k for k, name in enumerate(topics)}, seeds)
 
 
-__all__ = ["CLOCK", "DISORDER", "FUNCTION", "TaskSeeds", "task_clock_function", "task_seeds"]
+__all__ = [
+    "CLOCK",
+    "DISORDER",
+    "FUNCTION",
+    "Range",
+    "TaskSeeds",
+    "disorder",
+    "seeded",
+    "task_clock_function",
+    "task_seeds",
+]

@@ -66,7 +66,7 @@ from cdc_spark.decoding.jvm.wide import (
 from cdc_spark.decoding.python_path import MESSAGE_COLUMNS, SEED_RANK, PythonPath, Rank, assemble, newest
 from cdc_spark.decoding.reuse import app_of
 from cdc_spark.decoding.steps import Steps
-from cdc_spark.decoding.task_clock import task_seeds
+from cdc_spark.decoding.task_clock import task_clock_function, task_seeds
 from cdc_spark.partition_clock import PartitionKey, merge_clocks
 from cdc_spark.runtime.jit import executors_compile_huge_methods
 from cdc_spark.session_conf import session_conf
@@ -242,8 +242,11 @@ def _shapes(request: _Request) -> _Shaped:
     known = [*request.known_versions, *request.schemas.values()]
     reused = ShapeReuse(request.app, adapter, caches.shapes, known)
     typed_changes = speculation is not None or in_pass is not None  # their counts come with the shapes
-    found = find_shapes(cache if typed_changes else prepared, request.messages, reused.kept, changes=typed_changes)
-    if found.untimed_after_timed:
+    # the task clock's ranges come with the shapes where the project's Java code is here
+    task_clock = task_clock_function(spark)
+    found = find_shapes(cache if typed_changes else prepared, request.messages, reused.kept, changes=typed_changes,
+                        task_clock=task_clock)  # fmt: skip
+    if found.untimed_after_timed and not found.task_found:
         found = attrs.evolve(found, task=task_seeds(prepared, found.topics))
     return _Shaped(found, reused, known, stored, cache, prepared, untyped, records and list(records), speculation,
                    in_pass, in_pass_kept, planned)  # fmt: skip

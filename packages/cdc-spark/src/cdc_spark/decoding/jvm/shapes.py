@@ -23,12 +23,11 @@ from cdc_spark.decoding.coordinates import COORDINATES, at_coordinates, join_on_
 from cdc_spark.decoding.jvm.clock import clocked
 from cdc_spark.decoding.python_path import MESSAGE_COLUMNS, Rank, row_message
 from cdc_spark.decoding.reuse import Reuse
+from cdc_spark.decoding.task_clock import Range, TaskSeeds, disorder, seeded
 from cdc_spark.partition_clock import PartitionKey
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Row
-
-    from cdc_spark.decoding.task_clock import TaskSeeds
 
 
 @attrs.frozen
@@ -54,6 +53,7 @@ class Shapes:
     # the running clock read by each task as it reads (:mod:`~cdc_spark.decoding.task_clock`), where the messages
     # come in offset order; None: sorted by a window
     task: TaskSeeds | None = None
+    task_found: bool = False  # whether the shapes' aggregate looked for the task clock (else it is found apart)
 
     def clocked(self, rows: DataFrame, messages: DataFrame, planned: Counter[str]) -> DataFrame:
         """``rows`` with the running clock of ``messages`` (:func:`~cdc_spark.decoding.jvm.clock.clocked`, which
@@ -76,6 +76,8 @@ class Shapes:
 # Spark aggregates by sorting every message by the group's keys (measured at 10^6 Canal-JSON messages: 0.78 s
 # against the decimal's 0.40 s), kept for a frame's own offsets below zero.
 _OFFSET_DIGITS: Final = 10**19
+_TASK: Final = "__task"  # the Spark partition a row was read in (the task clock's ranges)
+_BACK: Final = "__back"  # whether a row's offset went back in its task
 _RANK_ORDER: Final = "decimal(38,0)"
 
 # A residue of at most this many messages and bytes (keys and values) is fetched whole by the samples' job, so the
@@ -116,6 +118,15 @@ def shape_groups(prepared: DataFrame, changes: bool = False) -> list[Row]:
     where the group is in ts order, else by :func:`_rank_order`, or where an offset is negative by the rank struct
     itself), newest commit ts and how many messages have none. With ``changes`` (``prepared`` holds a row per typed
     change, :func:`change_rows`), also per typed table and goodness of the change, with ``rows``, how many."""
+    return groups_and_ranges(prepared, changes)[0]
+
+
+def groups_and_ranges(
+    prepared: DataFrame, changes: bool = False, task_clock: str | None = None
+) -> tuple[list[Row], list[Range] | None]:
+    """:func:`shape_groups`, and with ``task_clock`` (the session's ``TaskClock`` function) the ranges of the task
+    clock (:func:`~cdc_spark.decoding.task_clock.seeded`) from the same aggregate: it groups by Spark task too, and
+    its rows of one group are then joined into the group's."""
     from pyspark.sql import functions as F
 
     keys = [A.ROUTE, A.DATABASE, A.TABLE, A.SHAPE, A.SAMPLE, "topic", "partition"]
@@ -133,10 +144,15 @@ def shape_groups(prepared: DataFrame, changes: bool = False) -> list[Row]:
     if changes:
         keys += ["__tidx", "__change_bad"]
         counts.append(F.count(F.lit(1)).alias("rows"))
-    groups = (
-        prepared.groupBy(*keys)
+    source, by_task, task_counts = prepared, keys, counts
+    if task_clock is not None:  # in a projection: no aggregate takes a non-deterministic argument
+        source = prepared.withColumns({_TASK: F.spark_partition_id(), _BACK: disorder(task_clock)})
+        by_task = [*keys, _TASK]
+        task_counts = [*counts, F.max(offset).alias("highest_offset"), F.count_if(_BACK).alias("back")]
+    found = (
+        source.groupBy(*by_task)
         .agg(
-            *counts,
+            *task_counts,
             F.max(ts).alias("rank_ts"),
             F.max(offset).alias("rank_offset"),
             F.max_by(ts, offset).alias("ts_at_last"),
@@ -148,8 +164,14 @@ def shape_groups(prepared: DataFrame, changes: bool = False) -> list[Row]:
         )
         .collect()
     )
+    ranges: list[Range] | None = None
+    groups = found
+    if task_clock is not None:
+        ranges = [(r[_TASK], r["topic"], r["partition"], r["lowest_offset"], r["highest_offset"], r["ts"], r["back"])
+                  for r in found]  # fmt: skip
+        groups = _joined(found, keys)
     if all(_in_ts_order(row) for row in groups):
-        return groups
+        return groups, ranges
     if all(row["lowest_offset"] >= 0 for row in groups):
         order = _rank_order()
         return (
@@ -162,22 +184,60 @@ def shape_groups(prepared: DataFrame, changes: bool = False) -> list[Row]:
                 F.min_by(position, order).alias("oldest_position"),
             )
             .collect()
-        )
-    return prepared.groupBy(*keys).agg(*counts, F.max(A.RANK).alias("rank"), F.min(A.RANK).alias("oldest")).collect()
+        ), ranges
+    return prepared.groupBy(*keys).agg(
+        *counts, F.max(A.RANK).alias("rank"), F.min(A.RANK).alias("oldest")
+    ).collect(), ranges
 
 
-def find_shapes(
-    prepared: DataFrame, messages: DataFrame, described: Callable[[str, str, str], bool], changes: bool = False
-) -> Shapes:
+def _joined(rows: Sequence[Row], keys: Sequence[str]) -> list[Row]:
+    """The rows of the first aggregate by ``keys`` and task, one row per ``keys``: as the aggregate by ``keys``
+    alone gives them (sums, the least and the greatest, and the values at the group's last and first offset)."""
+    from pyspark.sql import Row as SparkRow
+
+    parts: dict[tuple[object, ...], list[Row]] = {}
+    for row in rows:
+        parts.setdefault(tuple(row[k] for k in keys), []).append(row)
+    joined: list[Row] = []
+    for key, found in parts.items():
+        if len(found) == 1:
+            joined.append(found[0])
+            continue
+        last = max(found, key=lambda r: r["rank_offset"])
+        first = min(found, key=lambda r: r["oldest_offset"])
+        values: dict[str, object] = dict(zip(keys, key, strict=True))
+        for name in ("messages", "untimed", "rows", "python_bytes"):
+            if name in found[0].__fields__:
+                counted = [r[name] for r in found if r[name] is not None]
+                values[name] = sum(counted) if counted else None  # as Spark sums: nulls left out
+        values["ts"] = max((r["ts"] for r in found if r["ts"] is not None), default=None)
+        values |= {
+            "lowest_offset": min(r["lowest_offset"] for r in found),
+            "rank_ts": max(r["rank_ts"] for r in found),
+            "rank_offset": last["rank_offset"],
+            "ts_at_last": last["ts_at_last"],
+            "rank_position": last["rank_position"],
+            "oldest_ts": min(r["oldest_ts"] for r in found),
+            "oldest_offset": first["oldest_offset"],
+            "ts_at_first": first["ts_at_first"],
+            "oldest_position": first["oldest_position"],
+        }
+        joined.append(SparkRow(**values))
+    return joined
+
+
+def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[str, str, str], bool],
+                changes: bool = False, task_clock: str | None = None) -> Shapes:  # fmt: skip
     """One aggregate per shape and topic-partition (:func:`shape_groups`), then the newest and the oldest message
     of each sampled shape fetched by their coordinates: no payload goes through the aggregate. A message routed to
     the JVM comes from ``messages`` (the source; ``prepared`` holds no payload of it), any other from ``prepared``
     (the batch's cache holds it whole: the source is not read again). A JVM shape that is ``described(database,
     table, shape)`` already needs no message (its sample has none). With ``changes``, ``prepared`` holds a row per
-    typed change (:func:`shape_groups`)."""
+    typed change (:func:`shape_groups`). With ``task_clock``, the task clock comes from the same aggregate where some
+    change without a commit ts follows a timed one (:attr:`Shapes.task`, :attr:`Shapes.task_found`)."""
     from pyspark.sql import functions as F
 
-    groups = shape_groups(prepared, changes)
+    groups, ranges = groups_and_ranges(prepared, changes, task_clock)
     typed_groups = [row for row in groups if row[A.ROUTE] == Route.JVM] if changes else None
     clock: dict[PartitionKey, int] = {}
     other_clock: dict[PartitionKey, int] = {}
@@ -215,11 +275,13 @@ def find_shapes(
             oldest[key] = (first, row["topic"])
     untimed_after_timed = bool(untimed & clock.keys())
     topics = tuple(sorted({row["topic"] for row in groups if row["topic"] is not None}))
+    task = seeded(task_clock, topics, ranges) if untimed_after_timed and task_clock and ranges is not None else None
+    task_found = task_clock is not None
     small = python_bytes is not None and 0 < python_messages <= HELD_MESSAGES and python_bytes <= HELD_BYTES
     if not newest and not small:
         return Shapes(
             [], python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks,
-            topics=topics,
+            topics=topics, task=task, task_found=task_found,
         )  # fmt: skip
     known = {key for key in newest if key[3] and described(*key[:3])}
     key_of = {(topic, rank[1], rank[2]): key for picked in (newest, oldest) for key, (rank, topic) in picked.items()
@@ -258,7 +320,8 @@ def find_shapes(
         held = [row_message(fetched[end]) for end in residue if end in fetched]  # PythonPath.run puts them in order
     return Shapes(
         samples, python_messages, clock, other_clock, untimed_after_timed, untimed_messages, typed_groups, watermarks,
-        held=tuple(held) if held and len(held) == python_messages else None, topics=topics,
+        held=tuple(held) if held and len(held) == python_messages else None, topics=topics, task=task,
+        task_found=task_found,
     )  # fmt: skip
 
 
