@@ -90,7 +90,7 @@ def task_seeds(messages: DataFrame, topics: Sequence[str]) -> TaskSeeds | None:
     function = task_clock_function(messages.sparkSession)
     if function is None:
         return None
-    probe = TaskSeeds(function, {name: k for k, name in enumerate(topics)}, {})
+    probe = TaskSeeds(function, _numbers(topics), {})
     ranges = (
         probe.running(messages)
         .groupBy(_TASK, "topic", "partition")
@@ -111,9 +111,9 @@ Range = tuple[int, str | None, int | None, int, int, int | None, int]  # task, t
 
 def disorder(function: str) -> Column:
     """Whether a row's offset goes back within its task (``TaskClock`` over the rows in the order a task reads them),
-    for an aggregate that finds the ranges of :func:`seeded` in a job of its own making. The topic's number is its
-    hash: two topics of one hash look like one, which at worst finds disorder where there is none (the caller then
-    sorts)."""
+    for a caller's aggregate that finds the ranges of :func:`seeded` before the batch's topics are known (the shapes'
+    aggregate). The topic's number is its hash: two topics of one hash look like one, which at worst finds disorder
+    where there is none (the caller then sorts)."""
     from pyspark.sql import functions as F
 
     call = F.call_udf(function, F.hash("topic"), F.col("partition").cast("int"), F.col("offset"), F.col(A.TS))
@@ -151,7 +151,12 @@ def seeded(function: str, topics: Sequence[str], ranges: Iterable[Range]) -> Tas
             if ts is not None and (newest is None or ts > newest):
                 newest = ts
             previous_high = high
-    return TaskSeeds(function, {name: k for k, name in enumerate(topics)}, seeds)
+    return TaskSeeds(function, _numbers(topics), seeds)
+
+
+def _numbers(topics: Sequence[str]) -> dict[str, int]:
+    """Each topic's number, the function's key for it (:meth:`TaskSeeds.running`)."""
+    return {name: k for k, name in enumerate(topics)}
 
 
 __all__ = [

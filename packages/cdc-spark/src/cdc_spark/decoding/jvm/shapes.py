@@ -148,7 +148,7 @@ def groups_and_ranges(
     if task_clock is not None:  # in a projection: no aggregate takes a non-deterministic argument
         source = prepared.withColumns({_TASK: F.spark_partition_id(), _BACK: disorder(task_clock)})
         by_task = [*keys, _TASK]
-        task_counts = [*counts, F.max(offset).alias("highest_offset"), F.count_if(_BACK).alias("back")]
+        task_counts = [*counts, F.count_if(_BACK).alias("back")]
     found = (
         source.groupBy(*by_task)
         .agg(
@@ -167,7 +167,7 @@ def groups_and_ranges(
     ranges: list[Range] | None = None
     groups = found
     if task_clock is not None:
-        ranges = [(r[_TASK], r["topic"], r["partition"], r["lowest_offset"], r["highest_offset"], r["ts"], r["back"])
+        ranges = [(r[_TASK], r["topic"], r["partition"], r["lowest_offset"], r["rank_offset"], r["ts"], r["back"])
                   for r in found]  # fmt: skip
         groups = _joined(found, keys)
     if all(_in_ts_order(row) for row in groups):
