@@ -26,7 +26,7 @@ from cdc_spark.apply import SchemaEvolutionError, apply_changes, apply_tables
 from cdc_spark.expression_mode import FACTORY_MODE
 from cdc_spark.merge import build_spec
 from cdc_spark.merge.analyzed_plans import AnalyzedPlans
-from cdc_spark.sinks import BatchInfo, load_sink
+from cdc_spark.sinks import BatchInfo, load_sink, one_task
 from cdc_spark.sinks.scd1_batch import Scd1Batch
 from cdc_testing.spark_frames import scanned_frame
 from cdc_testing.targets import delta_commit_metadata, key_state
@@ -444,6 +444,53 @@ def test_tables_of_one_shape_in_a_batch_each_get_their_own_rows(
     for table, rows in expected.items():
         read = read_table(str(tmp_path), table, fmt).to_pylist()
         assert {r["id"]: (r["name"], r["amount"]) for r in read} == rows, table
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_batch_of_few_rows_runs_each_tables_work_as_one_task(
+    spark: Any, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tables of few stored keys and changes are resolved (and on Delta rewritten) from inputs in one partition, so
+    no shuffle runs as a Spark job of its own: fewer jobs than the same batches with every input as it comes, and
+    the same rows, with a late older change, a delete and a truncate among them."""
+
+    def run(target: Path) -> int:
+        sink: Any = load_sink(fmt, spark, str(target))
+        tables = ["shop.t", "shop.u"]
+
+        def batch(number: int, rows: dict[str, list[tuple[Any, ...]]]) -> int:
+            built = [(frame(spark, rows[t]), t) for t in tables]
+            specs = [(changes, build_spec(changes, table=table, keys=["id"])) for changes, table in built]
+            group = f"one-task-{target.name}-{number}"
+            spark.sparkContext.setJobGroup(group, "a batch")
+            try:
+                apply_tables(specs, sink, BatchInfo(app_id="one", batch_id=number), parallelism=2)
+            finally:
+                spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+            return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+        batch(0, {t: [change("insert", 10, k, f"{t} {k}", f"{k}.00") for k in (1, 2, 3)] for t in tables})
+        jobs = batch(
+            1,
+            {
+                "shop.t": [change("update", 20, 1, "t one", "1.50"), change("delete", 21, 2),
+                           change("update", 5, 3, "t too late", "9.99")],
+                "shop.u": [change("truncate", 20, 0), change("insert", 21, 3, "u again", "3.30")],
+            },
+        )  # fmt: skip
+        expected = {
+            "shop.t": {1: ("t one", Decimal("1.50")), 3: ("shop.t 3", Decimal("3.00"))},
+            "shop.u": {3: ("u again", Decimal("3.30"))},
+        }
+        for table, rows in expected.items():
+            read = read_table(str(target), table, fmt).to_pylist()
+            assert {r["id"]: (r["name"], r["amount"]) for r in read} == rows, (target.name, table)
+        return jobs
+
+    one = run(tmp_path / "one")
+    monkeypatch.setattr(one_task, "ONE_TASK_ROWS", 0)  # every input as it comes: its joins and window shuffle
+    many = run(tmp_path / "many")
+    assert one < many
 
 
 def _iceberg_table(location: Path) -> Any:

@@ -93,6 +93,31 @@ def test_a_rewrite_leaves_the_rows_delta_merge_leaves_and_marks_the_batch(spark:
     assert checksum.isDefined() and checksum.get().allFiles().isDefined()
 
 
+@pytest.mark.parametrize("one_task", [False, True])
+def test_a_rewrite_of_few_rows_in_one_task_is_one_spark_job(spark: Any, tmp_path: Path, one_task: bool) -> None:
+    # the table's rows and the source read by one task: the full outer join shuffles neither side, so the write is
+    # the rewrite's only Spark job (each shuffle stage is a job of its own under adaptive execution); same rows
+    merged, rewritten = str(tmp_path / "merged"), str(tmp_path / "rewritten")
+    stored_table(spark, merged)
+    stored_table(spark, rewritten)
+    source(spark).createOrReplaceTempView("rewrite_source")
+    try:
+        spark.sql(RULE.sql(path_identifier(merged), "rewrite_source"))
+    finally:
+        spark.catalog.dropTempView("rewrite_source")
+    delta = DeltaFormat(spark, root=str(tmp_path))
+    given = source(spark)
+    group = f"rewrite-one-task-{one_task}"
+    spark.sparkContext.setJobGroup(group, "a rewrite")
+    try:
+        assert delta.rewrite(path_identifier(rewritten), given, RULE, None, one_task=one_task)
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    jobs = len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+    assert (jobs == 1) == one_task, jobs
+    assert rows(spark, rewritten) == rows(spark, merged)
+
+
 @pytest.mark.parametrize(
     "case",
     ["change data feed", "partitioned", "files not in the checksum", "deletion vector"],

@@ -17,6 +17,7 @@ import attrs
 from cdc_core.errors import ConfigError
 from cdc_spark.merge.columns import ORDER, TIME
 from cdc_spark.merge.spec import CHANGE_OPS, ApplySpec
+from cdc_spark.merge.statements import quote
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -266,7 +267,8 @@ def ordered(changes: DataFrame, spec: ApplySpec, summary: BatchSummary) -> DataF
         frame = frame.where(seq > summary.floor.column())
     frame = storable(frame, spec.target_columns)
     rank = F.when(F.col("_cdc_op") == "delete", 1).otherwise(0)
-    content = F.xxhash64(F.col("_cdc_op"), *[F.col(c) for c in spec.columns])
+    # as SQL text: one py4j call, where a Column per column costs three
+    content = F.expr(f"xxhash64(_cdc_op, {', '.join(quote(c) for c in spec.columns)})")
     order = F.struct(seq.alias("s"), rank.alias("r"), content.alias("h"))
     return frame.withColumn(ORDER, order).withColumn(TIME, sequence_time(seq, seq_type))
 

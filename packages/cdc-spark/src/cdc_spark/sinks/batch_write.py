@@ -106,10 +106,14 @@ class TableFormat(Protocol):
         """Append ``rows``, in the existing table's columns, in one commit marked with ``batch``."""
         ...
 
-    def rewrite(self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None) -> bool:
+    def rewrite(
+        self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None, *, one_task: bool = False
+    ) -> bool:
         """What MERGEing ``source`` into the existing table by ``rule`` gives, written as a rewrite of the whole
         table in one commit marked with ``batch``, for a table small enough that this costs less than the MERGE
-        (the caller judges); False, with nothing written, where the format or the table's version cannot."""
+        (the caller judges; ``one_task``: so small that the table's rows and ``source`` are read by one task, see
+        :mod:`cdc_spark.sinks.one_task`); False, with nothing written, where the format or the table's version
+        cannot."""
         ...
 
     def replace_partitions(self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None) -> bool:
@@ -277,11 +281,13 @@ class BatchWrite:
         with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
             self.format.insert(name, aligned, batch)
 
-    def rewrite(self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None) -> bool:
+    def rewrite(
+        self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None, *, one_task: bool = False
+    ) -> bool:
         """``rule`` applied to the small table ``name`` by rewriting it whole (:meth:`TableFormat.rewrite`); False
         when the format cannot (the caller MERGEs)."""
         with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
-            return self.format.rewrite(name, source, rule, batch)
+            return self.format.rewrite(name, source, rule, batch, one_task=one_task)
 
     def merge(
         self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None

@@ -115,12 +115,13 @@ class DeltaFormat:
         snapshot = self._snapshot(name)
         if snapshot is None:
             return None
-        jvm: Any = self.spark._jvm
-        metadata = snapshot.metadata()
-        properties = dict(jvm.scala.jdk.javaapi.CollectionConverters.asJava(metadata.configuration()))
-        schema = StructType.fromJson(json.loads(metadata.schemaString()))
-        created_ms = metadata.createdTime()
-        created = dt.datetime.fromtimestamp(created_ms.get() / 1000, dt.UTC) if created_ms.isDefined() else None
+        # the metadata action as Delta writes it to the log: one py4j call, where its configuration's entries cost
+        # three each
+        metadata = json.loads(snapshot.metadata().json())["metaData"]
+        properties = {str(key): str(value) for key, value in (metadata.get("configuration") or {}).items()}
+        schema = StructType.fromJson(json.loads(metadata["schemaString"]))
+        created_ms = metadata.get("createdTime")
+        created = dt.datetime.fromtimestamp(created_ms / 1000, dt.UTC) if created_ms is not None else None
         return TableInfo(
             schema=schema,
             properties=properties,
@@ -194,13 +195,17 @@ class DeltaFormat:
         """One commit that appends ``rows`` (in the table's columns) to the existing table: no data file is read."""
         self._append(name, rows.write.format("delta").mode("append"), batch)
 
-    def rewrite(self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None) -> bool:
+    def rewrite(
+        self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None, *, one_task: bool = False
+    ) -> bool:
         """A table of few files rewritten whole in the sink's own transaction (:mod:`cdc_spark.sinks.delta_rewrite`)."""
         location = self._location(name)
         if location is None:
             return False
         mark, metadata = _marks(batch)
-        return rewrite_table(self.spark, location, source, rule, transaction=mark, user_metadata=metadata)
+        return rewrite_table(
+            self.spark, location, source, rule, transaction=mark, user_metadata=metadata, one_task=one_task
+        )
 
     def replace_partitions(self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None) -> bool:
         """In the sink's own transaction, the files to remove listed as the batch's reads list them

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cdc_spark.local_frames import no_rows
 from cdc_spark.merge.rewrite import merged_rows
 from cdc_spark.merge.statements import quote
+from cdc_spark.sinks.one_task import one_partition, planned_as_one_task
 from cdc_spark.table_workers import plan_in
 
 if TYPE_CHECKING:
@@ -109,10 +110,12 @@ def rewrite_table(
     *,
     transaction: tuple[str, int] | None,
     user_metadata: str | None,
+    one_task: bool = False,
 ) -> bool:
     """MERGE ``source`` into the Delta table at ``location`` by ``rule`` as a rewrite of the whole table, in one
     commit that records ``transaction`` (app id, version) and ``user_metadata``; False, with nothing written, when
-    the table's current version cannot be rewritten (:func:`rewritable_files`)."""
+    the table's current version cannot be rewritten (:func:`rewritable_files`). ``one_task``: the table's rows and
+    ``source`` read by one task, joined without a shuffle (:mod:`cdc_spark.sinks.one_task`)."""
     from pyspark.sql.types import StructType
 
     jvm: Any = spark._jvm
@@ -122,10 +125,12 @@ def rewrite_table(
         return False
     schema = StructType.fromJson(json.loads(snapshot.metadata().schemaString()))
     stored = files_frame(spark, snapshot, files, schema) if files else no_rows(spark, schema)
-    rows = merged_rows(stored, source, rule, schema)
+    rows = merged_rows(one_partition(stored, one_task), one_partition(source, one_task), rule, schema)
     txn = log.startTransaction(jvm.scala.Option.empty(), jvm.scala.Option.apply(snapshot))
     txn.readWholeTable()  # a concurrent write of the table fails this commit
-    actions = jvm.java.util.ArrayList(jvm.scala.jdk.javaapi.CollectionConverters.asJava(txn.writeFiles(rows._jdf)))
+    with planned_as_one_task(spark, one_task):
+        written = txn.writeFiles(rows._jdf)
+    actions = jvm.java.util.ArrayList(jvm.scala.jdk.javaapi.CollectionConverters.asJava(written))
     for added in files:
         actions.add(added.remove())
     commit_marked(spark, txn, actions, transaction=transaction, user_metadata=user_metadata)

@@ -46,6 +46,7 @@ from cdc_spark.merge.columns import ACTION, FLOOR_KEY, FLOOR_TABLES, KEY, PURGED
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
 from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, union_all
 from cdc_spark.sinks.commits import TableInfo, batch_committed, purge_due
+from cdc_spark.sinks.one_task import in_one_task, one_partition, planned_as_one_task
 from cdc_spark.sinks.state_migration import move_old_states
 from cdc_spark.table_workers import bound_to, own_session, run_each
 
@@ -221,8 +222,11 @@ class Scd1Batch:
         read by ``reader`` where the format gives one, else ``stored`` filtered."""
         session = own_session(self.spark) if parallel else plan.changes.sparkSession
         own = reader(session, plan.spec.table) if reader is not None else bound_to(stored, session)
-        with expressions_for(session, rows):
-            return self._resolve_and_write(session, plan, own, batch, now, resolves=resolves, whole=whole, small=small)
+        one = in_one_task(rows)
+        with expressions_for(session, rows), planned_as_one_task(session, one):
+            return self._resolve_and_write(
+                session, plan, own, batch, now, resolves=resolves, whole=whole, small=small, one=one
+            )
 
     def _resolve_and_write(
         self,
@@ -235,19 +239,21 @@ class Scd1Batch:
         resolves: AnalyzedPlans,
         whole: bool,
         small: bool,
+        one: bool,
     ) -> TableDone:
         from pyspark.sql import functions as F
 
         write = self.writer(session)
         spec, summary = plan.spec, plan.summary
         assert summary is not None
-        changes = ordered(bound_to(plan.changes, session), spec, summary)
+        # few rows: read by one task, so that neither the resolve nor the rewrite shuffles (cdc_spark.sinks.one_task)
+        changes = one_partition(ordered(bound_to(plan.changes, session), spec, summary), one)
         app = batch.app_id if batch is not None else None
         target = write.format.target(spec.table)
         target_info = write.format.describe(target, app)
         schema = write.target_schema(changes, spec)
         new_target = write.evolve(spec.table, target, schema, target_info)
-        stored_keys = scd1.table_state(stored, spec.table)
+        stored_keys = one_partition(scd1.table_state(stored, spec.table), one)
         # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as Delta's
         # MERGE refuses a source cached while it runs; planned without constraint propagation, as the MERGEs are
         with session_conf(session, {CONSTRAINT_PROPAGATION: "false"}):
@@ -262,7 +268,7 @@ class Scd1Batch:
                 write.write(target, source, rule, create=schema, batch=batch)
             elif only_new_rows(summary, resolved):
                 write.insert(target, source, rule, batch)
-            elif not (small and write.rewrite(target, source, rule, batch)):
+            elif not (small and write.rewrite(target, source, rule, batch, one_task=one)):
                 write.write(target, source, rule, create=None, batch=batch)
             if self.commits is not None:
                 self.commits.after(spec.table)
