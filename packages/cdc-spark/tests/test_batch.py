@@ -151,6 +151,26 @@ def test_every_tables_summary_comes_from_one_aggregate_with_the_stored_floors(sp
     assert (third.changes, third.partial_updates) == (2, 0)
 
 
+def test_the_tables_rows_are_summarized_by_as_many_tasks_as_the_cluster_has_cores(spark: Any) -> None:
+    # twelve tables of three partitions each: read table by table they would be 36 tasks of a few rows each
+    items = []
+    for number in range(12):
+        rows = [change("insert", ts, ts, f"t{number}") for ts in range(1, 7)]
+        changes = scanned_frame(spark, rows, SCHEMA).repartition(3)
+        items.append(Pending(changes, build_spec(changes, table=f"shop.t{number}", keys=["id"])))
+    context = spark.sparkContext
+    context.setJobGroup("summary-tasks", "the summary")
+    try:
+        summaries = summarize_all(items)
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    assert {summary.changes for summary in summaries.values()} == {6} and len(summaries) == 12
+    tracker = context.statusTracker()
+    stages = [stage for job in tracker.getJobIdsForGroup("summary-tasks") for stage in tracker.getJobInfo(job).stageIds]
+    tasks = [tracker.getStageInfo(stage).numTasks for stage in stages if tracker.getStageInfo(stage) is not None]
+    assert tasks and max(tasks) <= context.defaultParallelism, tasks
+
+
 def test_a_table_without_changes_is_summed_up_with_its_own_stored_floor(spark: Any) -> None:
     # the tables' changes are aggregated together by table: one without rows still gets its summary and its floor
     empty = scanned_frame(spark, [], SCHEMA)

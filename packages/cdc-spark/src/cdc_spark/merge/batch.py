@@ -189,7 +189,11 @@ def summarize_all(items: list[Pending], floors: DataFrame | None = None) -> dict
     frames = [item.changes for item in items] + ([floors] if floors is not None else [])
     with temporary_views(spark, *frames, prefix="cdc_summary") as views:
         own = zip(items, views[: len(items)], strict=True)  # the floors' view, if any, is the last
-        rows = _aggregate_sql(" UNION ALL ".join(_rows_sql(item, view, seq_type) for item, view in own))
+        union = " UNION ALL ".join(_rows_sql(item, view, seq_type) for item, view in own)
+        # read by as many tasks as the cluster has cores, not one a partition of each table: fifty tables of three
+        # partitions were 150 tasks of a few rows each (1.5 s of a 17 s batch on local[2], its tasks' work 0.6 s)
+        tasks = spark.sparkContext.defaultParallelism
+        rows = _aggregate_sql(f"SELECT /*+ COALESCE({tasks}) */ * FROM ({union})")
         stored = "stored"
         if floors is not None:
             rows = f"SELECT r.*, f.floor FROM ({rows}) r LEFT JOIN {views[-1]} f ON r.`table` = f.`table`"
