@@ -67,7 +67,9 @@ def last_commit(location: str) -> dict[str, Any]:
     return {key: value for action in actions for key, value in action.items() if key in ("commitInfo", "txn")}
 
 
-def test_a_rewrite_leaves_the_rows_delta_merge_leaves_and_marks_the_batch(spark: Any, tmp_path: Path) -> None:
+def merged_and_stored(spark: Any, tmp_path: Path) -> tuple[str, str]:
+    """Two tables of the stored rows: the first MERGEd by Delta with the source by the rule, the second left for a
+    rewrite to be compared with it."""
     merged, rewritten = str(tmp_path / "merged"), str(tmp_path / "rewritten")
     stored_table(spark, merged)
     stored_table(spark, rewritten)
@@ -76,6 +78,11 @@ def test_a_rewrite_leaves_the_rows_delta_merge_leaves_and_marks_the_batch(spark:
         spark.sql(RULE.sql(path_identifier(merged), "rewrite_source"))
     finally:
         spark.catalog.dropTempView("rewrite_source")  # the session is shared: other tests list its tables
+    return merged, rewritten
+
+
+def test_a_rewrite_leaves_the_rows_delta_merge_leaves_and_marks_the_batch(spark: Any, tmp_path: Path) -> None:
+    merged, rewritten = merged_and_stored(spark, tmp_path)
     delta = DeltaFormat(spark, root=str(tmp_path))
     batch = BatchInfo(app_id="job-1", batch_id=7, offsets=json.dumps({"t": {"0": 12}}))
     assert delta.rewrite(path_identifier(rewritten), source(spark), RULE, batch)
@@ -97,14 +104,7 @@ def test_a_rewrite_leaves_the_rows_delta_merge_leaves_and_marks_the_batch(spark:
 def test_a_rewrite_of_few_rows_in_one_task_is_one_spark_job(spark: Any, tmp_path: Path, one_task: bool) -> None:
     # the table's rows and the source read by one task: the full outer join shuffles neither side, so the write is
     # the rewrite's only Spark job (each shuffle stage is a job of its own under adaptive execution); same rows
-    merged, rewritten = str(tmp_path / "merged"), str(tmp_path / "rewritten")
-    stored_table(spark, merged)
-    stored_table(spark, rewritten)
-    source(spark).createOrReplaceTempView("rewrite_source")
-    try:
-        spark.sql(RULE.sql(path_identifier(merged), "rewrite_source"))
-    finally:
-        spark.catalog.dropTempView("rewrite_source")
+    merged, rewritten = merged_and_stored(spark, tmp_path)
     delta = DeltaFormat(spark, root=str(tmp_path))
     given = source(spark)
     group = f"rewrite-one-task-{one_task}"
