@@ -8,6 +8,7 @@ statements are committed and marked.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import multiprocessing
 import os
@@ -29,6 +30,7 @@ from cdc_spark.merge.analyzed_plans import AnalyzedPlans
 from cdc_spark.sinks import BatchInfo, load_sink, one_task
 from cdc_spark.sinks.scd1_batch import Scd1Batch
 from cdc_testing.spark_frames import scanned_frame
+from cdc_testing.spark_plans import jobs_started
 from cdc_testing.targets import delta_commit_metadata, key_state
 
 pytestmark = pytest.mark.spark
@@ -461,13 +463,10 @@ def test_a_batch_of_few_rows_runs_each_tables_work_as_one_task(
         def batch(number: int, rows: dict[str, list[tuple[Any, ...]]]) -> int:
             built = [(frame(spark, rows[t]), t) for t in tables]
             specs = [(changes, build_spec(changes, table=table, keys=["id"])) for changes, table in built]
-            group = f"one-task-{target.name}-{number}"
-            spark.sparkContext.setJobGroup(group, "a batch")
-            try:
-                apply_tables(specs, sink, BatchInfo(app_id="one", batch_id=number), parallelism=2)
-            finally:
-                spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-            return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+            applied = functools.partial(
+                apply_tables, specs, sink, BatchInfo(app_id="one", batch_id=number), parallelism=2
+            )
+            return len(jobs_started(spark, f"one-task-{target.name}-{number}", applied))
 
         batch(0, {t: [change("insert", 10, k, f"{t} {k}", f"{k}.00") for k in (1, 2, 3)] for t in tables})
         jobs = batch(

@@ -25,6 +25,7 @@ from cdc_spark.merge.batch import (
 from cdc_spark.merge.columns import ORDER, TIME
 from cdc_spark.merge.spec import build_spec
 from cdc_testing.spark_frames import scanned_frame
+from cdc_testing.spark_plans import jobs_started
 
 # run with case-sensitive column names (conftest.py): the plan must name its own columns exactly as it made them
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("case_sensitive")]
@@ -158,15 +159,12 @@ def test_the_tables_rows_are_summarized_by_as_many_tasks_as_the_cluster_has_core
         rows = [change("insert", ts, ts, f"t{number}") for ts in range(1, 7)]
         changes = scanned_frame(spark, rows, SCHEMA).repartition(3)
         items.append(Pending(changes, build_spec(changes, table=f"shop.t{number}", keys=["id"])))
-    context = spark.sparkContext
-    context.setJobGroup("summary-tasks", "the summary")
-    try:
-        summaries = summarize_all(items)
-    finally:
-        context.setLocalProperty("spark.jobGroup.id", None)
+    summaries: dict[str, BatchSummary] = {}
+    jobs = jobs_started(spark, "summary-tasks", lambda: summaries.update(summarize_all(items)))
     assert {summary.changes for summary in summaries.values()} == {6} and len(summaries) == 12
+    context = spark.sparkContext
     tracker = context.statusTracker()
-    stages = [stage for job in tracker.getJobIdsForGroup("summary-tasks") for stage in tracker.getJobInfo(job).stageIds]
+    stages = [stage for job in jobs for stage in tracker.getJobInfo(job).stageIds]
     tasks = [tracker.getStageInfo(stage).numTasks for stage in stages if tracker.getStageInfo(stage) is not None]
     assert tasks and max(tasks) <= context.defaultParallelism, tasks
 

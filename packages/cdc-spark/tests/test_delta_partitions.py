@@ -7,7 +7,6 @@ conflicts."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from cdc_spark.session_conf import session_conf
 from cdc_spark.sinks.delta import DeltaFormat, path_identifier
 from cdc_spark.sinks.scd1_batch import DECODE_SEQUENCE
 from cdc_testing.spark_frames import scanned_frame
+from cdc_testing.spark_plans import jobs_started
 
 pytestmark = pytest.mark.spark
 
@@ -198,16 +198,6 @@ def whole(spark: Any, location: str) -> list[tuple[Any, ...]]:
     return sorted(tuple(row) for row in spark.read.format("delta").load(location).collect())
 
 
-def jobs_of(spark: Any, group: str, run: Callable[[], Any]) -> int:
-    """How many Spark jobs ``run`` started."""
-    spark.sparkContext.setJobGroup(group, group)
-    try:
-        run()
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
-
-
 @pytest.mark.parametrize("in_checksum", [True, False], ids=["checksum", "file-list"])
 def test_partitions_replaced_in_a_commit_of_the_sinks_own_leave_what_delta_overwrite_leaves(
     spark: Any, tmp_path: Path, in_checksum: bool
@@ -229,8 +219,8 @@ def test_partitions_replaced_in_a_commit_of_the_sinks_own_leave_what_delta_overw
     def by_sink() -> None:
         assert replace_partitions(spark, ours, replacement(spark), TABLE, transaction=mark, user_metadata='{"b":7}')
 
-    delta_jobs = jobs_of(spark, "by-delta", by_delta)
-    sink_jobs = jobs_of(spark, "by-sink", by_sink)
+    delta_jobs = len(jobs_started(spark, "by-delta", by_delta))
+    sink_jobs = len(jobs_started(spark, "by-sink", by_sink))
     assert whole(spark, ours) == whole(spark, theirs)
     assert len(through_delta(spark, ours, TABLES[0])) == 20 and len(through_delta(spark, ours, TABLES[1])) == 2
     assert len(through_delta(spark, ours, TABLES[2])) == 3  # not written: kept

@@ -15,6 +15,7 @@ from cdc_spark.session_conf import session_conf
 from cdc_spark.sinks import BatchInfo
 from cdc_spark.sinks.delta import DeltaFormat, path_identifier
 from cdc_testing.spark_frames import scanned_frame
+from cdc_testing.spark_plans import jobs_started
 
 pytestmark = pytest.mark.spark
 
@@ -107,13 +108,13 @@ def test_a_rewrite_of_few_rows_in_one_task_is_one_spark_job(spark: Any, tmp_path
     merged, rewritten = merged_and_stored(spark, tmp_path)
     delta = DeltaFormat(spark, root=str(tmp_path))
     given = source(spark)
-    group = f"rewrite-one-task-{one_task}"
-    spark.sparkContext.setJobGroup(group, "a rewrite")
-    try:
-        assert delta.rewrite(path_identifier(rewritten), given, RULE, None, one_task=one_task)
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    jobs = len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+    done: list[bool] = []
+
+    def rewrite() -> None:
+        done.append(delta.rewrite(path_identifier(rewritten), given, RULE, None, one_task=one_task))
+
+    jobs = len(jobs_started(spark, f"rewrite-one-task-{one_task}", rewrite))
+    assert done == [True]
     assert (jobs == 1) == one_task, jobs
     assert rows(spark, rewritten) == rows(spark, merged)
 

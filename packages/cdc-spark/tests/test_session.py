@@ -14,6 +14,7 @@ from cdc_spark.runtime.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, compil
 from cdc_spark.runtime.masters import local_cores, runs_in_driver
 from cdc_spark.runtime.memory_pages import DRIVER_MEMORY_ENV, PAGE_SIZE, g1_region_bytes, local_page_size, memory_bytes
 from cdc_spark.session import CODEGEN_CACHE, CRC_CHECK_OFF_UTC, DATAFRAME_DEBUGGING, session_settings
+from cdc_testing.spark_plans import jobs_started
 
 
 def test_a_local_session_keeps_generated_code_between_batches_and_follows_the_cores() -> None:
@@ -133,14 +134,8 @@ def _jobs_of_a_delta_append(spark: Any, path: str, check_every_commit: str) -> i
     session.conf.set(CRC_CHECK_OFF_UTC, check_every_commit)
     rows = session.range(20).selectExpr("id", "timestamp'2024-05-01 12:00:00' AS at")
     rows.write.format("delta").save(path)
-    context = spark.sparkContext
-    group = f"append-{path}"  # job ids stay listed under their group: one group per table
-    context.setJobGroup(group, "the commit counted")
-    try:
-        rows.write.format("delta").mode("append").save(path)
-    finally:
-        context.setLocalProperty("spark.jobGroup.id", None)
-    return len(context.statusTracker().getJobIdsForGroup(group))
+    # job ids stay listed under their group: one group per table
+    return len(jobs_started(spark, f"append-{path}", lambda: rows.write.format("delta").mode("append").save(path)))
 
 
 def test_a_session_off_utc_commits_to_delta_without_rebuilding_the_file_list_each_time(

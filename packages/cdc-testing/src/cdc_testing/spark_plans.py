@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 # how Spark prints a map(...) expression in a plan; map_keys(...), map_from_entries(...), map<...> types and a
@@ -28,6 +29,18 @@ def compiled_classes(spark: Any) -> int:
     not hold (whole-stage code and the projections outside it alike)."""
     metrics = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics
     return int(metrics.METRIC_COMPILATION_TIME().getCount())
+
+
+def jobs_started(spark: Any, group: str, run: Callable[[], Any]) -> list[int]:
+    """The ids of the Spark jobs ``run`` started, under the job group ``group`` (one group per count: ids stay listed
+    under their group). Worker threads that inherit the caller's local properties count too."""
+    context = spark.sparkContext
+    context.setJobGroup(group, group)
+    try:
+        run()
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    return list(context.statusTracker().getJobIdsForGroup(group))
 
 
 def kept_plans(monkeypatch: Any) -> list[str]:
