@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from cdc_spark.runtime.java_names import static_method
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -55,7 +57,7 @@ def table_rows(wide: DataFrame, index: int, column: str = "__tidx") -> DataFrame
         return wide
     jar_on_this_thread(spark)
     jvm: Any = spark._jvm
-    rows = jvm.cdc.spark.plans.TableRows.of(wide._jdf, column, index)
+    rows = static_method(jvm, "cdc.spark.plans.TableRows", "of")(wide._jdf, column, index)
     return wide if rows is None else PyDataFrame(rows, spark)
 
 

@@ -15,6 +15,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from cdc_spark.runtime.java_names import java_class, static_method
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -31,7 +33,7 @@ def empty_frame(spark: SparkSession, schema: str) -> DataFrame:
     """A frame of ``schema`` (a DDL string, every field nullable, as ``createDataFrame`` makes it) with no rows."""
     jvm = spark._jvm
     assert jvm is not None
-    return _empty(spark, jvm.org.apache.spark.sql.types.StructType.fromDDL(schema))
+    return _empty(spark, static_method(jvm, "org.apache.spark.sql.types.StructType", "fromDDL")(schema))
 
 
 def no_rows(spark: SparkSession, schema: StructType) -> DataFrame:
@@ -46,7 +48,7 @@ def _empty(spark: SparkSession, schema: Any) -> DataFrame:
 
     jvm = spark._jvm
     assert jvm is not None
-    return PyDataFrame(spark._jsparkSession.createDataFrame(jvm.java.util.ArrayList(), schema), spark)
+    return PyDataFrame(spark._jsparkSession.createDataFrame(java_class(jvm, "java.util.ArrayList")(), schema), spark)
 
 
 def rows_frame(spark: SparkSession, rows: Sequence[Sequence[object]], schema: str) -> DataFrame:
@@ -59,7 +61,7 @@ def rows_frame(spark: SparkSession, rows: Sequence[Sequence[object]], schema: st
         return empty_frame(spark, schema)
     jvm = spark._jvm
     assert jvm is not None
-    names = list(jvm.org.apache.spark.sql.types.StructType.fromDDL(schema).fieldNames())
+    names = list(static_method(jvm, "org.apache.spark.sql.types.StructType", "fromDDL")(schema).fieldNames())
     for row in rows:
         if len(row) != len(names):
             raise ValueError(f"a row of {len(row)} values for the {len(names)} fields of {schema!r}: {row!r}")

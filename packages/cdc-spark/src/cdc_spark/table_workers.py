@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from cdc_spark.runtime.java_names import static_method
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -37,7 +39,9 @@ def plan_in(plan: Any, session: SparkSession) -> DataFrame:
     from pyspark.sql import DataFrame as PyDataFrame
 
     jvm: Any = session._jvm
-    return PyDataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(session._jsparkSession, plan), session)
+    return PyDataFrame(
+        static_method(jvm, "org.apache.spark.sql.classic.Dataset", "ofRows")(session._jsparkSession, plan), session
+    )
 
 
 def own_session(parent: SparkSession) -> SparkSession:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cdc_spark.runtime.java_names import java_class, static_method
+
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
@@ -28,13 +30,15 @@ def permissive_from_avro(data: Column, schema: str) -> Column:
     if context is None:
         raise RuntimeError("from_avro needs a running Spark session")
     jvm: Any = context._jvm
-    options = jvm.java.util.HashMap()
+    options = java_class(jvm, "java.util.HashMap")()
     options.put("mode", "PERMISSIVE")
-    map_type = jvm.org.apache.spark.sql.types.DataType.fromJson(MapType(StringType(), StringType(), False).json())
-    literal = jvm.org.apache.spark.sql.catalyst.expressions.Literal.create(
-        jvm.scala.jdk.javaapi.CollectionConverters.asScala(options), map_type
+    map_type = static_method(jvm, "org.apache.spark.sql.types.DataType", "fromJson")(
+        MapType(StringType(), StringType(), False).json()
     )
-    options_column = SparkColumn(jvm.org.apache.spark.sql.classic.ExpressionUtils.column(literal))
+    literal = static_method(jvm, "org.apache.spark.sql.catalyst.expressions.Literal", "create")(
+        static_method(jvm, "scala.jdk.javaapi.CollectionConverters", "asScala")(options), map_type
+    )
+    options_column = SparkColumn(static_method(jvm, "org.apache.spark.sql.classic.ExpressionUtils", "column")(literal))
     return F.call_function("from_avro", data, F.lit(schema), options_column)
 
 

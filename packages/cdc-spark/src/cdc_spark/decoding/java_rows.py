@@ -23,6 +23,7 @@ from cdc_core.schema import Column, TableSchema
 from cdc_spark.decoding.adapter import ShapeReaders
 from cdc_spark.decoding.java_text import JavaText, register_once
 from cdc_spark.decoding.spark_types import spark_type
+from cdc_spark.runtime.java_names import java_class
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -131,11 +132,9 @@ class JavaRows:
         def register() -> None:
             jvm = self.spark.sparkContext._jvm
             assert jvm is not None
-            java_class = jvm
-            for part in java_class_name.split("."):
-                java_class = getattr(java_class, part)
             session = self.spark._jsparkSession
-            session.udf().register(name, java_class(plan), session.parseDataType(returned_json))
+            typer = java_class(jvm, java_class_name)(plan)
+            session.udf().register(name, typer, session.parseDataType(returned_json))
 
         return register_once(self.spark, name, register)
 

@@ -26,6 +26,7 @@ import attrs
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.java_text import java_code_on, register_once
 from cdc_spark.decoding.literal_lookup import key_column, key_text, lookup
+from cdc_spark.runtime.java_names import static_method
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -46,7 +47,7 @@ def task_clock_function(spark: SparkSession) -> str | None:
     def register() -> None:
         jvm = spark.sparkContext._jvm
         assert jvm is not None
-        spark._jsparkSession.udf().register(FUNCTION, jvm.cdc.spark.clock.TaskClock.function())
+        spark._jsparkSession.udf().register(FUNCTION, static_method(jvm, "cdc.spark.clock.TaskClock", "function")())
 
     return register_once(spark, FUNCTION, register)
 

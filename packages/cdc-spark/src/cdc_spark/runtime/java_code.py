@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final
 
 from cdc_core.errors import CdcError
 from cdc_core.jvm import JvmUnavailableError, cache_root, jdk_executable
+from cdc_spark.runtime.java_names import static_method
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -110,7 +111,9 @@ def jar_on_this_thread(spark: SparkSession) -> None:
     that installed it, and this one (a stream's batch callback, a table's worker) finds the classes through it."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None
-    jvm.java.lang.Thread.currentThread().setContextClassLoader(spark._jsparkSession.sharedState().jarClassLoader())
+    static_method(jvm, "java.lang.Thread", "currentThread")().setContextClassLoader(
+        spark._jsparkSession.sharedState().jarClassLoader()
+    )
 
 
 __all__ = ["JavaCodeError", "install", "jar", "jar_on_this_thread", "jar_path", "javac"]

@@ -14,6 +14,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from cdc_spark.runtime.java_names import static_method
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -43,7 +45,9 @@ def over(plan: Any, views: Sequence[str], frames: Sequence[DataFrame]) -> DataFr
     spark = frames[0].sparkSession
     jvm: Any = spark._jvm
     jar_on_this_thread(spark)
-    found = jvm.cdc.spark.plans.AnalyzedPlans.over(spark._jsparkSession, plan, list(views), [f._jdf for f in frames])
+    found = static_method(jvm, "cdc.spark.plans.AnalyzedPlans", "over")(
+        spark._jsparkSession, plan, list(views), [f._jdf for f in frames]
+    )
     return None if found is None else PyDataFrame(found, spark)
 
 

@@ -28,6 +28,7 @@ import attrs
 
 from cdc_core.errors import ConfigError, StorageError
 from cdc_spark.merge.statements import quote
+from cdc_spark.runtime.java_names import java_class
 from cdc_spark.sinks import BatchInfo
 from cdc_spark.sinks.commits import TableInfo
 from cdc_spark.sinks.delta_overwrite import replace_partitions
@@ -333,7 +334,7 @@ def _absolute(path: str) -> str:
 
 def _hadoop(spark: SparkSession, path: str) -> tuple[Any, Any]:
     jvm: Any = spark._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    hadoop_path = java_class(jvm, "org.apache.hadoop.fs.Path")(path)
     return hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration()), hadoop_path
 
 

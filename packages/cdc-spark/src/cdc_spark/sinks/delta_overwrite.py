@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cdc_spark.merge.statements import literal, quote
+from cdc_spark.runtime.java_names import java_class, option
 from cdc_spark.sinks.delta_partitions import partition_actions
 from cdc_spark.sinks.delta_rewrite import commit_marked, log_and_snapshot, partitioned_plainly
 
@@ -40,19 +41,19 @@ def replace_partitions(
     ``user_metadata`` (``rows`` hold no null ``column``); False, with nothing written, where the table is partitioned
     otherwise or its protocol asks for more than a plain write."""
     jvm: Any = spark._jvm
-    scala = jvm.scala.jdk.javaapi.CollectionConverters
+    scala = java_class(jvm, "scala.jdk.javaapi.CollectionConverters")
     log, snapshot = log_and_snapshot(spark, location)
     if snapshot.version() < 0:
         return False
     if not partitioned_plainly(snapshot, column):
         return False
-    txn = log.startTransaction(jvm.scala.Option.empty(), jvm.scala.Option.apply(snapshot))
-    actions = jvm.java.util.ArrayList(scala.asJava(txn.writeFiles(rows._jdf)))
+    txn = log.startTransaction(option(jvm, None), option(jvm, snapshot))
+    actions = java_class(jvm, "java.util.ArrayList")(scala.asJava(txn.writeFiles(rows._jdf)))
     written = sorted(_partition_values(actions, column))
     if written:
         among = ", ".join(literal(value) for value in written)
         predicate = spark._jsparkSession.sessionState().sqlParser().parseExpression(f"{quote(column)} IN ({among})")
-        read = jvm.java.util.ArrayList()
+        read = java_class(jvm, "java.util.ArrayList")()
         read.add(predicate)
         # a concurrent commit that adds a file to these partitions fails this one, as it fails the overwrite
         txn.trackReadPredicates(scala.asScala(read).toSeq(), True, True)

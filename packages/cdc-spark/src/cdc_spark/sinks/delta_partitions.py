@@ -26,6 +26,7 @@ import attrs
 
 from cdc_spark.local_frames import no_rows
 from cdc_spark.merge.statements import literal, quote
+from cdc_spark.runtime.java_names import java_class
 from cdc_spark.sinks.delta_rewrite import checksum_files, files_frame, partitioned_plainly
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ def _in_values(column: str, values: Iterable[str]) -> str:
 def _absolute(spark: SparkSession, location: str, paths: Iterable[str]) -> list[str]:
     """The logged paths as Hadoop reads them: relative ones under ``location``, URI escapes undone (Delta's rule)."""
     jvm: Any = spark._jvm
-    operations = jvm.org.apache.spark.sql.delta.util.DeltaFileOperations
+    operations = java_class(jvm, "org.apache.spark.sql.delta.util.DeltaFileOperations")
     return [str(operations.absolutePath(location, path).toString()) for path in paths]
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cdc_spark.local_frames import no_rows
 from cdc_spark.merge.rewrite import merged_rows
 from cdc_spark.merge.statements import quote
+from cdc_spark.runtime.java_names import java_class, option, static_method
 from cdc_spark.sinks.one_task import one_partition, planned_as_one_task
 from cdc_spark.table_workers import plan_in
 
@@ -40,6 +41,7 @@ WRITER_FEATURES: Final = READER_FEATURES | {"appendOnly", "invariants", "checkCo
 # the change data feed and generated columns, 5 column mapping, 6 identity columns).
 LEGACY_READER: Final = 1
 LEGACY_WRITER: Final = 3
+_CONVERTERS: Final = "scala.jdk.javaapi.CollectionConverters"
 
 
 def rewritable_files(snapshot: Any) -> list[Any] | None:
@@ -126,11 +128,11 @@ def rewrite_table(
     schema = StructType.fromJson(json.loads(snapshot.metadata().schemaString()))
     stored = files_frame(spark, snapshot, files, schema) if files else no_rows(spark, schema)
     rows = merged_rows(one_partition(stored, one_task), one_partition(source, one_task), rule, schema)
-    txn = log.startTransaction(jvm.scala.Option.empty(), jvm.scala.Option.apply(snapshot))
+    txn = log.startTransaction(option(jvm, None), option(jvm, snapshot))
     txn.readWholeTable()  # a concurrent write of the table fails this commit
     with planned_as_one_task(spark, one_task):
         written = txn.writeFiles(rows._jdf)
-    actions = jvm.java.util.ArrayList(jvm.scala.jdk.javaapi.CollectionConverters.asJava(written))
+    actions = java_class(jvm, "java.util.ArrayList")(static_method(jvm, _CONVERTERS, "asJava")(written))
     for added in files:
         actions.add(added.remove())
     commit_marked(spark, txn, actions, transaction=transaction, user_metadata=user_metadata)
@@ -143,11 +145,11 @@ def files_frame(spark: SparkSession, snapshot: Any, files: Sequence[Any], schema
     (``DeltaLog.createDataFrame``): no path is looked up on the file system, as a Parquet read of the paths would
     (9 ms a read on the driver), and no scan of the table is prepared."""
     jvm: Any = spark._jvm
-    given = jvm.java.util.ArrayList()
+    given = java_class(jvm, "java.util.ArrayList")()
     for added in files:
         given.add(added)
-    listed = jvm.scala.jdk.javaapi.CollectionConverters.asScala(given).toSeq()
-    built = snapshot.deltaLog().createDataFrame(snapshot, listed, False, jvm.scala.Option.empty())
+    listed = static_method(jvm, _CONVERTERS, "asScala")(given).toSeq()
+    built = snapshot.deltaLog().createDataFrame(snapshot, listed, False, option(jvm, None))
     # Delta builds it in the thread's active session: the same plan, in the caller's
     frame = plan_in(built.queryExecution().analyzed(), spark)
     return frame if frame.columns == schema.names else frame.select(*[quote(name) for name in schema.names])
@@ -168,22 +170,24 @@ def commit_marked(
     jvm: Any = spark._jvm
     if transaction is not None:
         app_id, version = transaction
-        now = jvm.scala.Option.apply(jvm.java.lang.Long.valueOf(int(time.time() * 1000)))
-        actions.add(jvm.org.apache.spark.sql.delta.actions.SetTransaction(app_id, version, now))
-    none = jvm.scala.Option.empty()
-    metadata = jvm.scala.Option.apply(user_metadata) if user_metadata is not None else none
-    replaced = jvm.scala.Option.apply(True) if dynamic else none
-    overwrite = jvm.org.apache.spark.sql.SaveMode.Overwrite
-    operation = getattr(jvm.org.apache.spark.sql.delta, "DeltaOperations$Write")(
+        now = option(jvm, static_method(jvm, "java.lang.Long", "valueOf")(int(time.time() * 1000)))
+        actions.add(java_class(jvm, "org.apache.spark.sql.delta.actions.SetTransaction")(app_id, version, now))
+    none = option(jvm, None)
+    metadata = option(jvm, user_metadata)
+    replaced = option(jvm, True) if dynamic else none
+    overwrite = java_class(jvm, "org.apache.spark.sql.SaveMode").Overwrite
+    operation = java_class(jvm, "org.apache.spark.sql.delta.DeltaOperations$Write")(
         overwrite, none, none, metadata, replaced, none, none, none, none
     )
-    txn.commit(jvm.scala.jdk.javaapi.CollectionConverters.asScala(actions).toSeq(), operation)
+    txn.commit(static_method(jvm, _CONVERTERS, "asScala")(actions).toSeq(), operation)
 
 
 def log_and_snapshot(spark: SparkSession, location: str) -> tuple[Any, Any]:
     """The Delta log of the table at ``location`` and its latest snapshot (the log read on the driver)."""
     jvm: Any = spark._jvm
-    pair = jvm.org.apache.spark.sql.delta.DeltaLog.forTableWithSnapshot(spark._jsparkSession, location)
+    pair = static_method(jvm, "org.apache.spark.sql.delta.DeltaLog", "forTableWithSnapshot")(
+        spark._jsparkSession, location
+    )
     return pair._1(), pair._2()
 
 

@@ -30,6 +30,7 @@ import attrs
 from cdc_core.errors import ConfigError, StorageError
 from cdc_spark.merge.evolution import SchemaEvolutionError
 from cdc_spark.merge.statements import Merge, alter_type, create_table, quote
+from cdc_spark.runtime.java_names import java_class, static_method
 from cdc_spark.sinks import BatchInfo
 from cdc_spark.sinks.commits import TableInfo, batch_committed, last_marked_batch
 from cdc_spark.sinks.tables import TableSink, session_conf
@@ -115,7 +116,9 @@ class IcebergFormat:
         if not self.spark.catalog.tableExists(name):
             return None
         jvm: Any = self.spark._jvm
-        table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(self.spark._jsparkSession, name)
+        table = static_method(jvm, "org.apache.iceberg.spark.Spark3Util", "loadIcebergTable")(
+            self.spark._jsparkSession, name
+        )
         table.refresh()
         return table
 
@@ -129,7 +132,7 @@ class IcebergFormat:
             return None
         jvm: Any = self.spark._jvm
         schema = StructType.fromJson(
-            json.loads(jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(table.schema()).json())
+            json.loads(static_method(jvm, "org.apache.iceberg.spark.SparkSchemaUtil", "convert")(table.schema()).json())
         )
         last = last_marked_batch(_summaries(table), app_id, APP_ID, BATCH_ID)
         return TableInfo(schema=schema, properties=dict(table.properties()), last_batch=last, loaded=table)
@@ -157,17 +160,19 @@ class IcebergFormat:
         position = next((i for i, f in enumerate(fields) if f.name() == column and f.transform().isIdentity()), None)
         if position is None:
             return None
-        wanted = jvm.java.util.ArrayList()
+        wanted = java_class(jvm, "java.util.ArrayList")()
         for value in values:
             wanted.add(value)
         rows: dict[str, int] = {}
-        among = getattr(jvm.org.apache.iceberg.expressions.Expressions, "in")(column, wanted)  # a Python keyword
+        among = static_method(jvm, "org.apache.iceberg.expressions.Expressions", "in")(
+            column, wanted
+        )  # a Python keyword
         tasks = table.newScan().filter(among).planFiles()
         try:
             found = tasks.iterator()
             while found.hasNext():
                 data_file = found.next().file()
-                value = str(data_file.partition().get(position, jvm.java.lang.Object._java_lang_class))
+                value = str(data_file.partition().get(position, java_class(jvm, "java.lang.Object")._java_lang_class))
                 rows[value] = rows.get(value, 0) + int(data_file.recordCount())
         finally:
             tasks.close()
