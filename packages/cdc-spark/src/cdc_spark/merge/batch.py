@@ -111,8 +111,6 @@ class Pending:
 
 def _time_sql(seq: str, data_type: DataType) -> str:
     """SQL of :func:`sequence_time` over the sequence expression ``seq``."""
-    from cdc_spark.merge.statements import quote
-
     field = _time_field(data_type)
     return seq if field is None else f"{seq}.{quote(field)}"
 
@@ -120,7 +118,7 @@ def _time_sql(seq: str, data_type: DataType) -> str:
 def _rows_sql(item: Pending, view: str, seq_type: DataType) -> str:
     """One table's changes (the view ``view``) in the narrow columns every table's rows share, then one row that
     is not a change and carries the table's stored floor (so a table of no changes is still summed up)."""
-    from cdc_spark.merge.statements import literal, quote, sql_type
+    from cdc_spark.merge.statements import literal, sql_type
 
     spec = item.spec
     op, seq = "_cdc_op", quote(spec.sequence_by)
@@ -245,36 +243,39 @@ def summarize(changes: DataFrame, spec: ApplySpec, stored_floor: str | None) -> 
     return summarize_all([Pending(changes, spec, stored_floor)])[spec.table]
 
 
-def storable(frame: DataFrame, columns: tuple[str, ...]) -> DataFrame:
-    """Columns neither Delta nor Iceberg can hold, converted: day-time intervals (MySQL TIME) to microseconds."""
+def storable(frame: DataFrame, columns: tuple[str, ...], schema: StructType | None = None) -> DataFrame:
+    """Columns neither Delta nor Iceberg can hold, converted: day-time intervals (MySQL TIME) to microseconds.
+    ``schema``: ``frame``'s, where the caller has it (reading it is a py4j call)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    epoch = F.lit("1970-01-01 00:00:00").cast("timestamp")
-    for name in columns:
-        if isinstance(frame.schema[name].dataType, T.DayTimeIntervalType):
-            frame = frame.withColumn(name, F.unix_micros(epoch + F.col(name)))
-    return frame
+    schema = frame.schema if schema is None else schema
+    intervals = {
+        name: F.expr(f"unix_micros(CAST('1970-01-01 00:00:00' AS TIMESTAMP) + {quote(name)})")
+        for name in columns
+        if isinstance(schema[name].dataType, T.DayTimeIntervalType)
+    }
+    return frame.withColumns(intervals) if intervals else frame
 
 
 def ordered(changes: DataFrame, spec: ApplySpec, summary: BatchSummary) -> DataFrame:
     """The batch's row changes after the floor, with ``__cdc_order`` (a total order per key) and ``__cdc_time``.
 
-    Equal sequences are ordered deterministically: deletes last, then by a hash of the change's content.
+    Equal sequences are ordered deterministically: deletes last, then by a hash of the change's content. Written as
+    SQL text: a few py4j calls, where a Column per step cost one or three each.
     """
     from pyspark.sql import functions as F
 
-    seq_type = changes.schema[spec.sequence_by].dataType
-    seq = F.col(spec.sequence_by)
-    frame = changes.where(F.col("_cdc_op") != "truncate")
+    schema = changes.schema
+    seq_type = schema[spec.sequence_by].dataType
+    seq = quote(spec.sequence_by)
+    kept = "_cdc_op != 'truncate'"
     if summary.floor is not None:
-        frame = frame.where(seq > summary.floor.column())
-    frame = storable(frame, spec.target_columns)
-    rank = F.when(F.col("_cdc_op") == "delete", 1).otherwise(0)
-    # as SQL text: one py4j call, where a Column per column costs three
-    content = F.expr(f"xxhash64(_cdc_op, {', '.join(quote(c) for c in spec.columns)})")
-    order = F.struct(seq.alias("s"), rank.alias("r"), content.alias("h"))
-    return frame.withColumn(ORDER, order).withColumn(TIME, sequence_time(seq, seq_type))
+        kept += f" AND {seq} > {summary.floor.sql()}"
+    frame = storable(changes.where(kept), spec.target_columns, schema)
+    content = f"xxhash64(_cdc_op, {', '.join(quote(c) for c in spec.columns)})"
+    order = f"named_struct('s', {seq}, 'r', CASE WHEN _cdc_op = 'delete' THEN 1 ELSE 0 END, 'h', {content})"
+    return frame.withColumns({ORDER: F.expr(order), TIME: F.expr(_time_sql(seq, seq_type))})
 
 
 __all__ = [

@@ -30,8 +30,8 @@ def merged_rows(target: DataFrame, source: DataFrame, rule: Merge, schema: Struc
 
     if rule.within is not None:
         raise ValueError("a MERGE rule bounded by 'within' cannot be applied as a rewrite")
-    t = target.withColumn(_IN_TARGET, F.lit(True)).alias("t")
-    s = source.withColumn(_IN_SOURCE, F.lit(True)).alias("s")
+    t = target.selectExpr("*", f"true AS {_IN_TARGET}").alias("t")
+    s = source.selectExpr("*", f"true AS {_IN_SOURCE}").alias("s")
     in_target, in_source = f"t.{_IN_TARGET} IS NOT NULL", f"s.{_IN_SOURCE} IS NOT NULL"
     matched = f"({in_target} AND {in_source})"
     deleted = _holds(rule.delete_when) if rule.delete_when is not None else "false"

@@ -70,9 +70,7 @@ def state_schema(seq_type: DataType) -> StructType:
 
 def table_state(state: DataFrame, table: str) -> DataFrame:
     """One table's keys in the shared key state (its truncate floor, kept under the empty key, left out)."""
-    from pyspark.sql import functions as F
-
-    return state.where((F.col(TABLE) == table) & (F.col(KEY) != FLOOR_KEY))
+    return state.where(f"{TABLE} = {literal(table)} AND {KEY} != {literal(FLOOR_KEY)}")
 
 
 def floors(state: DataFrame, tables: list[str]) -> DataFrame:
@@ -85,9 +83,9 @@ def floors(state: DataFrame, tables: list[str]) -> DataFrame:
 
 def state_rows(resolved: DataFrame, table: str) -> DataFrame:
     """The new key state rows of one table's resolved batch, in :func:`state_schema`'s columns."""
-    from pyspark.sql import functions as F
-
-    return resolved.select(F.lit(table).alias(TABLE), KEY, SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES)
+    return resolved.selectExpr(
+        f"{literal(table)} AS {TABLE}", KEY, SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES
+    )
 
 
 def floor_row(spark: SparkSession, table: str, floor: Sequence, seq_type: DataType) -> DataFrame:
