@@ -76,15 +76,19 @@ def changes(spark: Any, generation: int) -> Any:
 
 def bare_merge(spark: Any, table: str, changes: Any, columns: list[str]) -> None:
     """The changes merged into ``table`` (a Delta path) with one plain MERGE: the least a merging apply costs."""
-    changes.createOrReplaceTempView("bench_changes")
+    from cdc_spark.session_conf import temporary_views
+
     updates = ", ".join(f"t.{c} = s.{c}" for c in columns[1:])
     names, values = ", ".join(columns), ", ".join(f"s.{c}" for c in columns)
-    spark.sql(
-        f"MERGE INTO delta.`{table}` t USING bench_changes s ON t.id = s.id"
-        " WHEN MATCHED AND s._cdc_op = 'delete' THEN DELETE"
-        f" WHEN MATCHED THEN UPDATE SET {updates}"
-        f" WHEN NOT MATCHED AND s._cdc_op <> 'delete' THEN INSERT ({names}) VALUES ({values})"
-    )
+    # a view of its own, dropped without uncaching: replacing one view by the next batch's would free the cache of
+    # the batch before, which the apply's rounds then read
+    with temporary_views(spark, changes, prefix="bench_changes") as (view,):
+        spark.sql(
+            f"MERGE INTO delta.`{table}` t USING {view} s ON t.id = s.id"
+            " WHEN MATCHED AND s._cdc_op = 'delete' THEN DELETE"
+            f" WHEN MATCHED THEN UPDATE SET {updates}"
+            f" WHEN NOT MATCHED AND s._cdc_op <> 'delete' THEN INSERT ({names}) VALUES ({values})"
+        )
 
 
 def driver_memory(spark: Any) -> tuple[float, float]:

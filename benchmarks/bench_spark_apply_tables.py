@@ -46,6 +46,7 @@ from cdc_core.events import Op, RowChange
 from cdc_core.message import Message
 from cdc_core.registry import get_codec
 from cdc_core.tso import compose
+from cdc_spark.session_conf import temporary_views
 from cdc_testing.spark_plans import compiled_classes
 
 COUNTS = [int(t) for t in os.environ.get("CDC_BENCH_TABLES", "1,10,50,200").split(",")]
@@ -198,14 +199,16 @@ def bare_merges(spark: Any, root: Path, tables: list[tuple[str, Any]]) -> float:
     started = time.perf_counter()
     for name, changes in tables:
         columns = [f"`{c}`" for c in changes.columns if not c.startswith("_cdc_")]
-        changes.createOrReplaceTempView("bench_changes")
-        spark.sql(
-            f"MERGE INTO delta.`{root / 'merged' / name}` t USING bench_changes s ON t.id = s.id"
-            " WHEN MATCHED AND s._cdc_op = 'delete' THEN DELETE"
-            f" WHEN MATCHED THEN UPDATE SET {', '.join(f't.{c} = s.{c}' for c in columns[1:])}"
-            f" WHEN NOT MATCHED AND s._cdc_op <> 'delete' THEN INSERT ({', '.join(columns)})"
-            f" VALUES ({', '.join(f's.{c}' for c in columns)})"
-        )
+        # a view of its own, dropped without uncaching: replacing one view by the next table's would free the cache
+        # of the table before, which the append loop then reads
+        with temporary_views(spark, changes, prefix="bench_changes") as (view,):
+            spark.sql(
+                f"MERGE INTO delta.`{root / 'merged' / name}` t USING {view} s ON t.id = s.id"
+                " WHEN MATCHED AND s._cdc_op = 'delete' THEN DELETE"
+                f" WHEN MATCHED THEN UPDATE SET {', '.join(f't.{c} = s.{c}' for c in columns[1:])}"
+                f" WHEN NOT MATCHED AND s._cdc_op <> 'delete' THEN INSERT ({', '.join(columns)})"
+                f" VALUES ({', '.join(f's.{c}' for c in columns)})"
+            )
     return time.perf_counter() - started
 
 

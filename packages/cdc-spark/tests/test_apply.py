@@ -178,6 +178,43 @@ def test_a_spec_that_does_not_fit_its_change_frame_is_refused_with_the_reason(
         build_spec(changes, table="shop.t", **settings)
 
 
+@pytest.mark.filterwarnings("ignore:Cannot infer the eval type")  # a plain Python UDF, typed for the checker
+@pytest.mark.parametrize(("fmt", "scd"), [("delta", 1), ("iceberg", 1), ("delta", 2)])
+def test_a_cached_change_frame_is_read_from_its_cache_and_left_cached(
+    spark: Any, tmp_path: Path, fmt: str, scd: int
+) -> None:
+    # a caller that caches its batch (to apply it, then count or route it) must not have the apply free that cache:
+    # every read of the batch after the first statement over it would compute it again from its source (Kafka, a
+    # decode), and a source that changed in between would give other rows. The ids pass a counting function, so a
+    # computation of the frame beyond the one that filled the cache shows.
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType
+
+    computed = spark.sparkContext.accumulator(0)
+
+    def counted(key: int) -> int:
+        computed.add(1)
+        return key
+
+    rows = [
+        change("insert", 1, 1, "a", "1.00"),
+        change("insert", 2, 2, "b", "2.00"),
+        change("update", 3, 1, "c", "3.00"),
+    ]
+    changes = frame(spark, rows).withColumn("id", F.udf(counted, IntegerType())("id")).cache()
+    try:
+        assert changes.count() == 3 and computed.value == 3
+        apply_changes(changes, str(tmp_path), ["id"], table=TABLE, table_format=fmt, scd=scd)
+        assert computed.value == 3  # every read came from the cache
+        assert spark._jsparkSession.sharedState().cacheManager().lookupCachedData(changes._jdf).isDefined()
+    finally:
+        changes.unpersist()
+    names = {
+        r["id"]: r["name"] for r in read_table(str(tmp_path), TABLE, fmt).to_pylist() if scd == 1 or r["name"] != "a"
+    }
+    assert names == {1: "c", 2: "b"}
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_shuffled_duplicates_and_out_of_order_batches_end_in_source_state(spark: Any, tmp_path: Path, fmt: str) -> None:
     rng = random.Random(7)

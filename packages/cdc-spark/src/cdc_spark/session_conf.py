@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -36,15 +36,26 @@ def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[N
 @contextmanager
 def temporary_views(spark: SparkSession, *frames: DataFrame, prefix: str) -> Iterator[tuple[str, ...]]:
     """``frames`` as temporary views of names of their own (``prefix`` and a random part) while the block runs,
-    dropped from ``spark`` after it. A statement planned in the block keeps their plans once the views are gone."""
+    dropped from ``spark`` after it. A statement planned in the block keeps their plans once the views are gone.
+
+    The views are dropped from the session's catalog alone: ``spark.catalog.dropTempView`` (and ``DROP VIEW``) also
+    uncaches every cached plan equal to the view's, so a caller's ``frame.cache()`` would be freed by the first
+    statement over it and every later read would compute the frame again from its source."""
     names = tuple(f"{prefix}_{uuid.uuid4().hex}" for _ in frames)
     for name, frame in zip(names, frames, strict=True):
         frame.createOrReplaceTempView(name)
     try:
         yield names
     finally:
+        catalog = session_catalog(spark)
         for name in names:
-            spark.catalog.dropTempView(name)
+            catalog.dropTempView(name)
+
+
+def session_catalog(spark: SparkSession) -> Any:
+    """``spark``'s session catalog (a JVM object): its ``dropTempView`` drops a view and leaves the cache alone."""
+    jsession: Any = spark._jsparkSession
+    return jsession.sessionState().catalog()
 
 
 def union_all(frames: Sequence[DataFrame], prefix: str) -> DataFrame:
@@ -56,4 +67,4 @@ def union_all(frames: Sequence[DataFrame], prefix: str) -> DataFrame:
         return spark.sql(" UNION ALL ".join(f"SELECT {columns} FROM {view}" for view in views))
 
 
-__all__ = ["CONSTRAINT_PROPAGATION", "session_conf", "temporary_views", "union_all"]
+__all__ = ["CONSTRAINT_PROPAGATION", "session_catalog", "session_conf", "temporary_views", "union_all"]
