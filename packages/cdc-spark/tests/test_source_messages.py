@@ -56,6 +56,29 @@ def test_stream_reads_new_files_once_with_their_coordinates(spark: Any, tmp_path
     assert again == []  # nothing new: no batch at all
 
 
+def test_the_batch_functions_refuse_a_stream_and_say_what_to_do_instead(spark: Any, tmp_path: Path) -> None:
+    # decode and apply run Spark jobs over a batch's rows; on a stream Spark refuses them with an analysis error that
+    # names neither the function nor foreachBatch
+    from cdc_spark.apply import apply_changes, apply_tables
+    from cdc_spark.decoding import decode
+    from cdc_spark.merge import build_spec
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _write(folder / "001.jsonl", [Message(value=b"{}")])
+    stream = message_stream(spark, str(folder))
+    for plan in ("jvm", "python"):
+        with pytest.raises(ConfigError, match=r"^decode takes a batch frame, .*foreachBatch"):
+            decode(stream, "canal-json", plan=plan)
+    changes = stream.selectExpr("offset AS id", "'insert' AS _cdc_op", "offset AS _cdc_sequence")
+    with pytest.raises(ConfigError, match=r"^apply_changes takes a batch frame, .*foreachBatch"):
+        apply_changes(changes, str(tmp_path / "lake"), ["id"], table="shop.t")
+    spec = build_spec(changes, table="shop.t", keys=["id"])
+    with pytest.raises(ConfigError, match=r"^apply_tables takes a batch frame, .*foreachBatch"):
+        apply_tables([(changes, spec)], sink=None)  # type: ignore[arg-type]  # refused before the sink is used
+    assert not (tmp_path / "lake").exists()
+
+
 def test_the_stream_lists_files_without_reading_them_whole(spark: Any, tmp_path: Path) -> None:
     """Each file's lines are read a line at a time after the listing: content read by the file source is one
     binary value per file, and a 257 MB file of Debezium messages ran a 1 GB driver out of heap that way."""

@@ -17,6 +17,7 @@ import attrs
 from cdc_core.errors import ConfigError
 from cdc_spark.merge import DEFAULT_TOMBSTONE_RETENTION, ApplySpec, SchemaEvolutionError, build_spec
 from cdc_spark.sinks import BatchInfo, MergePlan, Sink, load_sink
+from cdc_spark.source.checks import batch_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -41,6 +42,8 @@ def apply_tables(
 ) -> dict[str, Applied]:
     """Apply one batch of every table's changes through ``sink`` at once (the job's entry point): what the tables
     share is written once, ``parallelism`` tables side by side."""
+    for changes, _spec in tables:
+        batch_frame(changes, "apply_tables")
     plans = [MergePlan(spec=spec, changes=changes) for changes, spec in tables]
     written = sink.write_batch(plans, batch, parallelism)
     return {
@@ -87,6 +90,7 @@ def apply_changes(
     (``_cdc_commit_ts``, ``_cdc_op``...). Returns False when ``batch`` had been committed to this table before
     (a replay: nothing is written).
     """
+    batch_frame(changes, "apply_changes")
     sink: Sink = load_sink(table_format, changes.sparkSession, target) if isinstance(target, str) else target
     spec = build_spec(
         changes,

@@ -21,6 +21,7 @@ from cdc_spark.decoding.contract import DecodedChanges
 from cdc_spark.decoding.jvm.caches import JvmCaches
 from cdc_spark.decoding.reuse import Reuse, options_key
 from cdc_spark.partition_clock import PartitionKey
+from cdc_spark.source.checks import batch_frame
 from cdc_spark.time_text import check_time_as
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ class Decoder:
         """:func:`cdc_spark.decoding.decode`, with this decoder's caches."""
         if plan not in PLANS:
             raise ConfigError(f"decode plan {plan!r}: expected one of {', '.join(PLANS)}")
+        batch_frame(df, "decode")
         check_time_as(time_as)
         codec_options = dict(options or {})
         self._check_options(protocol, codec_options)

@@ -1,4 +1,5 @@
-"""Before a query starts: the source must exist, and every wait on Kafka has a bound.
+"""Before a query starts: the source must exist, and every wait on Kafka has a bound; a frame given to a batch
+function must not be a stream.
 
 ``file://``: a location that is neither a file, a directory nor a glob in an existing directory is a
 :class:`ConfigError` (:func:`cdc_spark.source.file_stream.stream_path`). ``kafka://``: the brokers are asked for
@@ -17,9 +18,21 @@ from cdc_core.errors import ConfigError, UnavailableError
 from cdc_core.secrets import redact_text
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_BROKER_TIMEOUT_S: Final = 30.0
+
+
+def batch_frame(frame: DataFrame, function: str) -> None:
+    """A :class:`ConfigError` where ``frame`` is streaming (``spark.readStream``): ``function`` runs Spark jobs over
+    a batch's rows, which Spark refuses on a stream with an analysis error that names neither the function nor what
+    to do instead."""
+    if frame.isStreaming:
+        raise ConfigError(
+            f"{function} takes a batch frame, and this one is streaming (spark.readStream): call it on each"
+            " micro-batch, in stream.writeStream.foreachBatch(lambda batch, batch_id: ...), or run `cdc apply`,"
+            " which does so and commits each batch exactly once"
+        )
 
 
 def kafka_source_defaults(timeout_s: float) -> dict[str, str]:
