@@ -12,6 +12,11 @@ is collected to the driver, so both stay flat).
 
     nox -s bench -- benchmarks/bench_spark_apply.py -s
     CDC_BENCH_APPLY_ROWS=100000 nox -s bench -- benchmarks/bench_spark_apply.py -s   # a quick run
+    CDC_BENCH_APPLY_SPREAD=1 nox -s bench -- benchmarks/bench_spark_apply.py -s      # changes as decode gives them
+
+The generator's rows come partitioned by key range, which spares the apply's fold the shuffle it needs on changes
+read from Kafka (the bare MERGE's join shuffles either way). ``CDC_BENCH_APPLY_SPREAD=1`` spreads them over the
+partitions round robin first, as a decode of a topic's partitions leaves them.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from spark_timing import bench_session
 
 ROWS = int(os.environ.get("CDC_BENCH_APPLY_ROWS", "1000000"))
 ROUNDS = 3
+SPREAD = os.environ.get("CDC_BENCH_APPLY_SPREAD", "") not in ("", "0")
+SPREAD_NOTE = " (changes spread round robin)"
 SEQ = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
 TABLE = "bench.accounts"
 
@@ -56,22 +63,19 @@ def changes(spark: Any, generation: int) -> Any:
         changed = F.when(partial, F.array(F.lit("amount"))).otherwise(changed)
     else:
         partial = F.lit(False)
-    return (
-        spark.range(ROWS)
-        .select(
-            key.cast("bigint").alias("id"),
-            F.when(~partial, F.concat(F.lit(f"name-{generation}-"), key.cast("string"))).alias("name"),
-            ((key * 7 + generation) % 100_000 / 100).cast("decimal(12,2)").alias("amount"),
-            F.when(~partial, key % 3 == 0).alias("active"),
-            F.when(~partial, F.timestamp_seconds(F.lit(1_700_000_000) + key)).alias("created_at"),
-            op.alias("_cdc_op"),
-            F.struct(ts.alias("commit_ts"), F.lit(0).alias("partition"), ts.alias("offset"), F.lit(0).alias("position"))
-            .cast(SEQ)
-            .alias("_cdc_sequence"),
-            changed.alias("_cdc_changed_columns"),
-        )
-        .cache()
+    frame = spark.range(ROWS).select(
+        key.cast("bigint").alias("id"),
+        F.when(~partial, F.concat(F.lit(f"name-{generation}-"), key.cast("string"))).alias("name"),
+        ((key * 7 + generation) % 100_000 / 100).cast("decimal(12,2)").alias("amount"),
+        F.when(~partial, key % 3 == 0).alias("active"),
+        F.when(~partial, F.timestamp_seconds(F.lit(1_700_000_000) + key)).alias("created_at"),
+        op.alias("_cdc_op"),
+        F.struct(ts.alias("commit_ts"), F.lit(0).alias("partition"), ts.alias("offset"), F.lit(0).alias("position"))
+        .cast(SEQ)
+        .alias("_cdc_sequence"),
+        changed.alias("_cdc_changed_columns"),
     )
+    return (frame.repartition(spark.sparkContext.defaultParallelism) if SPREAD else frame).cache()
 
 
 def bare_merge(spark: Any, table: str, changes: Any, columns: list[str]) -> None:
@@ -136,10 +140,12 @@ def test_apply_changed_keys_against_a_plain_delta_append(benchmark: Any, spark: 
     merge = statistics.median(merge_times)
     applied = benchmark.stats.stats.median
     print(
-        f"\napply_changes: {ROWS / applied:,.0f} changed keys/s ({applied:.1f} s per {ROWS:,} keys: 10 % deletes,"
+        f"\napply_changes{SPREAD_NOTE if SPREAD else ''}: {ROWS / applied:,.0f} changed keys/s"
+        f" ({applied:.1f} s per {ROWS:,} keys: 10 % deletes,"
         f" 20 % partial updates) into a Delta table of {ROWS:,} rows; plain Spark Delta append of the same rows:"
         f" {ROWS / baseline:,.0f} rows/s ({baseline:.1f} s); apply/append rate = {baseline / applied:.2f}x;"
-        f" bare Delta MERGE of the same changes: {ROWS / merge:,.0f} keys/s ({merge:.1f} s), merge/append rate ="
+        f" bare Delta MERGE of the same changes:"
+        f" {ROWS / merge:,.0f} keys/s ({merge:.1f} s), merge/append rate ="
         f" {baseline / merge:.2f}x, apply/merge rate = {merge / applied:.2f}x;"
         f" driver JVM heap {before[0]:.0f} -> {after[0]:.0f} MiB, driver Python peak RSS {before[1]:.0f} ->"
         f" {after[1]:.0f} MiB"
