@@ -706,6 +706,44 @@ def test_schema_evolution_adds_and_widens_columns(spark: Any, tmp_path: Path, fm
     assert {r["id"]: r["name"] for r in read_table(str(tmp_path), TABLE, fmt).to_pylist()}[1] == "a"
 
 
+@pytest.mark.parametrize("key_write", KEY_WRITES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_batch_whose_key_type_is_narrower_meets_keys_stored_wider(
+    spark: Any, tmp_path: Path, fmt: str, key_write: str
+) -> None:
+    wide = f"id bigint, name string, amount decimal(10,2), _cdc_op string, _cdc_sequence {SEQ}, {CHANGED}"
+    big = 3_000_000_000  # beyond an int: no key of an int batch equals it
+    first = [change("insert", 1, big, "big", "1.00"), change("insert", 1, 1, "a", "1.00")]
+    apply_changes(frame(spark, first, wide), str(tmp_path), ["id"], table=TABLE, table_format=fmt)
+    apply(spark, [change("update", 2, 1, "b", "2.00"), change("insert", 2, 2, "c", "3.00")], tmp_path, fmt, key_write)
+    assert live(tmp_path, fmt) == {big: ("big", Decimal("1.00")), 1: ("b", Decimal("2.00")), 2: ("c", Decimal("3.00"))}
+    assert sorted(state_of(tmp_path, fmt)) == [1, 2, big]
+    apply(spark, [change("update", 1, 1, "stale", "0.00")], tmp_path, fmt, key_write)  # older than the state's
+    assert live(tmp_path, fmt)[1] == ("b", Decimal("2.00"))
+
+
+@pytest.mark.parametrize("key_write", KEY_WRITES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_narrower_key_equal_to_a_stored_one_only_once_rounded_is_another_key(
+    spark: Any, tmp_path: Path, fmt: str, key_write: str
+) -> None:
+    def batch(key_type: str, rows: list[tuple[Any, ...]]) -> Any:
+        return frame(spark, rows, f"id {key_type}, name string, _cdc_op string, _cdc_sequence {SEQ}")
+
+    sink: Any = str(tmp_path)
+    if key_write == "merge":
+        sink = attrs.evolve(load_sink(fmt, spark, str(tmp_path)), replace_rows=0, replace_factor=0)
+    apply_changes(batch("double", [(0.1, "wide", "insert", (1, 0, 1, 0))]), sink, ["id"], table=TABLE, table_format=fmt)
+    # the float nearest 0.1 is not the double 0.1, though the double's text read as a float is that float
+    apply_changes(
+        batch("float", [(0.1, "narrow", "insert", (2, 0, 2, 0))]), sink, ["id"], table=TABLE, table_format=fmt
+    )
+    rows = read_table(str(tmp_path), TABLE, fmt).to_pylist()
+    assert sorted((r["id"], r["name"]) for r in rows) == [(0.1, "wide"), (0.10000000149011612, "narrow")]
+    stored = _delta_rs(key_state, str(tmp_path), TABLE, fmt) if fmt == "delta" else key_state(str(tmp_path), TABLE, fmt)
+    assert sorted(stored) == [("0.1",), ("0.10000000149011612",)]
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_incompatible_type_change_is_a_typed_error(spark: Any, tmp_path: Path, fmt: str) -> None:
     apply(spark, [change("insert", 1, 1, "a", "1.00")], tmp_path, fmt)

@@ -54,3 +54,32 @@ def test_the_typed_key_is_read_back_from_its_text(spark: Any) -> None:
     )
     assert typed.schema == frame.schema
     assert typed.collect() == frame.collect()
+
+
+@pytest.mark.parametrize(
+    ("ddl", "values"),
+    [
+        ("id bigint", [0, -7, 2**63 - 1]),
+        ("id decimal(20,4)", [Decimal("1.5000"), Decimal("-0.0001"), Decimal("12345678901234.0000")]),
+        ("id double", [0.1, -0.0, float("inf"), 1e-300]),
+        ("id timestamp", [dt.datetime(1969, 12, 31, 23, 59, 59, 999999)]),
+        ("id date", [dt.date(2024, 2, 29)]),
+        ("id binary", [b"\xfb\xff/+", b""]),
+        ("id string", ["plain", "", 'a "quoted" one', "back\\slash", "tab\there", "ünï €", "}", '"}']),
+        ("`odd name` string", ['x"y']),
+    ],
+)
+def test_a_one_column_key_is_read_back_from_its_text_without_parsing_where_it_can(
+    spark: Any, ddl: str, values: list[Any]
+) -> None:
+    frame = spark.createDataFrame([(v,) for v in values], ddl)
+    fields = list(frame.schema.fields)
+    keyed = frame.selectExpr(f"{key_text_sql(fields)} AS k")
+    (value,) = key_values_sql("k", fields)
+    assert keyed.selectExpr(f"{value} AS v").collect() == [(v,) for v in values]
+
+
+def test_a_text_not_of_the_key_it_is_read_as_is_parsed(spark: Any) -> None:
+    (value,) = key_values_sql("k", list(spark.createDataFrame([], "id bigint").schema.fields))
+    texts = spark.createDataFrame([('{"id":"5"}',), ('{"id":"5","region":"eu"}',), ('{"other":"5"}',)], "k string")
+    assert [r[0] for r in texts.selectExpr(value).collect()] == [5, 5, None]

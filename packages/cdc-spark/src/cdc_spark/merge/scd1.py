@@ -50,6 +50,7 @@ _SET: Final = "__cdc_set__"  # the sequence of the batch's newest change that se
 _STORED_SET: Final = "__cdc_stored_set__"  # the sequence of what set a column before the batch
 _NEW_SET: Final = "__cdc_new_set__"  # ... and after it
 _STORED_KEY: Final = "__cdc_stored_key"  # the stored key's text, before it is coalesced with the batch's
+_STORED_PREFIX: Final = "__cdc_stored_k"  # the stored key's values read back from its text, by the key's position
 
 
 def state_schema(seq_type: DataType) -> StructType:
@@ -161,32 +162,54 @@ def _joined_sql(
     net: str, stored: str, fields: list[StructField], spec: ApplySpec, summary: BatchSummary, *, every_key: bool
 ) -> str:
     """SQL of the net changes (``net``, :func:`fold`'s columns) next to the keys' stored state (``__cdc_e_*``),
-    matched by the keys' text. On a truncate, every key stored before it is joined too (its typed key read back
-    from the text), and its state is reset to a tombstone at the truncate (``WAS_LIVE`` keeps whether the
-    target still holds its row). ``every_key``: every stored key is joined, whether the batch changes it or not."""
+    matched by the keys' values: each stored key's text is read back into the batch's key types (the text is the
+    same for every value that compares equal, :mod:`cdc_spark.merge.keys`), so the fold's shuffle by the keys
+    serves the join too (on 10^6 changes spread as a decode leaves them, a shuffle of the folded rows by their text
+    was 1.6 s of the round's task time more than reading the stored keys back).
+    On a truncate, every key stored before it is joined too, and its state is reset to a tombstone at the truncate
+    (``WAS_LIVE`` keeps whether the target still holds its row). ``every_key``: every stored key is joined, whether
+    the batch changes it or not."""
     keyed = f"SELECT *, {key_text_sql(fields)} AS {KEY} FROM {net}"
+    stored_keys = [f"{_STORED_PREFIX}{i}" for i in range(len(fields))]
+    typed = key_values_sql(KEY, fields, lenient=True)
     old = (
-        f"SELECT {KEY} AS {_STORED_KEY}, {SEQUENCE} AS __cdc_e_seq, {DELETED_AT} AS __cdc_e_deleted_at,"
+        f"SELECT {', '.join(f'{value} AS {name}' for value, name in zip(typed, stored_keys, strict=True))},"
+        f" {KEY} AS {_STORED_KEY}, {SEQUENCE} AS __cdc_e_seq, {DELETED_AT} AS __cdc_e_deleted_at,"
         f" coalesce({IMAGE_SEQUENCE}, {SEQUENCE}) AS __cdc_e_image, {COLUMN_SEQUENCES} AS __cdc_e_map FROM {stored}"
     )
-    on = f"n.{KEY} = o.{_STORED_KEY}"
+    # the texts decide (a value read back into a narrower type may round: 1.2345 as a decimal(10,2)), in a condition
+    # Spark does not take for a join key: the values alone place the stored keys where the fold placed the batch's
+    same_text = (
+        f"(instr(n.{KEY}, o.{_STORED_KEY}) = 1 AND instr(o.{_STORED_KEY}, n.{KEY}) = 1)"  # each the other's head
+    )
+    on = " AND ".join(
+        [*[f"n.{quote(f.name)} = o.{name}" for f, name in zip(fields, stored_keys, strict=True)], same_text]
+    )
+    # a key the batch does not change (every_key, or a truncate) has its values from the stored text
+    keys = [
+        f"coalesce(n.{quote(f.name)}, o.{name}) AS {quote(f.name)}" for f, name in zip(fields, stored_keys, strict=True)
+    ]
     was_live = "(__cdc_e_seq IS NOT NULL AND __cdc_e_deleted_at IS NULL)"
     if summary.truncate is None:
         join = "FULL OUTER JOIN" if every_key else "LEFT JOIN"
         key = f"coalesce(n.{KEY}, o.{_STORED_KEY})" if every_key else f"n.{KEY}"
+        net_keys = ", ".join([KEY, *[quote(f.name) for f in fields]])
         return (
-            f"SELECT n.* EXCEPT ({KEY}), {key} AS {KEY}, o.* EXCEPT ({_STORED_KEY}), {was_live} AS {WAS_LIVE},"
+            f"SELECT {', '.join(keys)}, n.* EXCEPT ({net_keys}), {key} AS {KEY},"
+            f" o.* EXCEPT ({', '.join([_STORED_KEY, *stored_keys])}), {was_live} AS {WAS_LIVE},"
             f" false AS __cdc_reset, __cdc_e_deleted_at IS NOT NULL AS __cdc_e_tombstone"
             f" FROM ({keyed}) n {join} ({old}) o ON {on}"
         )
     floor = summary.truncate.sql()
     reset = f"coalesce(__cdc_e_seq < {floor}, false)"
-    typed = key_values_sql(f"o.{_STORED_KEY}", fields)
+    # a key the truncate deletes from the target needs its values: read strictly, a key that does not fit fails
+    strict = key_values_sql(f"o.{_STORED_KEY}", fields)
+    keys = [f"coalesce(n.{quote(f.name)}, {value}) AS {quote(f.name)}" for f, value in zip(fields, strict, strict=True)]
     net_only = ["__cdc_n_seq", "__cdc_n_op", *spec.metadata, "__cdc_n_image"]
     for name in spec.value_columns:
         net_only += [name, _SET + name]
     columns = [
-        *[f"coalesce(n.{quote(f.name)}, {value}) AS {quote(f.name)}" for f, value in zip(fields, typed, strict=True)],
+        *keys,
         f"coalesce(n.{KEY}, o.{_STORED_KEY}) AS {KEY}",
         *[f"n.{quote(c)}" for c in net_only],
         f"{was_live} AS {WAS_LIVE}",
