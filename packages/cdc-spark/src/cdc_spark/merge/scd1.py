@@ -37,6 +37,7 @@ from cdc_spark.merge.columns import (
     WAS_LIVE,
     WRITE_PREFIX,
 )
+from cdc_spark.merge.jvm_fold import SET_PREFIX, fold_in_jvm, foldable, partitions_for
 from cdc_spark.merge.keys import key_text_sql, key_values_sql
 from cdc_spark.merge.spec import ApplySpec
 from cdc_spark.merge.statements import literal, quote, sql_type, timestamp
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructField, StructType
 
-_SET: Final = "__cdc_set__"  # the sequence of the batch's newest change that set a column
+_SET: Final = SET_PREFIX  # the sequence of the batch's newest change that set a column
 _STORED_SET: Final = "__cdc_stored_set__"  # the sequence of what set a column before the batch
 _NEW_SET: Final = "__cdc_new_set__"  # ... and after it
 _STORED_KEY: Final = "__cdc_stored_key"  # the stored key's text, before it is coalesced with the batch's
@@ -233,6 +234,8 @@ def resolve(
     *,
     every_key: bool = False,
     plans: AnalyzedPlans | None = None,
+    fold_by_walk: bool = False,
+    rows: int | None = None,
 ) -> DataFrame:
     """The batch's net changes resolved against the table's key state ``stored`` (:func:`table_state`): one row per
     key whose target row or state changes, with the target action and write flags, whether the target held the key's
@@ -244,15 +247,26 @@ def resolve(
 
     One SQL statement, planned at once: built from the table's columns as text (no Spark call per column). With
     ``plans``, a statement of the same text over frames of the same schemas (another table of the batch of the same
-    shape) is analyzed once (:mod:`cdc_spark.merge.analyzed_plans`).
+    shape) is analyzed once (:mod:`cdc_spark.merge.analyzed_plans`). ``fold_by_walk``: the batch is folded by a walk
+    over its changes sorted by key (:mod:`cdc_spark.merge.jvm_fold`, for batches of many keys) where its keys and
+    the session allow, into partitions for ``rows`` (the stored keys and changes; None: not counted), and that
+    fold's shuffle runs now.
     """
+    from cdc_spark.runtime.java_code import install, jar_on_this_thread
+
     schema = changes.schema
     fields = [schema[k] for k in spec.keys]
     seq_type = stored.schema[SEQUENCE].dataType
+    partial = summary.partial_updates > 0
+    spark = changes.sparkSession
+    walked = fold_by_walk and foldable(schema, spec) and install(spark)
+    if walked:
+        jar_on_this_thread(spark)
+        changes = fold_in_jvm(changes, spec, partial, partitions_for(spark, rows))
 
     def statement(source: str, state: str) -> str:
-        folded = _fold_sql(source, schema.names, spec, summary.partial_updates > 0)
-        joined = _joined_sql(f"({folded})", state, fields, spec, summary, every_key=every_key)
+        folded = source if walked else f"({_fold_sql(source, schema.names, spec, partial)})"
+        joined = _joined_sql(folded, state, fields, spec, summary, every_key=every_key)
         return _resolve_sql(joined, spec, seq_type, now, every_key)
 
     if plans is not None:

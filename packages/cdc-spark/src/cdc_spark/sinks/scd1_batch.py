@@ -225,7 +225,7 @@ class Scd1Batch:
         one = in_one_task(rows)
         with expressions_for(session, rows), planned_as_one_task(session, one):
             return self._resolve_and_write(
-                session, plan, own, batch, now, resolves=resolves, whole=whole, small=small, one=one
+                session, plan, own, batch, now, resolves=resolves, whole=whole, small=small, rows=rows
             )
 
     def _resolve_and_write(
@@ -239,13 +239,14 @@ class Scd1Batch:
         resolves: AnalyzedPlans,
         whole: bool,
         small: bool,
-        one: bool,
+        rows: int | None,
     ) -> TableDone:
         from pyspark.sql import functions as F
 
         write = self.writer(session)
         spec, summary = plan.spec, plan.summary
         assert summary is not None
+        one = in_one_task(rows)
         # few rows: read by one task, so that neither the resolve nor the rewrite shuffles (cdc_spark.sinks.one_task)
         changes = one_partition(ordered(bound_to(plan.changes, session), spec, summary), one)
         app = batch.app_id if batch is not None else None
@@ -257,7 +258,18 @@ class Scd1Batch:
         # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as Delta's
         # MERGE refuses a source cached while it runs; planned without constraint propagation, as the MERGEs are
         with session_conf(session, {CONSTRAINT_PROPAGATION: "false"}):
-            resolving = scd1.resolve(changes, spec, stored_keys, summary, now, every_key=whole, plans=resolves)
+            # many keys: folded by a walk over the changes sorted by key (cdc_spark.merge.jvm_fold)
+            resolving = scd1.resolve(
+                changes,
+                spec,
+                stored_keys,
+                summary,
+                now,
+                every_key=whole,
+                plans=resolves,
+                fold_by_walk=not one,
+                rows=rows,
+            )
             resolved = resolving.localCheckpoint()
         if not batch_committed(target_info, batch):
             source = resolved.where(F.col(ACTION).isNotNull())
