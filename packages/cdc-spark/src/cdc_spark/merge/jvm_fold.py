@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from cdc_spark.merge.columns import ORDER
 from cdc_spark.merge.spec import ApplySpec
-from cdc_spark.merge.statements import literal, quote
+from cdc_spark.merge.statements import literal, quote, sql_type
 from cdc_spark.runtime.java_names import static_method
 from cdc_spark.session_conf import temporary_views
 
@@ -51,33 +51,44 @@ def foldable(schema: StructType, spec: ApplySpec) -> bool:
     return all(byte_equal(schema[key].dataType) for key in spec.keys)
 
 
-def _laid_out_sql(source: str, columns: Sequence[str], spec: ApplySpec, partial_updates: bool) -> tuple[str, list[int]]:
-    """SQL of the changes in ``source`` laid out for the walk (the SQL fold's columns, a flag after each group, then
-    the order), and the walk's groups as (first column, columns, flag column) triples."""
+def _laid_out_sql(
+    source: str, columns: Sequence[str], spec: ApplySpec, partial_updates: bool, seq_type: DataType
+) -> tuple[str, list[int], list[str]]:
+    """SQL of the changes in ``source`` laid out for the walk, the walk's groups as (first column, columns, flag
+    column, sequence column) quadruples, and the SQL fold's columns over the walk's rows.
+
+    A row carries its sequence once: a group's sequence column is a null the walk fills only when it takes the group
+    from an older change than the key's newest, and the fold's columns read the newest's where it is null. The order's
+    tiebreaks are columns of their own, for the sort."""
     op, order = quote("_cdc_op"), quote(ORDER)
     kept = f"{op} != 'delete'"  # a delete leaves nothing behind
     partial = partial_updates and "_cdc_changed_columns" in columns
     is_partial = f"({op} = 'update' AND _cdc_changed_columns IS NOT NULL)" if partial else "false"
+    lead = [*[quote(k) for k in spec.keys], "__cdc_n_seq", "__cdc_n_op", *[quote(c) for c in spec.metadata]]
     selected = [
-        *[quote(k) for k in spec.keys],
+        *lead[: len(spec.keys)],
         f"{order}.s AS __cdc_n_seq",
         f"{op} AS __cdc_n_op",
-        *[quote(c) for c in spec.metadata],
+        *lead[len(spec.keys) + 2 :],
     ]
+    folded = list(lead)
     groups: list[int] = []
+    unset = f"CAST(NULL AS {sql_type(seq_type)})"
 
-    def group(values: list[str], sets: str) -> None:
-        groups.extend([len(selected), len(values), len(selected) + len(values)])
-        selected.extend([*values, f"{sets} AS {_FLAG.format(len(groups) // 3)}"])
+    def group(values: dict[str, str], seq_name: str, sets: str) -> None:
+        flag, number = _FLAG.format(len(groups) // 4 + 1), len(selected)
+        groups.extend([number, len(values), number + len(values), number + len(values) + 1])
+        selected.extend([*(f"{value} AS {quote(name)}" for name, value in values.items()), f"{sets} AS {flag}"])
+        selected.append(f"{unset} AS {quote(seq_name)}")
+        folded.extend(quote(name) for name in values)
+        folded.append(f"CASE WHEN {flag} THEN coalesce({quote(seq_name)}, __cdc_n_seq) END AS {quote(seq_name)}")
 
-    # a group's columns nullable, as the walk leaves them null where no change sets them (and the window's are)
-    sets = f"NOT {is_partial}"
-    group([f"CASE WHEN {sets} THEN {order}.s END AS __cdc_n_image"], sets)
+    group({}, "__cdc_n_image", f"NOT {is_partial}")
     for name in spec.value_columns:
         sets = f"(NOT {is_partial} OR array_contains(_cdc_changed_columns, {literal(name)}))" if partial else "true"
-        value = f"CASE WHEN {kept} THEN {quote(name)} END AS {quote(name)}"
-        group([value, f"CASE WHEN {sets} THEN {order}.s END AS {quote(SET_PREFIX + name)}"], sets)
-    return f"SELECT {', '.join([*selected, order])} FROM {source}", groups
+        group({name: f"CASE WHEN {kept} THEN {quote(name)} END"}, SET_PREFIX + name, sets)
+    selected += [f"{order}.r AS __cdc_r", f"{order}.h AS __cdc_h"]
+    return f"SELECT {', '.join(selected)} FROM {source}", groups, folded
 
 
 def partitions_for(spark: SparkSession, rows: int | None) -> int:
@@ -100,18 +111,22 @@ def fold_in_jvm(changes: DataFrame, spec: ApplySpec, partial_updates: bool, part
 
     spark = changes.sparkSession
     jvm: Any = spark._jvm
+    seq_type = changes.schema[ORDER].dataType["s"].dataType  # type: ignore[index]
     with temporary_views(spark, changes, prefix="cdc_fold") as (source,):
-        statement, groups = _laid_out_sql(source, changes.columns, spec, partial_updates)
+        statement, groups, columns = _laid_out_sql(source, changes.columns, spec, partial_updates, seq_type)
         laid_out = spark.sql(statement)
     keys = [F.col(quote(k)) for k in spec.keys]
-    newest_first = laid_out.repartition(partitions, *keys).sortWithinPartitions(*keys, F.col(quote(ORDER)).desc())
-    triples = spark.sparkContext._gateway.new_array(jvm.int, len(groups))  # type: ignore[union-attr]
+    newest_first = [F.col(c).desc() for c in ("__cdc_n_seq", "__cdc_r", "__cdc_h")]  # as the order's struct sorts
+    walked = (
+        laid_out.repartition(partitions, *keys).sortWithinPartitions(*keys, *newest_first).drop("__cdc_r", "__cdc_h")
+    )
+    quadruples = spark.sparkContext._gateway.new_array(jvm.int, len(groups))  # type: ignore[union-attr]
     for i, value in enumerate(groups):
-        triples[i] = value
+        quadruples[i] = value
     walk = static_method(jvm, "cdc.spark.merge.NewestPerKey", "of")
-    folded = PyDataFrame(walk(newest_first.drop(ORDER)._jdf, len(spec.keys), triples, partitions), spark)
-    flags = {_FLAG.format(i + 1) for i in range(len(groups) // 3)}
-    return folded.select(*[quote(c) for c in folded.columns if c not in flags])
+    sequence = len(spec.keys)  # __cdc_n_seq's column
+    folded = PyDataFrame(walk(walked._jdf, len(spec.keys), sequence, quadruples, partitions), spark)
+    return folded.selectExpr(*columns)
 
 
 __all__ = ["BYTE_EQUAL_TYPES", "ROWS_PER_PARTITION", "byte_equal", "fold_in_jvm", "foldable", "partitions_for"]

@@ -34,9 +34,11 @@ import scala.reflect.ClassTag$;
  *
  * <p>Spark's window over the key (what {@code cdc_spark.merge.scd1.fold} writes in SQL) spends most of its time on
  * each key's frame, and a batch of 10^6 keys has 10^6 frames. Here the rows come clustered by key and sorted within a
- * key newest first (the caller's {@code DISTRIBUTE BY} and {@code SORT BY}), and a key's row is made as its rows go
- * by: each group of columns from the newest row whose flag (a boolean column) is true, or nulls where none is, and
- * every other column from its newest row. Keys are compared by the bytes of their columns, so the caller
+ * key newest first (the caller's shuffle and sort), and a key's row is made as its rows go by: each group of columns
+ * from the newest row whose flag (a boolean column) is true, or nulls where none is, and every other column from its
+ * newest row. A group taken from a later row also gets that row's sequence in its own sequence column (null
+ * otherwise: the caller reads the newest row's where the flag is true) and its flag set, so that the common case,
+ * every group in the newest row, is that row's copy. Keys are compared by the bytes of their columns, so the caller
  * passes only key types whose equal values have equal bytes (no floating point, no collation).
  *
  * <p>The result is a frame over the folded rows with the sorted frame's columns, which says it is hash partitioned and
@@ -47,11 +49,12 @@ public final class NewestPerKey {
   private NewestPerKey() {}
 
   /**
-   * {@code sorted}'s rows folded per key: its first {@code keys} columns are the key; {@code groups} holds triples
-   * (first column, number of columns, flag column) of the columns taken from the newest row whose flag is true;
-   * {@code partitions}: the number of partitions {@code sorted} is hash partitioned into by its key.
+   * {@code sorted}'s rows folded per key: its first {@code keys} columns are the key, column {@code sequence} the
+   * change's sequence; {@code groups} holds quadruples (first column, number of columns, flag column, sequence
+   * column) of the columns taken from the newest row whose flag is true; {@code partitions}: the number of
+   * partitions {@code sorted} is hash partitioned into by its key.
    */
-  public static Dataset<Row> of(Dataset<?> sorted, int keys, int[] groups, int partitions) {
+  public static Dataset<Row> of(Dataset<?> sorted, int keys, int sequence, int[] groups, int partitions) {
     StructField[] fields = sorted.schema().fields();
     DataType[] types = new DataType[fields.length];
     for (int i = 0; i < fields.length; i++) {
@@ -59,7 +62,7 @@ public final class NewestPerKey {
     }
     JavaRDD<InternalRow> rows =
         new JavaRDD<>(sorted.queryExecution().toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
-    JavaRDD<InternalRow> folded = rows.mapPartitions(input -> new Folding(input, types, keys, groups));
+    JavaRDD<InternalRow> folded = rows.mapPartitions(input -> new Folding(input, types, keys, sequence, groups));
     LogicalRDD plan = LogicalRDD$.MODULE$.fromDataset(folded.rdd(), sorted, false);
     if (folded.getNumPartitions() == partitions) {
       plan = placed(plan, keys, partitions);
@@ -98,6 +101,7 @@ public final class NewestPerKey {
   private static final class Folding implements Iterator<InternalRow> {
     private final Iterator<InternalRow> input;
     private final DataType[] types;
+    private final int sequence;
     private final int[] groups;
     private final UnsafeProjection keyOf;
     private final boolean[] found;
@@ -105,14 +109,15 @@ public final class NewestPerKey {
     private InternalRow next;
     private UnsafeRow nextKey;
 
-    Folding(Iterator<InternalRow> input, DataType[] types, int keys, int[] groups) {
+    Folding(Iterator<InternalRow> input, DataType[] types, int keys, int sequence, int[] groups) {
       this.input = input;
       this.types = types;
+      this.sequence = sequence;
       this.groups = groups;
       DataType[] keyTypes = new DataType[keys];
       System.arraycopy(types, 0, keyTypes, 0, keys);
       this.keyOf = UnsafeProjection.create(keyTypes);
-      this.found = new boolean[groups.length / 3];
+      this.found = new boolean[groups.length / 4];
       advance(null);
     }
 
@@ -139,7 +144,7 @@ public final class NewestPerKey {
       UnsafeRow key = nextKey;
       int missing = 0;
       for (int g = 0; g < found.length; g++) {
-        found[g] = newest.getBoolean(groups[3 * g + 2]);
+        found[g] = newest.getBoolean(groups[4 * g + 2]);
         if (!found[g]) {
           missing++;
         }
@@ -153,16 +158,18 @@ public final class NewestPerKey {
           break;
         }
         for (int g = 0; missing > 0 && g < found.length; g++) {
-          if (!found[g] && candidate.getBoolean(groups[3 * g + 2])) {
+          if (!found[g] && candidate.getBoolean(groups[4 * g + 2])) {
             found[g] = true;
             missing--;
-            take(folded, candidate, groups[3 * g], groups[3 * g + 1]);
+            take(folded, candidate, groups[4 * g], groups[4 * g + 1]);
+            folded.update(groups[4 * g + 2], true);
+            folded.update(groups[4 * g + 3], copied(candidate, sequence));
           }
         }
       }
       for (int g = 0; missing > 0 && g < found.length; g++) {
         if (!found[g]) {
-          for (int c = groups[3 * g]; c < groups[3 * g] + groups[3 * g + 1]; c++) {
+          for (int c = groups[4 * g]; c < groups[4 * g] + groups[4 * g + 1]; c++) {
             folded.setNullAt(c);
           }
         }
@@ -184,9 +191,13 @@ public final class NewestPerKey {
       return copy;
     }
 
+    private Object copied(InternalRow row, int column) {
+      return row.isNullAt(column) ? null : InternalRow.copyValue(row.get(column, types[column]));
+    }
+
     private void take(GenericInternalRow folded, InternalRow row, int from, int count) {
       for (int c = from; c < from + count; c++) {
-        folded.update(c, row.isNullAt(c) ? null : InternalRow.copyValue(row.get(c, types[c])));
+        folded.update(c, copied(row, c));
       }
     }
   }
