@@ -353,6 +353,26 @@ def test_the_key_state_is_replaced_where_a_batch_changes_much_of_it_and_merged_i
     }
 
 
+def test_the_delta_key_state_keeps_row_counts_but_no_column_statistics(spark: Any, tmp_path: Path) -> None:
+    # its row counts choose between replacing and MERGEing (the test above); no read filters it by a column's range
+    apply(spark, [change("insert", key, key, f"n{key}", "1.00") for key in range(1, 5)], tmp_path, "delta")
+    apply(spark, [change("update", 9, 2, "x", "2.00")], tmp_path, "delta", key_write="merge")
+    files = _delta_rs(_delta_add_actions, str(tmp_path / "_cdc_keys"))
+    assert sum(f["num_records"] for f in files) == 4
+    assert all(not any(name.startswith(("min.", "max.")) for name in f) for f in files), files
+    assert state_of(tmp_path, "delta")[2]["__cdc_sequence"]["commit_ts"] == 9
+
+
+def _delta_add_actions(path: str) -> list[dict[str, Any]]:
+    """The data files of the Delta table at ``path`` with their statistics, as delta-rs flattens them."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    table = DeltaTable(path)
+    actions = pa.table(table.get_add_actions(flatten=True))  # an Arrow table of another library, read by pyarrow
+    return [{k: v for k, v in row.items() if v is not None} for row in actions.to_pylist()]
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_limits_of_zero_merge_every_batch_into_the_key_state_without_counting_its_rows(
     spark: Any, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch

@@ -81,6 +81,10 @@ class TableFormat(Protocol):
         """Table properties every table of this format is created with."""
         ...
 
+    def key_state_properties(self) -> dict[str, str]:
+        """Table properties the SCD1 key state is created with besides :meth:`create_properties`."""
+        ...
+
     def prepare(self, name: str) -> None:
         """Whatever must exist before ``CREATE TABLE name`` (a namespace)."""
         ...

@@ -168,6 +168,11 @@ class DeltaFormat:
     def create_properties(self) -> dict[str, str]:
         return {}
 
+    def key_state_properties(self) -> dict[str, str]:
+        # no column statistics: nothing reads the key state by a column's range (its reads are by table, a partition),
+        # and at 10^6 keys collecting them was a quarter of its write (0.75 s against 0.57 s); row counts are kept
+        return {"delta.dataSkippingNumIndexedCols": "0"}
+
     def prepare(self, name: str) -> None:
         if self.catalog is not None:
             namespace = name.rsplit(".", 1)[0]

@@ -181,6 +181,9 @@ class IcebergFormat:
     def create_properties(self) -> dict[str, str]:
         return {"format-version": "2"}
 
+    def key_state_properties(self) -> dict[str, str]:
+        return {}
+
     def prepare(self, name: str) -> None:
         if not self.own:
             namespace = name.rsplit(".", 1)[0]

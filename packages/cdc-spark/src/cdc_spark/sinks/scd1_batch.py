@@ -355,7 +355,11 @@ class Scd1Batch:
         schema = scd1.state_schema(seq_type)
         self.format.prepare(state)
         empty = no_rows(self.spark, schema)
-        properties = {**self.format.create_properties(), PURGED_AT: now.isoformat()}
+        properties = {
+            **self.format.create_properties(),
+            **self.format.key_state_properties(),
+            PURGED_AT: now.isoformat(),
+        }
         self.format.create_from(state, schema, empty, properties, None, partitioned_by=(TABLE,))
 
     def _purge(self, state: str, plans: list[MergePlan], info: TableInfo | None, now: dt.datetime) -> None:
