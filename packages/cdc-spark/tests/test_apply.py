@@ -353,6 +353,19 @@ def test_the_key_state_is_replaced_where_a_batch_changes_much_of_it_and_merged_i
     }
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_batch_leaves_no_checkpoint_of_its_own_behind(spark: Any, tmp_path: Path, fmt: str) -> None:
+    # the resolve's checkpoint is freed once the key state is written, not when the JVM collects it
+    persisted = spark.sparkContext._jsc.getPersistentRDDs
+    first = frame(spark, [change("insert", 1, key, f"n{key}", "1.00") for key in range(1, 5)])
+    later = frame(spark, [change("update", 2, 2, "x", "2.00"), change("delete", 3, 3)])
+    before = set(persisted().keySet())
+    apply_changes(first, str(tmp_path), ["id"], table=TABLE, table_format=fmt)
+    apply_changes(later, str(tmp_path), ["id"], table=TABLE, table_format=fmt)
+    assert set(persisted().keySet()) == before
+    assert live(tmp_path, fmt) == {1: ("n1", Decimal("1.00")), 2: ("x", Decimal("2.00")), 4: ("n4", Decimal("1.00"))}
+
+
 def test_the_delta_key_state_keeps_row_counts_but_no_column_statistics(spark: Any, tmp_path: Path) -> None:
     # its row counts choose between replacing and MERGEing (the test above); no read filters it by a column's range
     apply(spark, [change("insert", key, key, f"n{key}", "1.00") for key in range(1, 5)], tmp_path, "delta")
