@@ -362,7 +362,8 @@ def test_a_batch_leaves_no_checkpoint_of_its_own_behind(spark: Any, tmp_path: Pa
     before = set(persisted().keySet())
     apply_changes(first, str(tmp_path), ["id"], table=TABLE, table_format=fmt)
     apply_changes(later, str(tmp_path), ["id"], table=TABLE, table_format=fmt)
-    assert set(persisted().keySet()) == before
+    # none of the batch's own is left (other tests' may be collected meanwhile: the session is shared)
+    assert set(persisted().keySet()) <= before
     assert live(tmp_path, fmt) == {1: ("n1", Decimal("1.00")), 2: ("x", Decimal("2.00")), 4: ("n4", Decimal("1.00"))}
 
 
