@@ -11,8 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cdc_spark.batch_cache import persist_batch, release
+import pytest
+
+from cdc_spark.batch_cache import checkpoint_by_key, persist_batch, release
 from cdc_spark.decoding import Decoder
+from cdc_spark.runtime.java_code import install
+from cdc_spark.session_conf import session_conf
 from cdc_spark.source.columns import KAFKA_COLUMNS
 
 
@@ -69,3 +73,82 @@ def test_a_decoded_batch_releases_every_cache_it_made(spark: Any) -> None:
     assert _stored_rdds(spark) - before, "the decode keeps its rows for the batch"
     decoded.release()
     assert _stored_rdds(spark) - before == set()
+
+
+def _joined_by_key(spark: Any, keys: str) -> Any:
+    """A full outer join of two sides shuffled by the key into 4 partitions: its rows are placed (and sorted) by the
+    key, which Spark cannot say of such a join's output."""
+    left = spark.range(0, 600, 1, 3).selectExpr(f"{keys} AS k", "id AS v").repartition(4, "k")
+    right = spark.range(300, 900, 1, 2).selectExpr(f"{keys} AS k2", "id * 10 AS w").repartition(4, "k2")
+    return left.join(right, left["k"] == right["k2"], "full_outer").selectExpr("coalesce(k, k2) AS k", "v", "w")
+
+
+def _join_plan(spark: Any, kept: Any) -> tuple[list[tuple[Any, ...]], str]:
+    """``kept`` joined by the key with another frame: the rows and the executed plan's operators."""
+    other = spark.range(0, 900, 1, 3).selectExpr("id AS k", "id * 100 AS z")
+    joined = other.join(kept, "k", "full_outer")
+    rows = sorted(tuple(row) for row in joined.collect())
+    plan = joined._jdf.queryExecution().executedPlan()
+    if plan.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
+        plan = plan.executedPlan()  # the final plan alone
+    return rows, str(plan.toString())
+
+
+def _exchanges(plan: str) -> list[str]:
+    return [line for line in plan.splitlines() if "Exchange hashpartitioning" in line]
+
+
+def _sorts(plan: str) -> list[str]:
+    return [line for line in plan.splitlines() if " Sort [" in line]
+
+
+@pytest.fixture
+def joins_by_sort(spark: Any) -> Any:
+    if not install(spark):
+        pytest.skip("the project's Java code is not available here")
+    with session_conf(spark, {"spark.sql.autoBroadcastJoinThreshold": "-1"}):  # joined as large frames are
+        yield spark
+
+
+def test_a_frame_placed_by_its_key_is_kept_saying_so(joins_by_sort: Any) -> None:
+    spark = joins_by_sort
+    frame = _joined_by_key(spark, "id")
+    expected, unsaid = _join_plan(spark, frame.localCheckpoint())
+    assert len(_exchanges(unsaid)) == 2 and len(_sorts(unsaid)) == 2  # as a plain checkpoint is joined
+    kept = checkpoint_by_key(frame, ["k"], 4)
+    rows, plan = _join_plan(spark, kept)
+    assert rows == expected and len(rows) == 900
+    # the other side's alone, into the kept frame's partitions
+    assert len(_exchanges(plan)) == 1 and ", 4)" in _exchanges(plan)[0], plan
+    assert len(_sorts(plan)) == 1, plan  # the kept rows come sorted
+    release(kept)
+
+
+def test_a_frame_placed_but_unsorted_is_kept_saying_where_only(joins_by_sort: Any) -> None:
+    spark = joins_by_sort
+    scrambled = "(id * 7919) % 1000"  # equal keys meet, each partition's keys out of order
+    frame = spark.range(0, 900, 1, 3).selectExpr(f"{scrambled} AS k", "id AS v").repartition(4, "k")
+    expected, _ = _join_plan(spark, frame.localCheckpoint())
+    rows, plan = _join_plan(spark, checkpoint_by_key(frame, ["k"], 4))
+    assert rows == expected
+    assert len(_exchanges(plan)) == 1 and len(_sorts(plan)) == 2, plan
+
+
+@pytest.mark.parametrize(
+    ("placement", "partitions"),
+    [("round robin", 4), ("by the key, into another number", 3), ("by another column", 4)],
+)
+def test_a_frame_not_placed_by_its_key_is_kept_saying_nothing(
+    joins_by_sort: Any, placement: str, partitions: int
+) -> None:
+    spark = joins_by_sort
+    frame = spark.range(0, 900, 1, 3).selectExpr("id AS k", "id % 7 AS v")
+    frame = {
+        "round robin": frame.repartition(4),
+        "by the key, into another number": frame.repartition(4, "k"),
+        "by another column": frame.repartition(4, "v").sortWithinPartitions("k"),
+    }[placement]
+    expected, _ = _join_plan(spark, frame.localCheckpoint())
+    rows, plan = _join_plan(spark, checkpoint_by_key(frame, ["k"], partitions))
+    assert rows == expected
+    assert len(_exchanges(plan)) == 2, plan

@@ -19,6 +19,7 @@ filters them as the checkpoint is read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from cdc_spark.runtime.java_names import static_method
@@ -32,6 +33,28 @@ _LOGICAL_RDD: Final = "org.apache.spark.sql.execution.LogicalRDD"
 def persist_batch(frame: DataFrame) -> DataFrame:
     """``frame`` kept for the batch without its lineage (see the module doc); computed where it is first read."""
     return frame.localCheckpoint(eager=False)
+
+
+def checkpoint_by_key(frame: DataFrame, keys: Sequence[str], partitions: int) -> DataFrame:
+    """``frame`` computed now and kept for the batch without its lineage, as an eager local checkpoint; where the
+    project's Java code is here, the frame says it is hash partitioned by ``keys`` into ``partitions`` (and sorted
+    by them) when each of its rows proved to be (``cdc.spark.merge.KeyedCheckpoint`` hashes every row's key as it is
+    written). A checkpoint of a full outer join by the key, or one planned adaptively, otherwise says nothing of its
+    rows' place, and each later join by the key shuffles them again."""
+    from pyspark.sql import DataFrame as PyDataFrame
+
+    from cdc_spark.runtime.java_code import install, jar_on_this_thread
+
+    spark = frame.sparkSession
+    if not install(spark):
+        return frame.localCheckpoint()
+    jar_on_this_thread(spark)
+    jvm: Any = spark._jvm
+    names = spark.sparkContext._gateway.new_array(jvm.String, len(keys))  # type: ignore[union-attr]
+    for i, key in enumerate(keys):
+        names[i] = key
+    kept = static_method(jvm, "cdc.spark.merge.KeyedCheckpoint", "of")(frame._jdf, names, partitions)
+    return PyDataFrame(kept, spark)
 
 
 def release(frame: DataFrame) -> None:
@@ -61,4 +84,4 @@ def table_rows(wide: DataFrame, index: int, column: str = "__tidx") -> DataFrame
     return wide if rows is None else PyDataFrame(rows, spark)
 
 
-__all__ = ["persist_batch", "release", "table_rows"]
+__all__ = ["checkpoint_by_key", "persist_batch", "release", "table_rows"]

@@ -37,13 +37,14 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from cdc_spark.batch_cache import release
+from cdc_spark.batch_cache import checkpoint_by_key, release
 from cdc_spark.expression_mode import expressions_for
 from cdc_spark.local_frames import no_rows
 from cdc_spark.merge import scd1
 from cdc_spark.merge.analyzed_plans import AnalyzedPlans
 from cdc_spark.merge.batch import BatchSummary, Pending, ordered, sequence_type, summarize_all
 from cdc_spark.merge.columns import ACTION, FLOOR_KEY, FLOOR_TABLES, KEY, PURGED_AT, TABLE, WAS_LIVE
+from cdc_spark.merge.jvm_fold import partitions_for
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
 from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, union_all
 from cdc_spark.sinks.commits import TableInfo, batch_committed, purge_due
@@ -278,7 +279,10 @@ class Scd1Batch:
                 fold_by_walk=not one,
                 rows=rows,
             )
-            resolved = resolving.localCheckpoint()
+            # kept saying it is placed by the key, as the walk's shuffle left it: the target's rewrite or MERGE,
+            # a join by the key, then shuffles the target's rows alone
+            placed = partitions_for(session, rows)
+            resolved = resolving.localCheckpoint() if one else checkpoint_by_key(resolving, spec.keys, placed)
         if not batch_committed(target_info, batch):
             source = resolved.where(F.col(ACTION).isNotNull())
             rule = merges(spec).target

@@ -1,32 +1,18 @@
 package cdc.spark.merge;
 
-import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.List;
 import java.util.NoSuchElementException;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.Ascending$;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.ExpressionSet;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.catalyst.expressions.NullsFirst$;
-import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.apache.spark.sql.catalyst.plans.logical.Statistics;
-import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.classic.Dataset;
-import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.LogicalRDD;
 import org.apache.spark.sql.execution.LogicalRDD$;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
-import scala.Option;
-import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag$;
 
 /**
@@ -65,36 +51,13 @@ public final class NewestPerKey {
     JavaRDD<InternalRow> folded = rows.mapPartitions(input -> new Folding(input, types, keys, sequence, groups));
     LogicalRDD plan = LogicalRDD$.MODULE$.fromDataset(folded.rdd(), sorted, false);
     if (folded.getNumPartitions() == partitions) {
-      plan = placed(plan, keys, partitions);
+      int[] key = new int[keys];
+      for (int i = 0; i < keys; i++) {
+        key[i] = i;
+      }
+      plan = KeyedCheckpoint.declared(plan, key, partitions, true);
     }
     return Dataset.ofRows(sorted.sparkSession(), plan);
-  }
-
-  /** {@code plan} said to be hash partitioned by its first {@code keys} columns into {@code partitions}, and sorted. */
-  @SuppressWarnings("unchecked")
-  private static LogicalRDD placed(LogicalRDD plan, int keys, int partitions) {
-    List<Expression> key = new ArrayList<>();
-    List<SortOrder> order = new ArrayList<>();
-    for (int i = 0; i < keys; i++) {
-      Attribute column = plan.output().apply(i);
-      key.add(column);
-      order.add(new SortOrder(column, Ascending$.MODULE$, NullsFirst$.MODULE$, seq(List.of())));
-    }
-    Seq<Object> other = plan.otherCopyArgs();
-    return new LogicalRDD(
-        plan.output(),
-        plan.rdd(),
-        new HashPartitioning(seq(key), partitions),
-        seq(order),
-        false,
-        plan.stream(),
-        (SparkSession) other.apply(0),
-        (Option<Statistics>) other.apply(1),
-        (Option<ExpressionSet>) other.apply(2));
-  }
-
-  private static <T> Seq<T> seq(List<T> items) {
-    return CollectionConverters.asScala(items).toSeq();
   }
 
   /** One partition's keys, each folded as its last row goes by. */

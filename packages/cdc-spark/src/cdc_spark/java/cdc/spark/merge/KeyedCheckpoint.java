@@ -1,0 +1,223 @@
+package cdc.spark.merge;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Ascending$;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ExpressionSet;
+import org.apache.spark.sql.catalyst.expressions.NullsFirst$;
+import org.apache.spark.sql.catalyst.expressions.RowOrdering$;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.plans.logical.Statistics;
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.LogicalRDD;
+import org.apache.spark.sql.execution.LogicalRDD$;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SQLExecution$;
+import org.apache.spark.util.LongAccumulator;
+import scala.Option;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.math.Ordering;
+import scala.reflect.ClassTag$;
+
+/**
+ * A frame kept in the executors for the rest of a batch (as {@code Dataset.localCheckpoint}), which says how its rows
+ * are placed wherever they proved to be.
+ *
+ * <p>A checkpoint forgets its plan's partitioning when the plan's last join is a full outer one (Spark cannot name the
+ * key column of such a join), and a checkpoint computed under adaptive execution forgets it always. The resolve of a
+ * large batch is such a join of two sides shuffled by the key into the same partitions, so its rows are placed by the
+ * key; forgotten, every join of the resolved rows by the key (the target's rewrite or MERGE) shuffles them again.
+ * Here each row's key is hashed as Spark's hash partitioning does while the checkpoint is written: when every row is
+ * in its key's partition, the frame says it is hash partitioned by the key, and when each partition's rows also come
+ * in ascending key order, that it is sorted. Nothing is said that the rows did not show.
+ */
+public final class KeyedCheckpoint {
+  private KeyedCheckpoint() {}
+
+  /**
+   * {@code frame} computed now and kept; hash partitioned by the columns {@code keys} into {@code partitions} (and
+   * sorted by them) where its rows are.
+   */
+  public static Dataset<Row> of(Dataset<?> frame, String[] keys, int partitions) {
+    QueryExecution execution = frame.queryExecution();
+    Seq<Attribute> output = execution.analyzed().output();
+    List<Attribute> key = new ArrayList<>();
+    for (String name : keys) {
+      Attribute column = named(output, name);
+      if (column == null) {
+        return Dataset.ofRows(frame.sparkSession(), checkpointed(frame, execution, null, null, null));
+      }
+      key.add(column);
+    }
+    Expression placement = new HashPartitioning(seq(new ArrayList<Expression>(key)), partitions).partitionIdExpression();
+    LongAccumulator misplaced = frame.sparkSession().sparkContext().longAccumulator("cdc checkpoint: rows out of place");
+    LongAccumulator unsorted = frame.sparkSession().sparkContext().longAccumulator("cdc checkpoint: rows out of order");
+    Checked checked = new Checked(output, placement, ascending(key), misplaced, unsorted);
+    LogicalRDD plan = checkpointed(frame, execution, checked, misplaced, unsorted);
+    if (misplaced.value() == 0 && plan.rdd().getNumPartitions() == partitions) {
+      plan = declared(plan, positions(output, key), partitions, unsorted.value() == 0);
+    }
+    return Dataset.ofRows(frame.sparkSession(), plan);
+  }
+
+  /** The frame's rows computed now, copied and kept, each checked by {@code checked} where it is given. */
+  private static LogicalRDD checkpointed(
+      Dataset<?> frame, QueryExecution execution, Checked checked, LongAccumulator misplaced, LongAccumulator unsorted) {
+    // one query, as Dataset.localCheckpoint runs its: the plan's own shuffles run in it too
+    JavaRDD<InternalRow> kept =
+        SQLExecution$.MODULE$.withNewExecutionId(
+            execution,
+            Option.apply("localCheckpoint"),
+            () -> {
+              JavaRDD<InternalRow> rows = new JavaRDD<>(execution.toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
+              JavaRDD<InternalRow> copied =
+                  rows.mapPartitionsWithIndex((index, input) -> new Copied(input, checked, index), true);
+              copied.rdd().localCheckpoint();
+              copied.count();
+              return copied;
+            });
+    return LogicalRDD$.MODULE$.fromDataset(kept.rdd(), frame, false);
+  }
+
+  /**
+   * {@code plan} said to be hash partitioned into {@code partitions} by the columns at {@code key}, and sorted by them
+   * in ascending order (nulls first) where {@code sorted}.
+   */
+  @SuppressWarnings("unchecked")
+  static LogicalRDD declared(LogicalRDD plan, int[] key, int partitions, boolean sorted) {
+    List<Expression> columns = new ArrayList<>();
+    List<Attribute> attributes = new ArrayList<>();
+    for (int position : key) {
+      Attribute column = plan.output().apply(position);
+      columns.add(column);
+      attributes.add(column);
+    }
+    Partitioning placed = new HashPartitioning(seq(columns), partitions);
+    Seq<Object> other = plan.otherCopyArgs();
+    return new LogicalRDD(
+        plan.output(),
+        plan.rdd(),
+        placed,
+        sorted ? seq(ascending(attributes)) : seq(List.<SortOrder>of()),
+        false,
+        plan.stream(),
+        (SparkSession) other.apply(0),
+        (Option<Statistics>) other.apply(1),
+        (Option<ExpressionSet>) other.apply(2));
+  }
+
+  static <T> Seq<T> seq(List<T> items) {
+    return CollectionConverters.asScala(items).toSeq();
+  }
+
+  private static List<SortOrder> ascending(List<Attribute> key) {
+    List<SortOrder> order = new ArrayList<>();
+    for (Attribute column : key) {
+      order.add(new SortOrder(column, Ascending$.MODULE$, NullsFirst$.MODULE$, seq(List.of())));
+    }
+    return order;
+  }
+
+  private static Attribute named(Seq<Attribute> output, String name) {
+    Attribute found = null;
+    for (int i = 0; i < output.size(); i++) {
+      if (output.apply(i).name().equals(name)) {
+        if (found != null) {
+          return null; // two columns of the name: neither is declared
+        }
+        found = output.apply(i);
+      }
+    }
+    return found;
+  }
+
+  private static int[] positions(Seq<Attribute> output, List<Attribute> key) {
+    int[] found = new int[key.size()];
+    for (int k = 0; k < key.size(); k++) {
+      found[k] = output.indexOf(key.get(k));
+    }
+    return found;
+  }
+
+  /** What is checked of each row: its partition by the key's hash, and its order after the row before it. */
+  private static final class Checked implements java.io.Serializable {
+    private final Seq<Attribute> output;
+    private final Expression placement;
+    private final List<SortOrder> order;
+    private final LongAccumulator misplaced;
+    private final LongAccumulator unsorted;
+
+    Checked(
+        Seq<Attribute> output,
+        Expression placement,
+        List<SortOrder> order,
+        LongAccumulator misplaced,
+        LongAccumulator unsorted) {
+      this.output = output;
+      this.placement = placement;
+      this.order = new ArrayList<>(order);
+      this.misplaced = misplaced;
+      this.unsorted = unsorted;
+    }
+  }
+
+  /** One partition's rows copied (the input may reuse its rows), checked as they go by. */
+  private static final class Copied implements Iterator<InternalRow> {
+    private final Iterator<InternalRow> input;
+    private final Checked checked;
+    private final int partition;
+    private final UnsafeProjection place;
+    private final Ordering<InternalRow> ordering;
+    private InternalRow previous;
+    private long misplaced;
+    private long unsorted;
+
+    Copied(Iterator<InternalRow> input, Checked checked, int partition) {
+      this.input = input;
+      this.checked = checked;
+      this.partition = partition;
+      this.place =
+          checked == null ? null : UnsafeProjection.create(seq(List.of(checked.placement)), checked.output);
+      this.ordering = checked == null ? null : RowOrdering$.MODULE$.create(seq(checked.order), checked.output);
+    }
+
+    @Override
+    public boolean hasNext() {
+      boolean more = input.hasNext();
+      if (!more && checked != null) { // counted once per partition, not per row
+        checked.misplaced.add(misplaced);
+        checked.unsorted.add(unsorted);
+        misplaced = 0;
+        unsorted = 0;
+      }
+      return more;
+    }
+
+    @Override
+    public InternalRow next() {
+      InternalRow row = input.next().copy();
+      if (checked != null) {
+        if (place.apply(row).getInt(0) != partition) {
+          misplaced++;
+        }
+        if (previous != null && ordering.compare(previous, row) > 0) {
+          unsorted++;
+        }
+        previous = row;
+      }
+      return row;
+    }
+  }
+}
