@@ -8,8 +8,11 @@ change, no state, no join. A second reference, the bare MERGE, runs one Delta ``
 into a table of the same 10^6 rows (delete, update every column, insert; no sequence check, no state table, no
 partial updates): what any apply that merges pays at least. Printed: changed keys/s of each, the ratios (goal:
 apply at least 0.25 of the append's rate), and the driver's JVM heap and Python memory before and after (nothing
-is collected to the driver, so both stay flat). Each of the three runs one round first that is not timed: the first
-batch a process applies compiles the code its plans generate, and a changefeed applies one batch after another.
+is collected to the driver, so both stay flat), with the heap before each round. Each of the three runs one round
+first that is not timed: the first batch a process applies compiles the code its plans generate, and a changefeed
+applies one batch after another. The three take turns round by round (append, bare MERGE, apply of a generation),
+so that the machine's slow and fast stretches fall on all of them; ``CDC_BENCH_APPLY_ROUNDS`` sets the timed rounds
+(default 3).
 
     nox -s bench -- benchmarks/bench_spark_apply.py -s
     CDC_BENCH_APPLY_ROWS=100000 nox -s bench -- benchmarks/bench_spark_apply.py -s   # a quick run
@@ -35,7 +38,7 @@ import pytest
 from spark_timing import bench_session
 
 ROWS = int(os.environ.get("CDC_BENCH_APPLY_ROWS", "1000000"))
-ROUNDS = 3
+ROUNDS = int(os.environ.get("CDC_BENCH_APPLY_ROUNDS", "3"))
 SPREAD = os.environ.get("CDC_BENCH_APPLY_SPREAD", "") not in ("", "0")
 SPREAD_NOTE = " (changes spread round robin)"
 SEQ = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
@@ -116,30 +119,35 @@ def test_apply_changed_keys_against_a_plain_delta_append(benchmark: Any, spark: 
         frame.count()  # generating the input is not measured
     columns = ["id", "name", "amount", "active", "created_at"]
 
-    baseline_times = []
-    for g in range(1, ROUNDS + 2):
+    merged = str(tmp_path / "merged")
+    initial.select(*columns).write.format("delta").save(merged)
+    generation = itertools.count(1)
+    current: dict[str, int] = {}
+    baseline_times: list[float] = []
+    merge_times: list[float] = []
+    heaps: list[float] = []
+
+    def references() -> None:
+        """Before each apply round (untimed by the benchmark): the driver's heap, then the round's append and bare
+        MERGE of the same changes, timed here. The three take turns, so a slow stretch of the machine falls on
+        all of them rather than on one."""
+        heaps.append(driver_memory(spark)[0])
+        current["g"] = g = next(generation)
         start = time.perf_counter()
         batches[g].select(*columns).write.format("delta").mode("append").save(str(tmp_path / "baseline"))
         baseline_times.append(time.perf_counter() - start)
-    del baseline_times[0]
-
-    merged = str(tmp_path / "merged")
-    initial.select(*columns).write.format("delta").save(merged)
-    merge_times = []
-    for g in range(1, ROUNDS + 2):
         start = time.perf_counter()
         bare_merge(spark, merged, batches[g], columns)
         merge_times.append(time.perf_counter() - start)
-    del merge_times[0]
-
-    before = driver_memory(spark)
-    generation = itertools.count(1)
 
     def apply_one() -> None:
-        apply_changes(batches[next(generation)], target, ["id"], table=TABLE)
+        apply_changes(batches[current["g"]], target, ["id"], table=TABLE)
 
-    benchmark.pedantic(apply_one, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+    before = driver_memory(spark)
+    benchmark.pedantic(apply_one, setup=references, rounds=ROUNDS, iterations=1, warmup_rounds=1)
     after = driver_memory(spark)
+    heaps.append(after[0])
+    del baseline_times[0], merge_times[0], heaps[0]  # the warm-up round's
     baseline = statistics.median(baseline_times)
     merge = statistics.median(merge_times)
     applied = benchmark.stats.stats.median
@@ -154,5 +162,8 @@ def test_apply_changed_keys_against_a_plain_delta_append(benchmark: Any, spark: 
         f" driver JVM heap {before[0]:.0f} -> {after[0]:.0f} MiB, driver Python peak RSS {before[1]:.0f} ->"
         f" {after[1]:.0f} MiB; timed rounds after one warm-up each: apply"
         f" {' '.join(f'{t:.1f}' for t in benchmark.stats.stats.data)} s, bare MERGE"
-        f" {' '.join(f'{t:.1f}' for t in merge_times)} s"
+        f" {' '.join(f'{t:.1f}' for t in merge_times)} s (apply/merge rate of each round:"
+        f" {' '.join(f'{m / a:.2f}' for m, a in zip(merge_times, benchmark.stats.stats.data, strict=True))});"
+        f" driver heap after a GC before each timed round and after the last: {' '.join(f'{h:.0f}' for h in heaps)}"
+        f" MiB"
     )

@@ -15,15 +15,19 @@ from cdc_spark.merge.batch import (
     BatchSummary,
     Pending,
     Sequence,
+    _aggregate_sql,
+    _rows_sql,
     check_orderable,
     ordered,
     sequence_time,
+    sequence_type,
     storable,
     summarize,
     summarize_all,
 )
 from cdc_spark.merge.columns import ORDER, TIME
 from cdc_spark.merge.spec import build_spec
+from cdc_spark.session_conf import temporary_views
 from cdc_testing.spark_frames import scanned_frame
 from cdc_testing.spark_plans import jobs_started
 
@@ -217,6 +221,18 @@ def test_unknown_operations_are_refused_naming_one(spark: Any) -> None:
         summary_of(spark, rows)
     with pytest.raises(ConfigError, match=r"unknown _cdc_op 'null'; expected"):
         summary_of(spark, [change("insert", 1, 1, "a"), (2, "b", None, None, (2, 0, 2, 0), None)])
+
+
+def test_the_summary_aggregates_by_hash_without_sorting_the_changes(spark: Any) -> None:
+    """min() of a string or max() of a sequence struct alone make Spark sort every change of the batch by table
+    before it aggregates (0.1 s of a table's batch at 10^6 changes); with one aggregate that keeps a buffer of its
+    own (the set of unknown operations), Spark hashes them."""
+    frame = scanned_frame(spark, [change("insert", 1, 1, "a"), change("truncate", 2, None)], SCHEMA)
+    spec = build_spec(frame, table="shop.t", keys=["id"])
+    with temporary_views(spark, frame, prefix="cdc_test") as (view,):
+        statement = _aggregate_sql(_rows_sql(Pending(frame, spec), view, sequence_type(frame, spec)))
+        plan = str(spark.sql(statement)._jdf.queryExecution().executedPlan().toString())
+    assert "ObjectHashAggregate" in plan and "SortAggregate" not in plan and "Sort [" not in plan, plan
 
 
 @pytest.mark.parametrize(

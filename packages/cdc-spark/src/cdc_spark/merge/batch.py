@@ -152,7 +152,10 @@ def _aggregate_sql(rows: str) -> str:
         "count_if(is_change) AS changes",
         *(f"count_if(op = {literal(name)}) AS op_{name}" for name in CHANGE_OPS),
         "count_if(partial) AS partial",
-        f"min(CASE WHEN is_change AND (op IS NULL OR op NOT IN ({known})) THEN coalesce(op, 'null') END) AS unknown",
+        # a set, not min(): with one aggregate of its own buffer Spark aggregates by hash, where min() of a string
+        # (and max() of a sequence struct) alone make it sort the batch's every change by table first
+        f"array_min(collect_set(CASE WHEN is_change AND (op IS NULL OR op NOT IN ({known})) THEN coalesce(op, 'null')"
+        " END)) AS unknown",
         "max(cut) AS latest",
         "max_by(seq_time, cut) AS truncate_time",
         "max(stored) AS stored",
