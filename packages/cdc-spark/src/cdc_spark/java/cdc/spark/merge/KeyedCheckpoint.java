@@ -17,7 +17,6 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics;
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
-import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.LogicalRDD;
@@ -53,28 +52,28 @@ public final class KeyedCheckpoint {
   public static Dataset<Row> of(Dataset<?> frame, String[] keys, int partitions) {
     QueryExecution execution = frame.queryExecution();
     Seq<Attribute> output = execution.analyzed().output();
+    int[] positions = new int[keys.length];
     List<Attribute> key = new ArrayList<>();
-    for (String name : keys) {
-      Attribute column = named(output, name);
-      if (column == null) {
-        return Dataset.ofRows(frame.sparkSession(), checkpointed(frame, execution, null, null, null));
+    for (int k = 0; k < keys.length; k++) {
+      positions[k] = position(output, keys[k]);
+      if (positions[k] < 0) {
+        return Dataset.ofRows(frame.sparkSession(), checkpointed(frame, execution, null));
       }
-      key.add(column);
+      key.add(output.apply(positions[k]));
     }
     Expression placement = new HashPartitioning(seq(new ArrayList<Expression>(key)), partitions).partitionIdExpression();
     LongAccumulator misplaced = frame.sparkSession().sparkContext().longAccumulator("cdc checkpoint: rows out of place");
     LongAccumulator unsorted = frame.sparkSession().sparkContext().longAccumulator("cdc checkpoint: rows out of order");
     Checked checked = new Checked(output, placement, ascending(key), misplaced, unsorted);
-    LogicalRDD plan = checkpointed(frame, execution, checked, misplaced, unsorted);
+    LogicalRDD plan = checkpointed(frame, execution, checked);
     if (misplaced.value() == 0 && plan.rdd().getNumPartitions() == partitions) {
-      plan = declared(plan, positions(output, key), partitions, unsorted.value() == 0);
+      plan = declared(plan, positions, partitions, unsorted.value() == 0);
     }
     return Dataset.ofRows(frame.sparkSession(), plan);
   }
 
   /** The frame's rows computed now, copied and kept, each checked by {@code checked} where it is given. */
-  private static LogicalRDD checkpointed(
-      Dataset<?> frame, QueryExecution execution, Checked checked, LongAccumulator misplaced, LongAccumulator unsorted) {
+  private static LogicalRDD checkpointed(Dataset<?> frame, QueryExecution execution, Checked checked) {
     // one query, as Dataset.localCheckpoint runs its: the plan's own shuffles run in it too
     JavaRDD<InternalRow> kept =
         SQLExecution$.MODULE$.withNewExecutionId(
@@ -97,20 +96,17 @@ public final class KeyedCheckpoint {
    */
   @SuppressWarnings("unchecked")
   static LogicalRDD declared(LogicalRDD plan, int[] key, int partitions, boolean sorted) {
-    List<Expression> columns = new ArrayList<>();
-    List<Attribute> attributes = new ArrayList<>();
+    List<Attribute> columns = new ArrayList<>();
     for (int position : key) {
-      Attribute column = plan.output().apply(position);
-      columns.add(column);
-      attributes.add(column);
+      columns.add(plan.output().apply(position));
     }
-    Partitioning placed = new HashPartitioning(seq(columns), partitions);
+    Partitioning placed = new HashPartitioning(seq(new ArrayList<Expression>(columns)), partitions);
     Seq<Object> other = plan.otherCopyArgs();
     return new LogicalRDD(
         plan.output(),
         plan.rdd(),
         placed,
-        sorted ? seq(ascending(attributes)) : seq(List.<SortOrder>of()),
+        sorted ? seq(ascending(columns)) : seq(List.<SortOrder>of()),
         false,
         plan.stream(),
         (SparkSession) other.apply(0),
@@ -130,23 +126,16 @@ public final class KeyedCheckpoint {
     return order;
   }
 
-  private static Attribute named(Seq<Attribute> output, String name) {
-    Attribute found = null;
+  /** The position of the one column named {@code name} in {@code output}; -1 where none or several are. */
+  private static int position(Seq<Attribute> output, String name) {
+    int found = -1;
     for (int i = 0; i < output.size(); i++) {
       if (output.apply(i).name().equals(name)) {
-        if (found != null) {
-          return null; // two columns of the name: neither is declared
+        if (found >= 0) {
+          return -1; // two columns of the name: neither is declared
         }
-        found = output.apply(i);
+        found = i;
       }
-    }
-    return found;
-  }
-
-  private static int[] positions(Seq<Attribute> output, List<Attribute> key) {
-    int[] found = new int[key.size()];
-    for (int k = 0; k < key.size(); k++) {
-      found[k] = output.indexOf(key.get(k));
     }
     return found;
   }
