@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from cdc_spark.runtime.java_names import static_method
+from cdc_spark.runtime.java_names import java_array, static_method
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -49,11 +49,8 @@ def checkpoint_by_key(frame: DataFrame, keys: Sequence[str], partitions: int) ->
     if not install(spark):
         return frame.localCheckpoint()
     jar_on_this_thread(spark)
-    jvm: Any = spark._jvm
-    names = spark.sparkContext._gateway.new_array(jvm.String, len(keys))  # type: ignore[union-attr]
-    for i, key in enumerate(keys):
-        names[i] = key
-    kept = static_method(jvm, "cdc.spark.merge.KeyedCheckpoint", "of")(frame._jdf, names, partitions)
+    names = java_array(spark, "java.lang.String", keys)
+    kept = static_method(spark._jvm, "cdc.spark.merge.KeyedCheckpoint", "of")(frame._jdf, names, partitions)
     return PyDataFrame(kept, spark)
 
 

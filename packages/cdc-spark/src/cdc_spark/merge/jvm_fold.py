@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cdc_spark.merge.columns import ORDER
 from cdc_spark.merge.spec import ApplySpec
 from cdc_spark.merge.statements import literal, quote, sql_type
-from cdc_spark.runtime.java_names import static_method
+from cdc_spark.runtime.java_names import java_array, static_method
 from cdc_spark.session_conf import temporary_views
 
 if TYPE_CHECKING:
@@ -120,9 +120,7 @@ def fold_in_jvm(changes: DataFrame, spec: ApplySpec, partial_updates: bool, part
     walked = (
         laid_out.repartition(partitions, *keys).sortWithinPartitions(*keys, *newest_first).drop("__cdc_r", "__cdc_h")
     )
-    quadruples = spark.sparkContext._gateway.new_array(jvm.int, len(groups))  # type: ignore[union-attr]
-    for i, value in enumerate(groups):
-        quadruples[i] = value
+    quadruples = java_array(spark, "int", groups)
     walk = static_method(jvm, "cdc.spark.merge.NewestPerKey", "of")
     sequence = len(spec.keys)  # __cdc_n_seq's column
     folded = PyDataFrame(walk(walked._jdf, len(spec.keys), sequence, quadruples, partitions), spark)

@@ -11,7 +11,11 @@ the driver they were a sixth of the py4j threads' samples. A class named here in
 from __future__ import annotations
 
 import threading
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 _KEPT: Final[dict[tuple[int, str], Any]] = {}
 _LOCK: Final = threading.Lock()
@@ -47,9 +51,19 @@ def static_method(jvm: Any, class_name: str, method: str) -> Any:
     return found
 
 
+def java_array(spark: SparkSession, element: str, values: Sequence[Any]) -> Any:
+    """A Java array of ``element`` (a primitive's name, ``int``, or a full class name) holding ``values``."""
+    array = spark.sparkContext._gateway.new_array(  # type: ignore[union-attr]
+        java_class(spark._jvm, element), len(values)
+    )
+    for i, value in enumerate(values):
+        array[i] = value
+    return array
+
+
 def option(jvm: Any, value: Any) -> Any:
     """Scala's ``Option`` of ``value``: ``None`` for None (Java's null), else ``Some``."""
     return static_method(jvm, "scala.Option", "apply")(value)
 
 
-__all__ = ["java_class", "option", "static_method"]
+__all__ = ["java_array", "java_class", "option", "static_method"]
