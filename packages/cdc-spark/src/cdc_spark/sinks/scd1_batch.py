@@ -281,8 +281,10 @@ class Scd1Batch:
             )
             # kept saying it is placed by the key, as the walk's shuffle left it: the target's rewrite or MERGE,
             # a join by the key, then shuffles the target's rows alone
-            placed = partitions_for(session, rows)
-            resolved = resolving.localCheckpoint() if one else checkpoint_by_key(resolving, spec.keys, placed)
+            if one:
+                resolved = resolving.localCheckpoint()
+            else:  # into the partitions the walk's shuffle chose
+                resolved = checkpoint_by_key(resolving, spec.keys, partitions_for(session, rows))
         if not batch_committed(target_info, batch):
             source = resolved.where(F.col(ACTION).isNotNull())
             rule = merges(spec).target
