@@ -740,8 +740,10 @@ def test_later_avro_batches_of_the_same_schema_ids_are_built_from_the_plans_anal
     spark: Any, schema_registry: Any
 ) -> None:
     """A batch of the schema ids of an earlier one is not analyzed again: ``prepare``'s frame and the first stage's
-    (typed in the shapes' pass by the same typings) are the plans analyzed before, put over the batch's messages.
-    The third batch is another changefeed of the same ids: it decodes as the codec does, with its own rows."""
+    (typed in the shapes' pass by the same typings) are the plans analyzed before, put over the batch's messages;
+    from the third batch on, the first stage is not planned again either (its physical plan is kept over a leaf of
+    the messages' rows). The fourth batch is another changefeed of the same ids: it decodes as the codec does, with
+    its own rows, through the physical plan the third kept."""
     if "avro" not in installed_codecs():
         pytest.skip("needs cdc-avro")
     from cdc_spark.decoding import avro as avro_path
@@ -756,12 +758,14 @@ def test_later_avro_batches_of_the_same_schema_ids_are_built_from_the_plans_anal
 
     assert ids(first) == ids(other) and [m.value for m in first] != [m.value for m in other]
     jvm = Decoder()
-    for batch in (first, first, other):
+    for batch in (first, first, first, other):
         assert_same_decode(spark, batch, "avro", options, decoder=jvm)
     prepared = avro_path.prepared_plans(jvm)
-    assert (prepared.built, prepared.reused) == (1, 2)
-    # the first batch has no typing to speculate with; the second builds its typed first stage, the third reuses it
-    assert (jvm.jvm.stage_plans.built, jvm.jvm.stage_plans.reused) == (1, 1)
+    assert (prepared.built, prepared.reused) == (1, 3)
+    # the first batch has no typing to speculate with; the second builds its typed first stage, the others reuse it
+    assert (jvm.jvm.stage_plans.built, jvm.jvm.stage_plans.reused) == (1, 2)
+    # the third plans the stage made of kept plans and keeps its physical plan; the fourth fills its cache with it
+    assert (jvm.jvm.passes.planned, jvm.jvm.passes.reused) == (1, 1)
 
 
 def test_a_later_simple_batch_of_the_same_schema_versions_fetches_no_row_sample(

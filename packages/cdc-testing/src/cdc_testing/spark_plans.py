@@ -44,9 +44,12 @@ def jobs_started(spark: Any, group: str, run: Callable[[], Any]) -> list[int]:
 
 
 def kept_plans(monkeypatch: Any) -> list[str]:
-    """The plans of the frames decodes keep from now on (``cdc_spark.decoding.jvm.batch.persist_batch``), each its
-    whole query execution as Spark prints it once kept (planned for good: the physical plan is the final one)."""
+    """The plans of the frames decodes keep from now on (``persist_batch`` as the JVM path's stages call it: the
+    typed rows in ``cdc_spark.decoding.jvm.batch``, the first stage's cache in ``cdc_spark.decoding.kept_passes``
+    where no kept physical plan fills it), each its whole query execution as Spark prints it once kept (planned for
+    good: the physical plan is the final one)."""
     from cdc_spark.batch_cache import persist_batch as original
+    from cdc_spark.decoding import kept_passes
     from cdc_spark.decoding.jvm import batch
 
     plans: list[str] = []
@@ -57,6 +60,7 @@ def kept_plans(monkeypatch: Any) -> list[str]:
         return kept
 
     monkeypatch.setattr(batch, "persist_batch", persist_batch)
+    monkeypatch.setattr(kept_passes, "persist_batch", persist_batch)
     return plans
 
 

@@ -232,6 +232,13 @@ class Adapter(Protocol):
     readers_by_shape: bool
 
     @property
+    def keeps_prepared_plans(self) -> bool:
+        """Whether ``prepare`` makes its frame from an analyzed plan kept over its messages
+        (:class:`~cdc_spark.decoding.kept_plans.KeptPlans`): the first stage can then keep its physical plan too,
+        reading the messages through a leaf (:mod:`~cdc_spark.decoding.kept_passes`)."""
+        ...
+
+    @property
     def java_rows(self) -> RowTyper | None:
         """Types a table's rows in Java from each message's text (``prepare`` then keeps the text for the typing,
         and ``rows`` parses it again where the SQL typing is used after all); None: the Spark SQL typing."""

@@ -367,6 +367,10 @@ class AvroAdapter:
         self._resolved = get_codec(PROTOCOL).decoder_options(self.options)
         self._zone = zone_name(resolve_zone(self._resolved["time-zone"]))
 
+    @property
+    def keeps_prepared_plans(self) -> bool:
+        return self.kept_plans is not None
+
     def expressions_key(self) -> Hashable:
         return (zoned_key(self.protocol, self.options, self.session_zone, self._zone), self.java is not None)
 

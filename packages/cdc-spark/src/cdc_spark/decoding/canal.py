@@ -162,6 +162,7 @@ class CanalAdapter:
     protocol: str = PROTOCOL
     # the shape digest covers all the codec's schema comes from (column names, both type maps, key names)
     readers_by_shape: bool = attrs.field(default=True, init=False)
+    keeps_prepared_plans: bool = attrs.field(default=False, init=False)  # prepare builds its frame anew
     java_rows: JavaRows | None = attrs.field(init=False)  # the Java row typer, where the session has the Java
     _resolved: Options = attrs.field(init=False)
     _zone: str = attrs.field(init=False)

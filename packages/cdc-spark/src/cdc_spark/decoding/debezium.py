@@ -477,6 +477,7 @@ class DebeziumAdapter:
     java: JavaText | None = None  # the session's Java code, if it has it: the envelope read by DebeziumShape
     protocol: str = PROTOCOL
     readers_by_shape: bool = attrs.field(default=False, init=False)  # describe reads the sample beyond its shape
+    keeps_prepared_plans: bool = attrs.field(default=False, init=False)  # prepare builds its frame anew
     java_rows: None = attrs.field(default=None, init=False)  # the SQL typing
     _resolved: Options = attrs.field(init=False)
     _modes: Modes = attrs.field(init=False)

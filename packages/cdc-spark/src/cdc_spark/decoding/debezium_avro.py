@@ -144,6 +144,7 @@ def _record_column(role: str, schema_id: int) -> str:
 class DebeziumAvroAdapter(DebeziumAdapter):
     protocol: str = PROTOCOL
     readers_by_shape: bool = attrs.field(default=True, init=False)  # a shape is its pair of ids, which fix it
+    keeps_prepared_plans: bool = attrs.field(default=False, init=False)  # prepare builds its frame anew
     keys: dict[int, ConnectRecord] = attrs.field(init=False, factory=dict)  # the batch's key schemas by id
     values: dict[int, ConnectRecord] = attrs.field(init=False, factory=dict)  # its value schemas by id
 

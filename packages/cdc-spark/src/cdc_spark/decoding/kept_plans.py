@@ -12,12 +12,17 @@ analyze again. Measured at TiCDC Avro's 99,400 messages a batch: the typing's an
 A kept plan holds the plan of the input it was built over (not its data): one entry per key, a few keys at a
 time. Where plans are not reused (:data:`cdc_spark.runtime.plan_reuse.SWITCH_ENV`, or no Java code), every frame
 is built anew.
+
+A frame made from a kept plan over a frame that has a *lineage* (:func:`lineage_of`: a leaf of the messages' rows,
+or itself made from kept plans over one) has one too: the kept plans it was made of, innermost last. Two frames of
+one lineage have the same plan but for the leaf's rows, so their physical plan can be kept as well
+(:mod:`cdc_spark.decoding.kept_passes`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.runtime.plan_reuse import analyzed_plan, over, reusable
@@ -25,13 +30,37 @@ from cdc_spark.runtime.plan_reuse import analyzed_plan, over, reusable
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+_LINEAGE: Final = "_cdc_lineage"  # on the frame object itself, read without the frame's column lookup
+LEAF: Final = object()  # a leaf of rows (:meth:`cdc_spark.decoding.kept_passes.KeptPasses.leaf`), its lineage's end
+
+
+def lineage_of(frame: DataFrame) -> tuple[object, ...] | None:
+    """The kept plans ``frame`` was made of over a leaf, innermost last; None where it was built otherwise."""
+    found = vars(frame).get(_LINEAGE)
+    return found if isinstance(found, tuple) else None
+
+
+def with_lineage(frame: DataFrame, lineage: tuple[object, ...]) -> DataFrame:
+    """``frame``, marked as made of ``lineage``."""
+    setattr(frame, _LINEAGE, lineage)
+    return frame
+
+
+class _Kept:
+    """A kept analyzed plan, and the object that names it in a frame's lineage (compared by identity)."""
+
+    __slots__ = ("plan",)
+
+    def __init__(self, plan: Any) -> None:
+        self.plan = plan
+
 
 class KeptPlans:
     """Analyzed plans of frames built over one input each (a view named ``view``), by key and input schema."""
 
     def __init__(self, view: str, capacity: int = 8) -> None:
         self.view = view
-        self._plans: Reuse[Any] = Reuse(capacity)
+        self._plans: Reuse[_Kept] = Reuse(capacity)
         self.built = 0  # frames built and their plans kept
         self.reused = 0  # frames made from a kept plan
 
@@ -43,11 +72,12 @@ class KeptPlans:
             return build(source)
         kept_key = (key, source._jdf.schema().json())
         kept = self._plans.peek(kept_key)
-        if kept is not None and (frame := over(kept, [self.view], [source])) is not None:
+        if kept is not None and (frame := over(kept.plan, [self.view], [source])) is not None:
             self.reused += 1
-            return frame
+            inner = lineage_of(source)
+            return frame if inner is None else with_lineage(frame, (kept, *inner))
         frame = build(source.alias(self.view))
-        self._plans.put(kept_key, analyzed_plan(frame))
+        self._plans.put(kept_key, _Kept(analyzed_plan(frame)))
         self.built += 1
         return frame
 
@@ -56,4 +86,4 @@ class KeptPlans:
         self.built = self.reused = 0
 
 
-__all__ = ["KeptPlans"]
+__all__ = ["LEAF", "KeptPlans", "lineage_of", "with_lineage"]

@@ -218,6 +218,7 @@ class SimpleAdapter:
     # codec's); readers whose sample had no location for a TIMESTAMP column (its value null) are not kept
     # (``ShapeReaders.reusable``).
     readers_by_shape: bool = attrs.field(default=True, init=False)
+    keeps_prepared_plans: bool = attrs.field(default=False, init=False)  # prepare builds its frame anew
     java_rows: JavaRows | None = attrs.field(init=False)  # the Java row typer, where the session has the Java
     _resolved: Options = attrs.field(init=False)
 

@@ -214,7 +214,9 @@ def _shapes(request: _Request) -> _Shaped:
     in_pass: tuple[TableTyping, ...] | None = None
     planned = {} if executors_compile_huge_methods(spark) else dict(SPLIT_METHODS)
     envelope = None if speculation is None else speculation.envelope
-    prepared_text = untyped = adapter.prepare(request.messages, envelope)
+    # the messages' rows as a leaf where the pass can keep its physical plan over them (kept_passes)
+    leaf = caches.passes.leaf(request.messages) if adapter.keeps_prepared_plans else None
+    prepared_text = untyped = adapter.prepare(request.messages if leaf is None else leaf, envelope)
     records = adapter.records(untyped)
     if speculation is not None:  # the cache holds the changes typed, not their text: one row per change
         rows = with_typed_rows(prepared_text, speculation.typings, speculation.functions, caches.row_calls)
@@ -235,8 +237,9 @@ def _shapes(request: _Request) -> _Shaped:
         cached = caches.stage_plans.frame((typing_key, keep_value), prepared_text, typed_in_pass)
     else:
         cached = without_payloads(prepared_text, keep_value)
-    with session_conf(spark, planned if in_pass is not None else {}):
-        stored = persist_batch(cached)
+    settings = planned if in_pass is not None else {}
+    with session_conf(spark, settings):
+        stored = caches.passes.persist(cached, leaf, settings)
     cache = ranked(stored)
     prepared = cache if speculation is None else cache.where(F.col(A.POSITION) == 0)
     known = [*request.known_versions, *request.schemas.values()]

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from cdc_spark.decoding.adapter import ShapeReaders
+from cdc_spark.decoding.kept_passes import KeptPasses
 from cdc_spark.decoding.kept_plans import KeptPlans
 from cdc_spark.decoding.reuse import Reuse
 
@@ -37,6 +38,8 @@ class JvmCaches:
         self.speculations: Reuse[tuple[TableTyping, ...]] = Reuse(capacity=8)
         # the analyzed plan of the first stage's frame where the last batch's SQL typing types the messages in it
         self.stage_plans = KeptPlans("__cdc_prepared__")
+        # its physical plan, where the frame is made of kept plans over a leaf of the messages' rows
+        self.passes = KeptPasses()
         # batches typed in their shapes' pass ("typed"), again after a speculation that missed ("retyped"), or
         # without one ("unspeculated")
         self.speculated: Counter[str] = Counter()
@@ -48,6 +51,7 @@ class JvmCaches:
         for kept in (self.typings, self.shapes, self.row_calls, self.change_columns, self.parts, self.speculations):
             kept.clear()
         self.stage_plans.clear()
+        self.passes.clear()
         self.speculated.clear()
         self.running_clocks.clear()
 
