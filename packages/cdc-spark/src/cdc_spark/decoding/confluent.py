@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from cdc_core.schema_registry import Registry, RegistrySettings
+from cdc_spark.runtime.java_names import static_method
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -80,9 +81,19 @@ def known_id(data: Column, schema_ids: Iterable[int]) -> Column:
 
 
 def batch_ids(messages: DataFrame) -> tuple[set[int], set[int]]:
-    """The schema ids of the batch's keys and of its values, from one small job over the headers."""
+    """The schema ids of the batch's keys and of its values, from one small job over the headers: in the JVM where
+    the project's Java code is here (``cdc.spark.rows.SchemaIds``: one stage, nothing planned but the messages'
+    scan), else a distinct of the headers."""
     from pyspark.sql import functions as F
 
+    from cdc_spark.runtime.java_code import install, jar_on_this_thread
+
+    spark = messages.sparkSession
+    if install(spark):
+        jar_on_this_thread(spark)
+        found = static_method(spark._jvm, "cdc.spark.rows.SchemaIds", "of")(messages._jdf, "key", "value")
+        if found is not None:
+            return set(found[0]), set(found[1])
     headers = messages.select(header(F.col("key")).alias("k"), header(F.col("value")).alias("v")).distinct().collect()
     keys = {i for i in (confluent_id(r["k"]) for r in headers) if i is not None}
     values = {i for i in (confluent_id(r["v"]) for r in headers) if i is not None}
