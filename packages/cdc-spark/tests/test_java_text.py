@@ -303,8 +303,9 @@ def test_a_protocol_is_typed_by_the_java_readers_and_alike_without_them(
     java: Any, kafka_frame: Any, monkeypatch: pytest.MonkeyPatch, protocol: str
 ) -> None:
     """Canal-JSON's rows typed by the Java row typer, by the SQL typing with the Java readers, and with Spark SQL
-    alone: the same rows; Simple's with and without the Java readers."""
-    from cdc_spark.decoding import decode, java_rows, java_text
+    alone: the same rows; Simple's with and without the Java readers. Each way decodes with a decoder of its own: a
+    typing another test kept in the shared one would type the batch in its first stage, under that test's plans."""
+    from cdc_spark.decoding import Decoder, decode, java_rows, java_text
     from cdc_testing.changefeed import encode, generate
     from cdc_testing.spark_plans import kept_plans
 
@@ -315,7 +316,7 @@ def test_a_protocol_is_typed_by_the_java_readers_and_alike_without_them(
         monkeypatch.setenv(java_text.SWITCH_ENV, readers)
         monkeypatch.setenv(java_rows.SWITCH_ENV, rows)
         plans.clear()
-        decoded = decode(frame, protocol)
+        decoded = decode(frame, protocol, decoder=Decoder())
         try:
             changes[(readers, rows)] = _changes(decoded)
             plan = " ".join(plans)
