@@ -1677,3 +1677,31 @@ def test_schemaless_debezium_rows_are_typed_as_text_not_dead_letters(spark: Any)
         assert len(letters) == len(rows) and all("untyped-columns=reject" in r["error"] for r in letters)
     finally:
         strict.release()
+
+
+def test_an_adapter_without_the_newer_properties_decodes_as_before(spark: Any) -> None:
+    """An adapter another package registers may predate ``keeps_prepared_plans``: read as False, its batches decode
+    as the codec does, and no leaf or kept physical plan is made for them."""
+    from cdc_spark.decoding import canal as canal_path
+
+    class Older:
+        """The Canal-JSON adapter as a package written before the property would give it."""
+
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def __getattr__(self, name: str) -> Any:
+            if name == "keeps_prepared_plans":
+                raise AttributeError(name)
+            return getattr(self._inner, name)
+
+    def older(options: Any, zone: str, session: Any, state: Any) -> Any:
+        made = canal_path.adapter(options, zone, session, state)
+        return None if made is None else Older(made)
+
+    decoder = Decoder()
+    decoder._factories["canal-json"] = older
+    messages = list(encode(generate(seed=5, transactions=20), "canal-json"))
+    for _ in range(2):
+        assert_same_decode(spark, messages, "canal-json", decoder=decoder)
+    assert (decoder.jvm.passes.planned, decoder.jvm.passes.reused) == (0, 0)

@@ -214,8 +214,10 @@ def _shapes(request: _Request) -> _Shaped:
     in_pass: tuple[TableTyping, ...] | None = None
     planned = {} if executors_compile_huge_methods(spark) else dict(SPLIT_METHODS)
     envelope = None if speculation is None else speculation.envelope
-    # the messages' rows as a leaf where the pass can keep its physical plan over them (kept_passes)
-    leaf = caches.passes.leaf(request.messages) if adapter.keeps_prepared_plans else None
+    # the messages' rows as a leaf where the pass can keep its physical plan over them (kept_passes); read with a
+    # default, as an adapter another package registers may predate the property
+    keeps_plans = bool(getattr(adapter, "keeps_prepared_plans", False))
+    leaf = caches.passes.leaf(request.messages) if keeps_plans else None
     prepared_text = untyped = adapter.prepare(request.messages if leaf is None else leaf, envelope)
     records = adapter.records(untyped)
     if speculation is not None:  # the cache holds the changes typed, not their text: one row per change
