@@ -43,12 +43,11 @@ def checkpoint_by_key(frame: DataFrame, keys: Sequence[str], partitions: int) ->
     rows' place, and each later join by the key shuffles them again."""
     from pyspark.sql import DataFrame as PyDataFrame
 
-    from cdc_spark.runtime.java_code import install, jar_on_this_thread
+    from cdc_spark.runtime.java_code import callable_here
 
     spark = frame.sparkSession
-    if not install(spark):
+    if not callable_here(spark):
         return frame.localCheckpoint()
-    jar_on_this_thread(spark)
     names = java_array(spark, "java.lang.String", keys)
     kept = static_method(spark._jvm, "cdc.spark.merge.KeyedCheckpoint", "of")(frame._jdf, names, partitions)
     return PyDataFrame(kept, spark)
@@ -70,12 +69,11 @@ def table_rows(wide: DataFrame, index: int, column: str = "__tidx") -> DataFrame
     ``wide`` itself (the caller's filter by ``column`` gives the same rows)."""
     from pyspark.sql import DataFrame as PyDataFrame
 
-    from cdc_spark.runtime.java_code import install, jar_on_this_thread
+    from cdc_spark.runtime.java_code import callable_here
 
     spark = wide.sparkSession
-    if not install(spark):
+    if not callable_here(spark):
         return wide
-    jar_on_this_thread(spark)
     jvm: Any = spark._jvm
     rows = static_method(jvm, "cdc.spark.plans.TableRows", "of")(wide._jdf, column, index)
     return wide if rows is None else PyDataFrame(rows, spark)

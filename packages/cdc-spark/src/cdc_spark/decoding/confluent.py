@@ -86,11 +86,10 @@ def batch_ids(messages: DataFrame) -> tuple[set[int], set[int]]:
     scan), else a distinct of the headers."""
     from pyspark.sql import functions as F
 
-    from cdc_spark.runtime.java_code import install, jar_on_this_thread
+    from cdc_spark.runtime.java_code import callable_here
 
     spark = messages.sparkSession
-    if install(spark):
-        jar_on_this_thread(spark)
+    if callable_here(spark):
         found = static_method(spark._jvm, "cdc.spark.rows.SchemaIds", "of")(messages._jdf, "key", "value")
         if found is not None:
             return set(found[0]), set(found[1])

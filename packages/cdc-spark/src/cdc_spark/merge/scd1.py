@@ -252,16 +252,15 @@ def resolve(
     the session allow, into partitions for ``rows`` (the stored keys and changes; None: not counted), and that
     fold's shuffle runs now.
     """
-    from cdc_spark.runtime.java_code import install, jar_on_this_thread
+    from cdc_spark.runtime.java_code import callable_here
 
     schema = changes.schema
     fields = [schema[k] for k in spec.keys]
     seq_type = stored.schema[SEQUENCE].dataType
     partial = summary.partial_updates > 0
     spark = changes.sparkSession
-    walked = fold_by_walk and foldable(schema, spec) and install(spark)
+    walked = fold_by_walk and foldable(schema, spec) and callable_here(spark)
     if walked:
-        jar_on_this_thread(spark)
         changes = fold_in_jvm(changes, spec, partial, partitions_for(spark, rows))
 
     def statement(source: str, state: str) -> str:

@@ -116,4 +116,13 @@ def jar_on_this_thread(spark: SparkSession) -> None:
     )
 
 
-__all__ = ["JavaCodeError", "install", "jar", "jar_on_this_thread", "jar_path", "javac"]
+def callable_here(spark: SparkSession) -> bool:
+    """Whether this thread can call the project's Java code in ``spark``: the jar installed (:func:`install`), then
+    the session's class loader made this thread's (:func:`jar_on_this_thread`). False where the jar cannot be had."""
+    if not install(spark):
+        return False
+    jar_on_this_thread(spark)
+    return True
+
+
+__all__ = ["JavaCodeError", "callable_here", "install", "jar", "jar_on_this_thread", "jar_path", "javac"]

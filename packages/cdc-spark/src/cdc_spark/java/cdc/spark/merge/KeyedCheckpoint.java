@@ -1,5 +1,6 @@
 package cdc.spark.merge;
 
+import cdc.spark.plans.Columns;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -55,7 +56,7 @@ public final class KeyedCheckpoint {
     int[] positions = new int[keys.length];
     List<Attribute> key = new ArrayList<>();
     for (int k = 0; k < keys.length; k++) {
-      positions[k] = position(output, keys[k]);
+      positions[k] = Columns.only(output, keys[k], null); // -1 for two of the name: neither is declared
       if (positions[k] < 0) {
         return Dataset.ofRows(frame.sparkSession(), checkpointed(frame, execution, null));
       }
@@ -127,19 +128,6 @@ public final class KeyedCheckpoint {
   }
 
   /** The position of the one column named {@code name} in {@code output}; -1 where none or several are. */
-  private static int position(Seq<Attribute> output, String name) {
-    int found = -1;
-    for (int i = 0; i < output.size(); i++) {
-      if (output.apply(i).name().equals(name)) {
-        if (found >= 0) {
-          return -1; // two columns of the name: neither is declared
-        }
-        found = i;
-      }
-    }
-    return found;
-  }
-
   /** What is checked of each row: its partition by the key's hash, and its order after the row before it. */
   private static final class Checked implements java.io.Serializable {
     private final Seq<Attribute> output;

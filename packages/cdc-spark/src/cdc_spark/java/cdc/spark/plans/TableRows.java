@@ -55,7 +55,7 @@ public final class TableRows {
       node = node.children().apply(0);
     }
     LogicalRDD checkpoint = (LogicalRDD) node;
-    int ordinal = ordinalOf(checkpoint.output(), column);
+    int ordinal = Columns.only(checkpoint.output(), column, DataTypes.IntegerType);
     if (ordinal < 0 || !passedThrough(analyzed.output(), checkpoint.output().apply(ordinal))) {
       return null;
     }
@@ -79,16 +79,6 @@ public final class TableRows {
       }
     }
     return true;
-  }
-
-  private static int ordinalOf(Seq<Attribute> output, String column) {
-    for (int i = 0; i < output.size(); i++) {
-      Attribute attribute = output.apply(i);
-      if (attribute.name().equals(column) && attribute.dataType().equals(DataTypes.IntegerType)) {
-        return i;
-      }
-    }
-    return -1;
   }
 
   private static boolean passedThrough(Seq<Attribute> output, Attribute column) {

@@ -1,14 +1,16 @@
 package cdc.spark.rows;
 
-import java.util.ArrayList;
+import cdc.spark.plans.Columns;
 import java.util.Iterator;
 import java.util.List;
 import java.util.TreeSet;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.types.BinaryType$;
+import org.apache.spark.unsafe.Platform;
 import scala.collection.immutable.Seq;
 import scala.reflect.ClassTag$;
 
@@ -28,8 +30,8 @@ public final class SchemaIds {
    */
   public static long[][] of(Dataset<?> frame, String key, String value) {
     Seq<Attribute> output = frame.queryExecution().analyzed().output();
-    int keyAt = binary(output, key);
-    int valueAt = binary(output, value);
+    int keyAt = Columns.only(output, key, BinaryType$.MODULE$);
+    int valueAt = Columns.only(output, value, BinaryType$.MODULE$);
     if (keyAt < 0 || valueAt < 0) {
       return null;
     }
@@ -65,22 +67,32 @@ public final class SchemaIds {
     if (row.isNullAt(at)) {
       return;
     }
-    byte[] data = row.getBinary(at);
-    if (data.length >= HEADER && data[0] == 0) {
-      // unsigned, as the header is read everywhere else
-      ids.add(((data[1] & 0xffL) << 24) | ((data[2] & 0xffL) << 16) | ((data[3] & 0xffL) << 8) | (data[4] & 0xffL));
+    long id = row instanceof UnsafeRow unsafe ? headerId(unsafe, at) : headerId(row.getBinary(at));
+    if (id >= 0) {
+      ids.add(id);
     }
   }
 
-  private static int binary(Seq<Attribute> output, String name) {
-    List<Integer> found = new ArrayList<>();
-    for (int i = 0; i < output.size(); i++) {
-      Attribute column = output.apply(i);
-      if (column.name().equals(name) && column.dataType() == BinaryType$.MODULE$) {
-        found.add(i);
-      }
+  /** The id of an unsafe row's record, read in place: its five bytes, not a copy of the whole record. */
+  private static long headerId(UnsafeRow row, int at) {
+    long offsetAndSize = row.getLong(at);
+    if ((int) offsetAndSize < HEADER) {
+      return -1;
     }
-    return found.size() == 1 ? found.get(0) : -1;
+    Object base = row.getBaseObject();
+    long start = row.getBaseOffset() + (offsetAndSize >> 32);
+    byte[] header = new byte[HEADER];
+    Platform.copyMemory(base, start, header, Platform.BYTE_ARRAY_OFFSET, HEADER);
+    return headerId(header);
+  }
+
+  /** The id a record's header names, -1 where it is short or its magic byte is not 0 (not a Confluent record). */
+  private static long headerId(byte[] data) {
+    if (data.length < HEADER || data[0] != 0) {
+      return -1;
+    }
+    // unsigned, as the header is read everywhere else
+    return ((data[1] & 0xffL) << 24) | ((data[2] & 0xffL) << 16) | ((data[3] & 0xffL) << 8) | (data[4] & 0xffL);
   }
 
   private static long[] array(TreeSet<Long> ids) {
