@@ -650,14 +650,23 @@ def test_a_later_avro_batch_of_the_same_schema_ids_builds_and_describes_nothing_
 ) -> None:
     """The columns ``prepare`` adds are built once per set of schema ids, and a shape (its pair of ids) is described
     once: a second batch of the same ids builds neither and does not call describe (which would make the codec's
-    decoder), and decodes as the codec does. A batch of other ids builds its columns anew."""
+    decoder), and takes the first's ids without a job over its headers. A batch with an id that guess lacks (and
+    broken records) sends those records to the codec in its first pass; its ids are then found, it is prepared again
+    for both sets and decodes as the codec does. A later batch of some of those ids takes them, building nothing."""
     if "avro" not in installed_codecs():
         pytest.skip("needs cdc-avro")
     from cdc_spark.decoding import avro as avro_path
+    from cdc_spark.decoding import confluent
 
     options = {"schema-registry": schema_registry.url}
     encoder = {**options, "enable-tidb-extension": True}
-    messages = _broken_avro(list(encode(generate(seed=7, transactions=24), "avro", encoder)))
+    messages = list(encode(generate(seed=7, transactions=24), "avro", encoder))
+    half = messages[: len(messages) // 2]
+
+    def ids(batch: list[Message]) -> set[bytes]:
+        return {m.value[1:5] for m in batch if m.value and m.value[0] == 0 and len(m.value) > 9}
+
+    assert ids(half) < ids(messages)
     described: list[int] = []  # the samples handed to describe, per call
     describe = avro_path.AvroAdapter.describe
 
@@ -665,23 +674,33 @@ def test_a_later_avro_batch_of_the_same_schema_ids_builds_and_describes_nothing_
         described.append(len(samples))
         return describe(self, samples, known)
 
-    monkeypatch.setattr(avro_path.AvroAdapter, "describe", counted)
-    decoder = Decoder()
-    assert_same_decode(spark, messages, "avro", options, decoder=decoder)
-    shapes, columns = decoder.jvm.shapes.builds, avro_path.prepared_columns(decoder)
-    assert columns.builds == 1 and shapes >= 3 and sum(described) == shapes
-    described.clear()
-    assert_same_decode(spark, messages, "avro", options, decoder=decoder)
-    assert (columns.builds, columns.hits) == (1, 1)
-    assert decoder.jvm.shapes.builds == shapes and described == []  # nothing to describe: not called
+    found: list[int] = []  # the jobs that found a batch's schema ids
+    batch_ids = confluent.batch_ids
 
-    def ids(batch: list[Message]) -> set[bytes]:
-        return {m.value[1:5] for m in batch if m.value and m.value[0] == 0 and len(m.value) > 9}
+    def counted_ids(frame: Any) -> tuple[set[int], set[int]]:
+        found.append(1)
+        return batch_ids(frame)
+
+    monkeypatch.setattr(avro_path.AvroAdapter, "describe", counted)
+    monkeypatch.setattr(confluent, "batch_ids", counted_ids)
+    decoder = Decoder()
+    assert_same_decode(spark, half, "avro", options, decoder=decoder)
+    shapes, columns = decoder.jvm.shapes.builds, avro_path.prepared_columns(decoder)
+    assert columns.builds == 1 and shapes >= 3 and sum(described) == shapes and len(found) == 1
+    described.clear()
+    assert_same_decode(spark, half, "avro", options, decoder=decoder)
+    assert (columns.builds, columns.hits, len(found)) == (1, 1, 1)  # guessed: no job
+    assert decoder.jvm.shapes.builds == shapes and described == []  # nothing to describe: not called
+    decoded = assert_same_decode(spark, _broken_avro(messages), "avro", options, decoder=decoder)
+    assert decoded.paths["codec"] >= 3  # the broken records, the codec's dead letters
+    assert (columns.builds, len(found)) == (2, 2)  # the guess missed: its ids found, prepared again
+    guesses = avro_path.guessed_schema_ids(decoder)
+    assert guesses.hits == 2 and guesses.builds == 2
 
     first_table = [m for m in messages if m.value and m.value[:5] == messages[0].value[:5]]
-    assert ids(first_table) != ids(messages)
+    assert ids(first_table) < ids(messages)
     assert_same_decode(spark, first_table, "avro", options, decoder=decoder)
-    assert columns.builds == 2
+    assert (columns.builds, len(found), guesses.hits) == (2, 2, 3)
 
 
 @pytest.mark.parametrize("encoder", AVRO_VARIANTS, ids=["plain", "extension"])

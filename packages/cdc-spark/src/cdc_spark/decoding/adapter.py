@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -274,6 +274,18 @@ class Adapter(Protocol):
         ...
 
 
+@runtime_checkable
+class GuessesInputs(Protocol):
+    """An adapter whose ``prepare`` may take what it needs to know of a batch from earlier batches instead of a job
+    over this one (TiCDC Avro: the schema ids), sending a message the guess does not cover to the codec."""
+
+    def missed_guess(self, messages: DataFrame) -> bool:
+        """Whether ``prepare`` guessed and a message of ``messages`` needs more than the guess: ``prepare`` is then
+        called again and takes both. Asked only where the batch's pass leaves a residue (a guess that covered
+        everything leaves none of its own)."""
+        ...
+
+
 _Kept = TypeVar("_Kept")
 
 
@@ -295,6 +307,7 @@ __all__ = [
     "Adapter",
     "AdapterFactory",
     "AdapterState",
+    "GuessesInputs",
     "ParsedReader",
     "Reader",
     "Route",

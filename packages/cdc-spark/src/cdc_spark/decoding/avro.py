@@ -1,6 +1,7 @@
 """TiCDC Avro on the JVM path: Confluent-framed records read by spark-avro's ``from_avro``, typed values kept typed.
 
 Every key and value starts with the Confluent header (magic 0, 4-byte schema id). The schema ids of a batch are
+the last batch's (a guess, checked where the batch leaves a residue: :mod:`~cdc_spark.decoding.guessed_ids`), or
 found first (one small job over the 5-byte headers, no payload), their writer schemas fetched on the driver from
 the registry (cached for the process: an id never changes), and each record is then decoded by one ``from_avro``
 per schema id, the header cut off in the JVM. A change is:
@@ -47,10 +48,11 @@ from cdc_core.schema import TableSchema
 from cdc_core.textual import resolve_zone, zone_name
 from cdc_core.types import DataType, LogicalTypeVisitor, MySQLType
 from cdc_spark.decoding import adapter as A
-from cdc_spark.decoding import confluent
+from cdc_spark.decoding import confluent, guessed_ids
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.avro_records import permissive_from_avro
 from cdc_spark.decoding.confluent import read_whole, with_end_marker
+from cdc_spark.decoding.guessed_ids import Guess
 from cdc_spark.decoding.java_text import JavaText
 from cdc_spark.decoding.jvm_values import (
     Typed,
@@ -352,6 +354,9 @@ class AvroAdapter:
     java: JavaText | None = None  # the session's Java readers, if it has them
     # ``prepare``'s frames' analyzed plans, kept by the decoder with the columns (None: each batch analyzes its own)
     kept_plans: KeptPlans | None = None
+    # the schema ids the last batch of each Spark app and expressions key was prepared for, kept by the decoder: the
+    # next batch's guess (:mod:`~cdc_spark.decoding.guessed_ids`); None: each batch finds its own
+    guesses: Reuse[Guess[WriterSchema]] | None = None
     protocol: str = PROTOCOL
     # a shape is its pair of schema ids, and the codec's schema of a sample comes from those writer schemas alone
     readers_by_shape: bool = attrs.field(default=True, init=False)
@@ -360,6 +365,8 @@ class AvroAdapter:
     _zone: str = attrs.field(init=False)
     keys: dict[int, WriterSchema] = attrs.field(init=False, factory=dict)  # the batch's key schemas by id
     values: dict[int, WriterSchema] = attrs.field(init=False, factory=dict)  # its value schemas by id
+    _ids: Guess[WriterSchema] | None = attrs.field(init=False, default=None)  # the ids the batch is prepared for
+    _guessed: bool = attrs.field(init=False, default=False)  # taken from an earlier batch, not found in this one
 
     def __attrs_post_init__(self) -> None:
         # as the codec's decoder reads them: encoder-only options and TiCDC's sink-URI parameters ignored (with the
@@ -399,11 +406,51 @@ class AvroAdapter:
         return found
 
     def _learn_schemas(self, messages: DataFrame) -> None:
-        """The batch's schema ids, from one small job over the headers; their schemas from the registry."""
+        """The batch's schema ids and their schemas: the guess an earlier batch left, else found by one small job
+        over the headers, their schemas from the registry. Once per batch (a later ``prepare`` keeps them)."""
+        if self._ids is not None:
+            return
+        guess = None if self.guesses is None else self.guesses.peek(self._guess_key(messages))
+        if guess is not None:
+            self._guessed = True
+            self._prepare_for(guess)
+            return
+        self._found(messages, *confluent.batch_ids(messages))
+
+    def missed_guess(self, messages: DataFrame) -> bool:
+        """Whether the batch was prepared for guessed ids and has one more (its records went to the codec): then
+        prepared for both from here on. Asked where the batch's pass leaves a residue; finds the ids (one job)."""
+        if not self._guessed or self._ids is None:
+            return False
+        self._guessed = False
         key_ids, value_ids = confluent.batch_ids(messages)
-        fetched = self._fetch(key_ids | value_ids)
-        self.keys = {i: fetched[i] for i in sorted(key_ids) if i in fetched}
-        self.values = {i: fetched[i] for i in sorted(value_ids) if i in fetched}
+        if self._ids.covers(key_ids, value_ids):
+            return False
+        self._found(messages, key_ids, value_ids)
+        return True
+
+    def _found(self, messages: DataFrame, key_ids: set[int], value_ids: set[int]) -> None:
+        """Prepare for the ids found (and any this batch was prepared for), kept as the next batch's guess."""
+        earlier = self._ids
+        asked = key_ids | value_ids
+        if earlier is not None:
+            asked = (key_ids - earlier.tried_keys) | (value_ids - earlier.tried_values)
+        fetched = {**({} if earlier is None else {**earlier.keys, **earlier.values}), **self._fetch(asked)}
+        ids = guessed_ids.found(
+            {i: fetched[i] for i in key_ids if i in fetched}, {i: fetched[i] for i in value_ids if i in fetched},
+            key_ids, value_ids,
+        )  # fmt: skip
+        ids = ids if earlier is None else earlier.joined(ids)
+        self._prepare_for(ids)
+        if self.guesses is not None:
+            self.guesses.put(self._guess_key(messages), ids)
+
+    def _prepare_for(self, ids: Guess[WriterSchema]) -> None:
+        self._ids = ids
+        self.keys, self.values = dict(ids.keys), dict(ids.values)
+
+    def _guess_key(self, messages: DataFrame) -> Hashable:
+        return (app_of(messages), self.expressions_key())
 
     def prepare(self, messages: DataFrame, envelope: str | None = None) -> DataFrame:
         A.no_typed_envelope(self.protocol, envelope)
@@ -601,8 +648,9 @@ def adapter(
     schema registry (Glue-framed data only: the codec), and the prepared columns kept by ``decoder``."""
     if not str(options.get("schema-registry") or ""):
         return None
-    plans = prepared_plans(decoder)
-    return AvroAdapter(options, session_zone, prepared_columns(decoder), java=JavaText.of(spark), kept_plans=plans)
+    plans, guesses = prepared_plans(decoder), guessed_schema_ids(decoder)
+    return AvroAdapter(options, session_zone, prepared_columns(decoder), java=JavaText.of(spark), kept_plans=plans,
+                       guesses=guesses)  # fmt: skip
 
 
 def prepared_columns(decoder: A.AdapterState) -> Reuse[PreparedColumns]:
@@ -616,10 +664,16 @@ def prepared_plans(decoder: A.AdapterState) -> KeptPlans:
     return decoder.kept(f"{PROTOCOL}:plans", lambda: KeptPlans("__cdc_messages__", capacity=8))
 
 
+def guessed_schema_ids(decoder: A.AdapterState) -> Reuse[Guess[WriterSchema]]:
+    """The schema ids each Spark app's last batch was prepared for (by adapter key), as ``decoder`` keeps them."""
+    return decoder.kept(f"{PROTOCOL}:ids", lambda: Reuse[Guess[WriterSchema]](capacity=8))
+
+
 __all__ = [
     "AvroAdapter",
     "WriterSchema",
     "adapter",
+    "guessed_schema_ids",
     "prepared_columns",
     "prepared_plans",
     "value_reader",

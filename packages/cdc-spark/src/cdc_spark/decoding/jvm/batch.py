@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING
 import attrs
 
 from cdc_core.schema import TableSchema
-from cdc_spark.batch_cache import persist_batch
+from cdc_spark.batch_cache import persist_batch, release
 from cdc_spark.decoding import adapter as A
-from cdc_spark.decoding.adapter import Adapter, Route, ShapeReaders
+from cdc_spark.decoding.adapter import Adapter, GuessesInputs, Route, ShapeReaders
 from cdc_spark.decoding.contract import DecodedChanges
 from cdc_spark.decoding.coordinates import COORDINATES, join_on_coordinates
 from cdc_spark.decoding.jvm.caches import JvmCaches
@@ -187,6 +187,9 @@ def decode(
     steps = Steps()
     with steps.timed("shapes"):
         shaped = _shapes(request)
+        if shaped.found.python_messages and _missed_guess(request.adapter, request.messages):
+            release(shaped.stored)  # its pass sent messages the guess did not cover to the codec: prepared again
+            shaped = _shapes(request)
     with steps.timed("schemas"):
         learned = _schemas(request, shaped)
     typed = _Typed(learned.typings)
@@ -200,6 +203,12 @@ def decode(
     else:
         residue = _Residue(None, dict(learned.provisional), jvm_tables)
     return _result(request, shaped, typed, residue, steps=steps, time_as=time_as)
+
+
+def _missed_guess(adapter: Adapter, messages: DataFrame) -> bool:
+    """Whether the adapter prepared the batch for what it guessed from earlier batches and missed
+    (:class:`~cdc_spark.decoding.adapter.GuessesInputs`)."""
+    return isinstance(adapter, GuessesInputs) and adapter.missed_guess(messages)
 
 
 def _shapes(request: _Request) -> _Shaped:
