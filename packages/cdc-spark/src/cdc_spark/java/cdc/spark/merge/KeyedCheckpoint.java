@@ -1,6 +1,7 @@
 package cdc.spark.merge;
 
 import cdc.spark.plans.Columns;
+import cdc.spark.plans.ScalaSeqs;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -27,7 +28,6 @@ import org.apache.spark.sql.execution.SQLExecution$;
 import org.apache.spark.util.LongAccumulator;
 import scala.Option;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 import scala.math.Ordering;
 import scala.reflect.ClassTag$;
 
@@ -62,7 +62,8 @@ public final class KeyedCheckpoint {
       }
       key.add(output.apply(positions[k]));
     }
-    Expression placement = new HashPartitioning(seq(new ArrayList<Expression>(key)), partitions).partitionIdExpression();
+    Expression placement =
+        new HashPartitioning(ScalaSeqs.of(new ArrayList<Expression>(key)), partitions).partitionIdExpression();
     LongAccumulator misplaced = frame.sparkSession().sparkContext().longAccumulator("cdc checkpoint: rows out of place");
     LongAccumulator unsorted = frame.sparkSession().sparkContext().longAccumulator("cdc checkpoint: rows out of order");
     Checked checked = new Checked(output, placement, ascending(key), misplaced, unsorted);
@@ -101,13 +102,13 @@ public final class KeyedCheckpoint {
     for (int position : key) {
       columns.add(plan.output().apply(position));
     }
-    Partitioning placed = new HashPartitioning(seq(new ArrayList<Expression>(columns)), partitions);
+    Partitioning placed = new HashPartitioning(ScalaSeqs.of(new ArrayList<Expression>(columns)), partitions);
     Seq<Object> other = plan.otherCopyArgs();
     return new LogicalRDD(
         plan.output(),
         plan.rdd(),
         placed,
-        sorted ? seq(ascending(columns)) : seq(List.<SortOrder>of()),
+        sorted ? ScalaSeqs.of(ascending(columns)) : ScalaSeqs.of(List.<SortOrder>of()),
         false,
         plan.stream(),
         (SparkSession) other.apply(0),
@@ -115,19 +116,14 @@ public final class KeyedCheckpoint {
         (Option<ExpressionSet>) other.apply(2));
   }
 
-  static <T> Seq<T> seq(List<T> items) {
-    return CollectionConverters.asScala(items).toSeq();
-  }
-
   private static List<SortOrder> ascending(List<Attribute> key) {
     List<SortOrder> order = new ArrayList<>();
     for (Attribute column : key) {
-      order.add(new SortOrder(column, Ascending$.MODULE$, NullsFirst$.MODULE$, seq(List.of())));
+      order.add(new SortOrder(column, Ascending$.MODULE$, NullsFirst$.MODULE$, ScalaSeqs.of(List.of())));
     }
     return order;
   }
 
-  /** The position of the one column named {@code name} in {@code output}; -1 where none or several are. */
   /** What is checked of each row: its partition by the key's hash, and its order after the row before it. */
   private static final class Checked implements java.io.Serializable {
     private final Seq<Attribute> output;
@@ -166,8 +162,9 @@ public final class KeyedCheckpoint {
       this.checked = checked;
       this.partition = partition;
       this.place =
-          checked == null ? null : UnsafeProjection.create(seq(List.of(checked.placement)), checked.output);
-      this.ordering = checked == null ? null : RowOrdering$.MODULE$.create(seq(checked.order), checked.output);
+          checked == null ? null : UnsafeProjection.create(ScalaSeqs.of(List.of(checked.placement)), checked.output);
+      this.ordering =
+          checked == null ? null : RowOrdering$.MODULE$.create(ScalaSeqs.of(checked.order), checked.output);
     }
 
     @Override

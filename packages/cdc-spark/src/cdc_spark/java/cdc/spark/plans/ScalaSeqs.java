@@ -5,10 +5,10 @@ import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /** Java lists as the Scala sequences Catalyst's constructors and {@code withNewChildren} take. */
-final class ScalaSeqs {
+public final class ScalaSeqs {
   private ScalaSeqs() {}
 
-  static <T> Seq<T> of(List<T> items) {
+  public static <T> Seq<T> of(List<T> items) {
     return CollectionConverters.asScala(items).toSeq();
   }
 }
