@@ -3,7 +3,7 @@ use of them is in test_decode_equality.py)."""
 
 from __future__ import annotations
 
-from cdc_spark.decoding.guessed_ids import MOST_IDS, Guess, found
+from cdc_spark.decoding.guessed_ids import MOST_WAIT, found
 
 
 def test_a_guess_covers_each_role_by_the_ids_tried_in_it() -> None:
@@ -14,12 +14,13 @@ def test_a_guess_covers_each_role_by_the_ids_tried_in_it() -> None:
     assert not guess.covers({1}, {3})
 
 
-def test_joined_guesses_hold_both_in_id_order_up_to_the_limit() -> None:
-    earlier = found({5: "k5"}, {7: "v7"}, {5}, {7, 8})
-    joined = earlier.joined(found({1: "k1"}, {3: "v3"}, {1}, {3}))
-    assert (list(joined.keys), list(joined.values)) == ([1, 5], [3, 7])
-    assert joined.tried_values == {3, 7, 8} and joined.covers({1, 5}, {3, 7, 8})
-    full = found({}, {i: str(i) for i in range(MOST_IDS)}, set(), set(range(MOST_IDS)))
-    own = found({}, {MOST_IDS: "new"}, set(), {MOST_IDS})
-    assert full.joined(own) == own  # past the limit the batch's own ids are the next guess
-    assert isinstance(own, Guess)
+def test_each_miss_makes_the_batches_after_it_wait_twice_as_long_up_to_the_most() -> None:
+    guess = found({5: "k5"}, {7: "v7"}, {5}, {7})
+    waits = []
+    for _ in range(9):
+        guess = guess.after_miss(found({}, {3: "v3"}, set(), {3}))
+        waits.append(guess.wait)
+    assert waits == [1, 2, 4, 8, 16, 32, 64, 64, 64] and MOST_WAIT == 64
+    assert (list(guess.keys), list(guess.values)) == ([], [3])  # the batch's own ids, not the missed guess's
+    waited = guess.after_wait(found({}, {3: "v3", 4: "v4"}, set(), {3, 4}))
+    assert (waited.wait, waited.backoff, list(waited.values)) == (63, 64, [3, 4])

@@ -411,36 +411,34 @@ class AvroAdapter:
         if self._ids is not None:
             return
         guess = None if self.guesses is None else self.guesses.peek(self._guess_key(messages))
-        if guess is not None:
+        if guess is not None and guess.wait == 0:
             self._guessed = True
             self._prepare_for(guess)
             return
-        self._found(messages, *confluent.batch_ids(messages))
+        ids = self._found(*confluent.batch_ids(messages))
+        self._keep(messages, ids if guess is None else guess.after_wait(ids))
 
     def missed_guess(self, messages: DataFrame) -> bool:
         """Whether the batch was prepared for guessed ids and has one more (its records went to the codec): then
-        prepared for both from here on. Asked where the batch's pass leaves a residue; finds the ids (one job)."""
-        if not self._guessed or self._ids is None:
+        prepared for its own ids. Asked where the batch's pass leaves a residue; finds the ids (one job)."""
+        guess = self._ids
+        if not self._guessed or guess is None:
             return False
         self._guessed = False
         key_ids, value_ids = confluent.batch_ids(messages)
-        if self._ids.covers(key_ids, value_ids):
+        if guess.covers(key_ids, value_ids):
             return False
-        self._found(messages, key_ids, value_ids)
+        self._keep(messages, guess.after_miss(self._found(key_ids, value_ids)))
         return True
 
-    def _found(self, messages: DataFrame, key_ids: set[int], value_ids: set[int]) -> None:
-        """Prepare for the ids found (and any this batch was prepared for), kept as the next batch's guess."""
-        earlier = self._ids
-        asked = key_ids | value_ids
-        if earlier is not None:
-            asked = (key_ids - earlier.tried_keys) | (value_ids - earlier.tried_values)
-        fetched = {**({} if earlier is None else {**earlier.keys, **earlier.values}), **self._fetch(asked)}
-        ids = guessed_ids.found(
-            {i: fetched[i] for i in key_ids if i in fetched}, {i: fetched[i] for i in value_ids if i in fetched},
-            key_ids, value_ids,
-        )  # fmt: skip
-        ids = ids if earlier is None else earlier.joined(ids)
+    def _found(self, key_ids: set[int], value_ids: set[int]) -> Guess[WriterSchema]:
+        """The ids found and the schemas the registry gives of them."""
+        fetched = self._fetch(key_ids | value_ids)
+        keys = {i: fetched[i] for i in key_ids if i in fetched}
+        return guessed_ids.found(keys, {i: fetched[i] for i in value_ids if i in fetched}, key_ids, value_ids)
+
+    def _keep(self, messages: DataFrame, ids: Guess[WriterSchema]) -> None:
+        """Prepare the batch for ``ids``, kept as the next batch's guess."""
         self._prepare_for(ids)
         if self.guesses is not None:
             self.guesses.put(self._guess_key(messages), ids)
