@@ -91,3 +91,22 @@ def test_a_kept_plan_takes_no_leaf_of_other_columns(spark: Any) -> None:
     from pyspark.sql import DataFrame
 
     assert _rows(DataFrame(kept.checkpoint(same._jdf), spark)) == _rows(_typed(_messages(spark, 30)))
+
+
+def test_a_kept_plans_later_runs_put_the_first_runs_steps_over_their_rows(spark: Any) -> None:
+    """After its first run a kept plan generates no code: it puts that run's partition steps over the next leaf;
+    each batch's rows are still its own, on every partition."""
+    from pyspark.sql import DataFrame
+
+    passes = KeptPasses()
+    first = passes.leaf(_messages(spark, 0))
+    assert first is not None
+    kept = static_method(spark._jvm, "cdc.spark.plans.PhysicalPlans", "of")(_typed(first)._jdf, first._jdf)
+    for base in (0, 40, 80):
+        batch = scanned_frame(spark, [(base + i, f"m{base + i}") for i in range(30)], MESSAGES).repartition(3)
+        leaf = passes.leaf(batch)
+        assert leaf is not None
+        rows = DataFrame(kept.checkpoint(leaf._jdf), spark)
+        assert rows.rdd.getNumPartitions() == 3
+        assert _rows(rows) == _rows(_typed(batch))
+    assert kept.replayed() == 2

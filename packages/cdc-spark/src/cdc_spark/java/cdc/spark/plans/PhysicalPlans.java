@@ -27,8 +27,9 @@ import scala.reflect.ClassTag$;
  * AnalyzedPlans}); the optimizer and the planner still went over its hundreds of expressions every batch. Where the
  * stage reads its messages through a leaf made by {@link #leaf} (the messages' rows as an RDD), its physical plan is
  * the same every batch but for that leaf's RDD: {@link #checkpoint} puts the next batch's RDD in its place and keeps
- * the rows as {@code Dataset.localCheckpoint} does, with nothing planned again. Only a plan that runs row by row over
- * that one leaf is kept: no exchange, no subquery, no adaptive plan (each of those holds state of one run).
+ * the rows as {@code Dataset.localCheckpoint} does, with nothing planned again; after its first run, with no code
+ * generated again either ({@link RowSteps}). Only a plan that runs row by row over that one leaf is kept: no
+ * exchange, no subquery, no adaptive plan (each of those holds state of one run).
  *
  * <p>Called from {@code cdc_spark.decoding.kept_passes}, which keys kept plans by the kept analyzed plans the frame
  * was made of.
@@ -37,6 +38,8 @@ public final class PhysicalPlans {
   private final SparkPlan plan;
   private final RDDScanExec leaf;
   private final Seq<Attribute> output;
+  private volatile RowSteps steps; // the plan's steps over its leaf, once a run has shown them (RowSteps)
+  private int replayed;
 
   private PhysicalPlans(SparkPlan plan, RDDScanExec leaf, Seq<Attribute> output) {
     this.plan = plan;
@@ -82,12 +85,25 @@ public final class PhysicalPlans {
       return null;
     }
     SparkSession session = next.sparkSession();
-    // built and executed as the session's own plan would be: its settings (code generation's among them) apply
-    RDD<InternalRow> computed = session.withActive(() -> swapped(plan, rows.rdd()).execute());
+    RowSteps kept = steps;
+    RDD<InternalRow> computed;
+    if (kept != null) {
+      computed = kept.over(rows.rdd());
+      replayed++;
+    } else {
+      // built and executed as the session's own plan would be: its settings (code generation's among them) apply
+      computed = session.withActive(() -> swapped(plan, rows.rdd()).execute());
+      steps = RowSteps.between(computed, rows.rdd());
+    }
     JavaRDD<InternalRow> copied =
         new JavaRDD<>(computed, ClassTag$.MODULE$.apply(InternalRow.class)).map(InternalRow::copy);
     copied.rdd().localCheckpoint();
     return Dataset.ofRows(session, rowsOf(output, copied.rdd(), session));
+  }
+
+  /** How many runs put the steps of an earlier run over their rows ({@link RowSteps}), planning nothing. */
+  public int replayed() {
+    return replayed;
   }
 
   private static LogicalRDD rowsOf(Seq<Attribute> output, RDD<InternalRow> rdd, SparkSession session) {
