@@ -52,7 +52,6 @@ from cdc_spark.decoding import confluent, guessed_ids
 from cdc_spark.decoding.adapter import Route, Sample, ShapeReaders
 from cdc_spark.decoding.avro_records import permissive_from_avro
 from cdc_spark.decoding.confluent import read_whole, with_end_marker
-from cdc_spark.decoding.guessed_ids import Guess
 from cdc_spark.decoding.java_text import JavaText
 from cdc_spark.decoding.jvm_values import (
     Typed,
@@ -356,16 +355,15 @@ class AvroAdapter:
     kept_plans: KeptPlans | None = None
     # the schema ids the last batch of each Spark app and expressions key was prepared for, kept by the decoder: the
     # next batch's guess (:mod:`~cdc_spark.decoding.guessed_ids`); None: each batch finds its own
-    guesses: Reuse[Guess[WriterSchema]] | None = None
+    guesses: Reuse[guessed_ids.Guess[WriterSchema]] | None = None
     protocol: str = PROTOCOL
     # a shape is its pair of schema ids, and the codec's schema of a sample comes from those writer schemas alone
     readers_by_shape: bool = attrs.field(default=True, init=False)
     java_rows: None = attrs.field(default=None, init=False)  # the SQL typing
     _resolved: Options = attrs.field(init=False)
     _zone: str = attrs.field(init=False)
-    keys: dict[int, WriterSchema] = attrs.field(init=False, factory=dict)  # the batch's key schemas by id
-    values: dict[int, WriterSchema] = attrs.field(init=False, factory=dict)  # its value schemas by id
-    _ids: Guess[WriterSchema] | None = attrs.field(init=False, default=None)  # the ids the batch is prepared for
+    # the ids the batch is prepared for (:attr:`keys`, :attr:`values`)
+    _ids: guessed_ids.Guess[WriterSchema] | None = attrs.field(init=False, default=None)
     _guessed: bool = attrs.field(init=False, default=False)  # taken from an earlier batch, not found in this one
 
     def __attrs_post_init__(self) -> None:
@@ -373,6 +371,16 @@ class AvroAdapter:
         # codec's one warning), TiCDC's names of its own options taken
         self._resolved = get_codec(PROTOCOL).decoder_options(self.options)
         self._zone = zone_name(resolve_zone(self._resolved["time-zone"]))
+
+    @property
+    def keys(self) -> Mapping[int, WriterSchema]:
+        """The batch's key schemas by id (the ids it is prepared for)."""
+        return {} if self._ids is None else self._ids.keys
+
+    @property
+    def values(self) -> Mapping[int, WriterSchema]:
+        """The batch's value schemas by id."""
+        return {} if self._ids is None else self._ids.values
 
     @property
     def keeps_prepared_plans(self) -> bool:
@@ -431,21 +439,20 @@ class AvroAdapter:
         self._keep(messages, guess.after_miss(self._found(key_ids, value_ids)))
         return True
 
-    def _found(self, key_ids: set[int], value_ids: set[int]) -> Guess[WriterSchema]:
+    def _found(self, key_ids: set[int], value_ids: set[int]) -> guessed_ids.Guess[WriterSchema]:
         """The ids found and the schemas the registry gives of them."""
         fetched = self._fetch(key_ids | value_ids)
         keys = {i: fetched[i] for i in key_ids if i in fetched}
         return guessed_ids.found(keys, {i: fetched[i] for i in value_ids if i in fetched}, key_ids, value_ids)
 
-    def _keep(self, messages: DataFrame, ids: Guess[WriterSchema]) -> None:
+    def _keep(self, messages: DataFrame, ids: guessed_ids.Guess[WriterSchema]) -> None:
         """Prepare the batch for ``ids``, kept as the next batch's guess."""
         self._prepare_for(ids)
         if self.guesses is not None:
             self.guesses.put(self._guess_key(messages), ids)
 
-    def _prepare_for(self, ids: Guess[WriterSchema]) -> None:
+    def _prepare_for(self, ids: guessed_ids.Guess[WriterSchema]) -> None:
         self._ids = ids
-        self.keys, self.values = dict(ids.keys), dict(ids.values)
 
     def _guess_key(self, messages: DataFrame) -> Hashable:
         return (app_of(messages), self.expressions_key())
@@ -662,9 +669,9 @@ def prepared_plans(decoder: A.AdapterState) -> KeptPlans:
     return decoder.kept(f"{PROTOCOL}:plans", lambda: KeptPlans("__cdc_messages__", capacity=8))
 
 
-def guessed_schema_ids(decoder: A.AdapterState) -> Reuse[Guess[WriterSchema]]:
+def guessed_schema_ids(decoder: A.AdapterState) -> Reuse[guessed_ids.Guess[WriterSchema]]:
     """The schema ids each Spark app's last batch was prepared for (by adapter key), as ``decoder`` keeps them."""
-    return decoder.kept(f"{PROTOCOL}:ids", lambda: Reuse[Guess[WriterSchema]](capacity=8))
+    return decoder.kept(f"{PROTOCOL}:ids", lambda: Reuse[guessed_ids.Guess[WriterSchema]](capacity=8))
 
 
 __all__ = [
