@@ -190,3 +190,20 @@ def test_samples_are_fetched_by_topic_partition_and_offset(spark: Any) -> None:
         b"b0@7",
         b"other",
     ]
+
+
+def test_the_aggregate_runs_as_one_spark_job_and_leaves_the_session_as_it_was(spark: Any) -> None:
+    """Planned adaptively, the aggregate's map side would be a job of its own and its second stage another, planned
+    after it; it runs as one, and the session's own settings are back afterwards."""
+    group = "shape-groups-one-job"
+    before = spark.conf.get("spark.sql.adaptive.enabled", None)
+    context = spark.sparkContext
+    context.setJobGroup(group, "the shapes' aggregate")
+    in_ts_order = [("a", 0, 5, 3, 1), ("a", 0, 6, 10, 2), ("b", 1, 1, 4, 1)]  # one aggregate finds every rank
+    try:
+        groups = _groups(spark, in_ts_order)
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    assert len(context.statusTracker().getJobIdsForGroup(group)) == 1
+    assert sorted(groups) == [("a", 0), ("b", 1)]
+    assert spark.conf.get("spark.sql.adaptive.enabled", None) == before
