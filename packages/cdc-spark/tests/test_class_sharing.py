@@ -11,6 +11,7 @@ import pytest
 
 from cdc_core.messagelines import write_lines
 from cdc_spark.runtime.class_sharing import (
+    DRIVER_CLASS_PATH,
     DRIVER_OPTIONS,
     SWITCH_ENV,
     archive_path,
@@ -38,13 +39,15 @@ def _archive(connectors: str) -> Path:
 
 
 def test_a_local_driver_maps_the_archive_made_for_its_connectors(cache: Path) -> None:
-    unmapped = session_settings("local[2]", {"spark.jars": JARS})[DRIVER_OPTIONS]  # none made yet
-    assert not [option for option in unmapped.split() if option.startswith("-XX:SharedArchiveFile")]
-    path = _archive(JARS)
+    given = {"spark.jars": JARS}
+    unmapped = session_settings("local[2]", given)  # none made yet
+    assert not [option for option in unmapped[DRIVER_OPTIONS].split() if option.startswith("-XX:SharedArchiveFile")]
+    path = _archive(connectors_of({**unmapped, **given}))  # the connectors and the driver's own class path
     assert path.is_relative_to(cache)
     options = session_settings("local[2]", {"spark.jars": JARS})[DRIVER_OPTIONS]
     assert f"-XX:SharedArchiveFile={path}" in options.split()
-    assert f"-XX:SharedArchiveFile={path}" in str(driver_options("local-cluster[2,1,1024]", {}, JARS)).split()
+    cluster = _archive(JARS)  # a local-cluster session's driver has no class path entries of its own
+    assert f"-XX:SharedArchiveFile={cluster}" in str(driver_options("local-cluster[2,1,1024]", {}, JARS)).split()
 
 
 def test_another_pyspark_installation_has_archives_of_its_own(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,6 +80,9 @@ def test_the_connectors_are_the_jars_or_else_the_coordinates() -> None:
     assert connectors_of({"spark.jars": "a.jar", "spark.jars.packages": "g:a:1"}) == "a.jar"
     assert connectors_of({"spark.jars.packages": "g:a:1"}) == "g:a:1"
     assert connectors_of({}) == ""
+    # the JVM maps an archive only with the class path it was made with
+    assert connectors_of({"spark.jars": "a.jar", DRIVER_CLASS_PATH: "fs.jar"}) == "a.jar|fs.jar"
+    assert connectors_of({DRIVER_CLASS_PATH: "fs.jar"}) == ""
 
 
 def test_an_archive_is_made_for_a_local_master_only() -> None:

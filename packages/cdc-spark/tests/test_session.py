@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import weakref
+import zipfile
 from typing import Any
 
 import pytest
@@ -180,3 +181,34 @@ def test_the_suites_jvm_compiles_with_both_tiers_while_the_jvms_it_starts_get_th
         assert SUBMIT_OPTIONS_ENV not in os.environ
     finally:
         pytestconfig.stash[SHORT_JVMS_SET] = was
+
+
+def test_a_local_session_maps_local_files_to_the_projects_classes_unless_the_user_sets_them() -> None:
+    from cdc_spark.runtime.java_code import jar
+    from cdc_spark.runtime.local_files import ABSTRACT_FILE_SYSTEM, CLASSES, FILE_SYSTEM, PACKAGE
+
+    ours = session_settings("local[2]", {"spark.jars": "given.jar"})
+    assert {key: ours[key] for key in CLASSES} == CLASSES
+    assert ours["spark.driver.extraClassPath"] == str(jar(PACKAGE))
+    with zipfile.ZipFile(jar(PACKAGE)) as classes:  # the file systems' classes only: the rest loads as before
+        assert {name.rsplit("/", 1)[0] for name in classes.namelist()} == {PACKAGE}
+    for own in ({FILE_SYSTEM: "x"}, {ABSTRACT_FILE_SYSTEM: "x"}, {"spark.driver.extraClassPath": "/x.jar"}):
+        settings = session_settings("local[2]", {**own, "spark.jars": "given.jar"})
+        assert not set(settings) & {FILE_SYSTEM, ABSTRACT_FILE_SYSTEM, "spark.driver.extraClassPath"}, own
+    for master in ("local-cluster[2,1,1024]", "yarn"):  # executors in JVMs of their own
+        assert FILE_SYSTEM not in session_settings(master, {"spark.jars": "given.jar"})
+
+
+def test_a_local_session_keeps_hadoops_local_files_where_the_jar_cannot_be_compiled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cdc_spark.runtime import java_code
+    from cdc_spark.runtime.local_files import FILE_SYSTEM
+
+    def no_jdk(package: str | None = None) -> Any:
+        raise java_code.JavaCodeError("no javac here")
+
+    monkeypatch.setattr(java_code, "jar", no_jdk)
+    settings = session_settings("local[2]", {"spark.jars": "given.jar"})
+    assert FILE_SYSTEM not in settings and "spark.driver.extraClassPath" not in settings
+    assert settings["spark.sql.shuffle.partitions"] == "2"  # the session is otherwise as it was

@@ -17,6 +17,10 @@
 * **A class-sharing archive** for the driver JVM of a local master, once ``python -m cdc_spark.class_archive`` has
   made one for these connectors (:mod:`cdc_spark.runtime.class_sharing`): a cold start maps the classes instead of
   loading them.
+* **Local files without a process each** (a local master): Hadoop's local file system, without its native
+  library, starts a ``chmod`` or ``readlink`` process for each file a Delta commit or a Parquet write makes; the
+  session maps ``file:`` to the project's classes that answer the same through ``java.nio``, their jar on the
+  driver's class path (:mod:`cdc_spark.runtime.local_files`).
 * **Large generated methods compiled** (``-XX:-DontCompileHugeMethods``) in the JVMs of a local master, unless the
   user sets their options: the decode's typing is one such method per batch (:mod:`cdc_spark.runtime.jit`). A cluster's
   JVM options are the platform's (``spark-defaults.conf``) and are not replaced; add the option there.
@@ -44,6 +48,7 @@ from cdc_core.errors import CdcError
 from cdc_core.jvm import classpath, maven_available, spark_packages
 from cdc_spark.runtime.class_sharing import DRIVER_OPTIONS, connectors_of, driver_options
 from cdc_spark.runtime.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, with_huge_methods
+from cdc_spark.runtime.local_files import local_file_settings
 from cdc_spark.runtime.masters import local_cores
 from cdc_spark.runtime.memory_pages import DRIVER_MEMORY, DRIVER_MEMORY_ENV, PAGE_SIZE, local_page_size
 
@@ -99,6 +104,7 @@ def session_settings(master: str | None, user: Mapping[str, str] | None = None) 
             page = local_page_size(given.get(DRIVER_MEMORY) or os.environ.get(DRIVER_MEMORY_ENV))
             if page is not None:
                 settings[PAGE_SIZE] = page
+            settings.update(local_file_settings(given))
         elif master.startswith("local-cluster"):
             settings["spark.sql.shuffle.partitions"] = "4"
             settings["spark.databricks.delta.snapshotPartitions"] = "4"

@@ -28,6 +28,7 @@ from cdc_core.jvm import JvmUnavailableError, cache_root, java_executable
 
 SWITCH_ENV: Final = "CDC_CLASS_SHARING"  # "off" disables the archive
 DRIVER_OPTIONS: Final = "spark.driver.extraJavaOptions"
+DRIVER_CLASS_PATH: Final = "spark.driver.extraClassPath"
 QUIET: Final = "-Xlog:cds*=off"  # an archive the JVM cannot use is skipped without a warning on stderr
 
 
@@ -74,8 +75,12 @@ def driver_options(master: str | None, given: Mapping[str, str], connectors: str
 
 
 def connectors_of(settings: Mapping[str, str]) -> str:
-    """What the archive is made for: the session's connector jars (``spark.jars``) or coordinates."""
-    return settings.get("spark.jars") or settings.get("spark.jars.packages") or ""
+    """What the archive is made for: the session's connector jars (``spark.jars``) or coordinates, and the driver's
+    class path where it has entries of its own (the JVM maps an archive only with the class path it was made with;
+    a local session's starts with the jar of :mod:`cdc_spark.runtime.local_files`)."""
+    connectors = settings.get("spark.jars") or settings.get("spark.jars.packages") or ""
+    class_path = settings.get(DRIVER_CLASS_PATH)
+    return f"{connectors}|{class_path}" if connectors and class_path else connectors
 
 
 __all__ = [

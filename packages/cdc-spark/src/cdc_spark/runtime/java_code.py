@@ -3,7 +3,9 @@
 The sources ship inside the package; ``javac`` (a JDK's) compiles them against the jars pyspark ships, so the classes
 always match the Spark they run in, and the jar is kept under ``<CDC_JVM_CACHE or ~/.cache/cdc-jvm>/java`` by a
 digest of the sources, the pyspark version and the compiler, so it is made once per installation. :func:`install`
-adds it to a session (``ADD JAR``: the driver's and the executors' class path) and says whether it could.
+adds it to a session (``ADD JAR``: the driver's and the executors' class path) and says whether it could. The
+classes of ``cdc/spark/fs`` also make a jar of their own, which a local session starts with
+(:mod:`cdc_spark.runtime.local_files`).
 """
 
 from __future__ import annotations
@@ -51,27 +53,33 @@ def _spark_jars() -> Path:
     return Path(pyspark.__file__).parent / "jars"
 
 
-def jar_path(compiler: str) -> Path:
-    """Where the jar of these sources, this pyspark and ``compiler`` is kept."""
+def _sources(package: str | None) -> list[Path]:
+    return sorted((SOURCES / package if package else SOURCES).rglob("*.java"))
+
+
+def jar_path(compiler: str, package: str | None = None) -> Path:
+    """Where the jar of these sources (only ``package``'s, e.g. ``cdc/spark/fs``, if named), this pyspark and
+    ``compiler`` is kept."""
     import pyspark
 
     digest = hashlib.sha256(f"{pyspark.__version__}|{Path(compiler).resolve()}".encode())
-    for source in sorted(SOURCES.rglob("*.java")):
+    for source in _sources(package):
         digest.update(source.relative_to(SOURCES).as_posix().encode())
         digest.update(source.read_bytes())
-    return cache_root() / "java" / f"cdc-spark-{digest.hexdigest()[:16]}.jar"
+    name = "-".join(("cdc-spark", *(package.split("/")[-1:] if package else ()), digest.hexdigest()[:16]))
+    return cache_root() / "java" / f"{name}.jar"
 
 
-def jar() -> Path:
-    """The compiled jar, made now if this installation has none yet."""
+def jar(package: str | None = None) -> Path:
+    """The compiled jar (of ``package``'s sources only, if named), made now if this installation has none yet."""
     compiler = javac()
-    target = jar_path(compiler)
+    target = jar_path(compiler, package)
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cdc-java-", dir=target.parent) as scratch:
         classes = Path(scratch) / "classes"
-        sources = [str(source) for source in sorted(SOURCES.rglob("*.java"))]
+        sources = [str(source) for source in _sources(package)]
         command = [compiler, "-nowarn", "-cp", f"{_spark_jars()}/*", "-d", str(classes), *sources]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, check=False)
