@@ -192,6 +192,9 @@ def test_a_local_session_maps_local_files_to_the_projects_classes_unless_the_use
     assert ours["spark.driver.extraClassPath"] == str(jar(PACKAGE))
     with zipfile.ZipFile(jar(PACKAGE)) as classes:  # the file systems' classes only: the rest loads as before
         assert {name.rsplit("/", 1)[0] for name in classes.namelist()} == {PACKAGE}
+    with zipfile.ZipFile(jar()) as main:  # and only there: a Hadoop that broke them leaves the decode's code alone
+        assert not [name for name in main.namelist() if name.startswith(PACKAGE)]
+        assert [name for name in main.namelist() if name.startswith("cdc/spark/plans/")]
     for own in ({FILE_SYSTEM: "x"}, {ABSTRACT_FILE_SYSTEM: "x"}, {"spark.driver.extraClassPath": "/x.jar"}):
         settings = session_settings("local[2]", {**own, "spark.jars": "given.jar"})
         assert not set(settings) & {FILE_SYSTEM, ABSTRACT_FILE_SYSTEM, "spark.driver.extraClassPath"}, own

@@ -4,8 +4,8 @@ The sources ship inside the package; ``javac`` (a JDK's) compiles them against t
 always match the Spark they run in, and the jar is kept under ``<CDC_JVM_CACHE or ~/.cache/cdc-jvm>/java`` by a
 digest of the sources, the pyspark version and the compiler, so it is made once per installation. :func:`install`
 adds it to a session (``ADD JAR``: the driver's and the executors' class path) and says whether it could. The
-classes of ``cdc/spark/fs`` also make a jar of their own, which a local session starts with
-(:mod:`cdc_spark.runtime.local_files`).
+classes of ``cdc/spark/fs`` make a jar of their own, which a local session starts with
+(:mod:`cdc_spark.runtime.local_files`); the main jar leaves them out.
 """
 
 from __future__ import annotations
@@ -53,8 +53,16 @@ def _spark_jars() -> Path:
     return Path(pyspark.__file__).parent / "jars"
 
 
+# Packages with a jar of their own, left out of the main one: the local file system's classes build on Hadoop
+# internals, and a Hadoop that changed them must not take the decode's Java code down with them
+OWN_JARS: Final = ("cdc/spark/fs",)
+
+
 def _sources(package: str | None) -> list[Path]:
-    return sorted((SOURCES / package if package else SOURCES).rglob("*.java"))
+    if package:
+        return sorted((SOURCES / package).rglob("*.java"))
+    apart = [SOURCES / own for own in OWN_JARS]
+    return sorted(s for s in SOURCES.rglob("*.java") if not any(s.is_relative_to(own) for own in apart))
 
 
 def jar_path(compiler: str, package: str | None = None) -> Path:
