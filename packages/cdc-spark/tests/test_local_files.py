@@ -12,6 +12,7 @@ import pytest
 
 from cdc_spark.runtime.java_names import java_class, static_method
 from cdc_spark.runtime.local_files import CLASSES, FILE_SYSTEM
+from cdc_spark.runtime.masters import runs_in_driver
 
 pytestmark = pytest.mark.spark
 
@@ -19,7 +20,7 @@ _HADOOP: Any = "org.apache.hadoop"
 
 
 def _local_master(spark: Any) -> bool:
-    return bool(spark.sparkContext.master.startswith("local") and not spark.sparkContext.master.startswith("local-"))
+    return runs_in_driver(str(spark.sparkContext.master))
 
 
 def _uri(spark: Any, text: str) -> Any:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Final
 from cdc_core.errors import CdcError
 from cdc_core.jvm import JvmUnavailableError, cache_root, jdk_executable
 from cdc_spark.runtime.java_names import static_method
+from cdc_spark.runtime.local_files import PACKAGE as LOCAL_FILES_PACKAGE
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -55,7 +56,7 @@ def _spark_jars() -> Path:
 
 # Packages with a jar of their own, left out of the main one: the local file system's classes build on Hadoop
 # internals, and a Hadoop that changed them must not take the decode's Java code down with them
-OWN_JARS: Final = ("cdc/spark/fs",)
+OWN_JARS: Final = (LOCAL_FILES_PACKAGE,)
 
 
 def _sources(package: str | None) -> list[Path]:
