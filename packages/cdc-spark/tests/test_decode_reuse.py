@@ -239,6 +239,39 @@ def test_the_reuse_keeps_the_most_recently_used_within_its_capacity() -> None:
         Reuse(capacity=0)
 
 
+def test_kept_shape_readers_serve_their_batch_whatever_its_new_shapes_drop() -> None:
+    """A batch whose shapes' pass counted on kept readers gets them, though the readers of its new shapes outnumber
+    what the map keeps: they are taken before the new ones are kept (else those shapes went to the codec)."""
+    from cdc_core.schema import TableSchema
+    from cdc_spark.decoding.adapter import Sample, ShapeReaders
+    from cdc_spark.decoding.jvm.shapes import ShapeReuse
+
+    schema = TableSchema(database="shop", table="t", columns=[])
+
+    class Describes:
+        readers_by_shape = True
+
+        def expressions_key(self) -> str:
+            return "k"
+
+        def describe(self, samples: Any, known: Any = ()) -> Any:
+            return {s.key: ShapeReaders(schema=schema, readers={}, signatures={s.shape: 1}) for s in samples}
+
+    def sample(shape: str, message: bool) -> Sample:
+        found = Message(value=b"{}", topic="t", partition=0, offset=1) if message else None
+        return Sample(database="shop", table="t", shape=shape, rank=(1, 0, 1, 0), message=found, jvm=True)
+
+    kept: Reuse[ShapeReaders] = Reuse(capacity=2)
+    reuse = ShapeReuse(None, Describes(), kept, [schema])  # type: ignore[arg-type]
+    first = reuse.described([sample("a", True), sample("b", True)], ())
+    assert reuse.kept("shop", "t", "a") and reuse.kept("shop", "t", "b")
+    # new shapes first, as the shapes' aggregate may give them
+    later = reuse.described([sample("c", True), sample("d", True), sample("a", False), sample("b", False)], ())
+    assert later[("shop", "t", "a")] is first[("shop", "t", "a")]
+    assert later[("shop", "t", "b")] is first[("shop", "t", "b")]
+    assert all(later[("shop", "t", s)] is not None for s in "cd")
+
+
 @pytest.mark.spark
 def test_the_next_batch_is_typed_by_the_last_ones_java_typer_in_its_shapes_pass(
     spark: Any, decoder: Decoder, monkeypatch: pytest.MonkeyPatch

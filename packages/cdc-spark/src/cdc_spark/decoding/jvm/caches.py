@@ -8,7 +8,7 @@ one set of caches may serve several queries and sessions; :meth:`JvmCaches.clear
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from cdc_spark.decoding.adapter import ShapeReaders
 from cdc_spark.decoding.kept_passes import KeptPasses
@@ -21,6 +21,14 @@ if TYPE_CHECKING:
     from cdc_spark.decoding.jvm.table_typing import TableTyping, Typing
 
 
+# How many tables the per-table caches keep: a changefeed of up to this many busy tables finds each one's shapes and
+# part columns again in the next batch. An LRU map smaller than the tables a batch goes through keeps none of them
+# (at 200 tables, a map of 256 shapes sent a quarter of each later batch to the codec)
+TABLES_KEPT: Final = 1024
+# A table's shapes at a time: an insert's, an update's, a delete's, and the next schema's
+SHAPES_A_TABLE: Final = 4
+
+
 class JvmCaches:
     """The JVM path's caches, and counts of what it planned (the tests read them)."""
 
@@ -28,12 +36,12 @@ class JvmCaches:
         # built typing projections, by key; small, as a job types few distinct sets of shapes at a time
         self.typings: Reuse[Typing] = Reuse(capacity=8)
         # readers of shapes described in earlier batches, for adapters whose shape digest fixes the readers
-        self.shapes: Reuse[ShapeReaders] = Reuse(capacity=256)
+        self.shapes: Reuse[ShapeReaders] = Reuse(capacity=SHAPES_A_TABLE * TABLES_KEPT)
         # a few dozen to a few hundred py4j calls each: a Java-typed batch's table index and typer calls, its change
-        # columns, and each table's part columns
+        # columns, and each table's part columns (by its index in the batch's typings too: twice the tables)
         self.row_calls: Reuse[tuple[Column, tuple[Column, ...]]] = Reuse(capacity=8)
         self.change_columns: Reuse[tuple[Column, tuple[Column, ...]]] = Reuse(capacity=8)
-        self.parts: Reuse[tuple[Column, list[Column]]] = Reuse(capacity=64)
+        self.parts: Reuse[tuple[Column, list[Column]]] = Reuse(capacity=2 * TABLES_KEPT)
         # the tables a Java row typer (or, where rows are messages, the SQL typing) typed in the last batch
         self.speculations: Reuse[tuple[TableTyping, ...]] = Reuse(capacity=8)
         # the analyzed plan of the first stage's frame where the last batch's SQL typing types the messages in it
@@ -56,4 +64,4 @@ class JvmCaches:
         self.running_clocks.clear()
 
 
-__all__ = ["JvmCaches"]
+__all__ = ["SHAPES_A_TABLE", "TABLES_KEPT", "JvmCaches"]

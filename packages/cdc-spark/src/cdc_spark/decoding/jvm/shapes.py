@@ -426,6 +426,9 @@ class ShapeReuse:
         self, samples: Sequence[Sample], known: Sequence[TableSchema]
     ) -> dict[tuple[str, str, str], ShapeReaders | None]:
         """The adapter's readers for the samples with a message, the kept ones for the others (then kept too)."""
+        # the kept readers are taken before any new ones are kept: a batch with more new shapes than the capacity
+        # would otherwise drop kept readers its shapes' pass counted on, and send their shapes to the codec
+        kept = {s.key: self.kept_readers.peek(self._key(*s.key)) for s in samples if s.jvm and s.message is None}
         with_message = [s for s in samples if s.message is not None]
         # a batch of known shapes asks the adapter nothing: its codec's decoder is not even made (TiCDC Avro's makes a
         # registry client, about 25 ms)
@@ -434,12 +437,9 @@ class ShapeReuse:
                  if s.fallback is not None and described.get(s.key) is None]  # fmt: skip
         if retry:  # the newest message of these shapes did not decode: their oldest may
             described.update({k: v for k, v in self.adapter.describe(retry, known).items() if v is not None})
-        for sample in samples:
-            name = sample.key
-            if sample.jvm and sample.message is None:
-                described[name] = self.kept_readers.peek(
-                    self._key(*name)
-                )  # None (the codec) if it was dropped meanwhile
-            elif self.adapter.readers_by_shape and (readers := described.get(name)) is not None and readers.reusable:
-                self.kept_readers.put(self._key(*name), readers)
+        if self.adapter.readers_by_shape:
+            for name, readers in described.items():
+                if name not in kept and readers is not None and readers.reusable:
+                    self.kept_readers.put(self._key(*name), readers)
+        described.update(kept)  # None (the codec) where another decode dropped them since the shapes' pass
         return described
