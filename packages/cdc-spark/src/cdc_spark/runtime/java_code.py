@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Final
 from cdc_core.errors import CdcError
 from cdc_core.jvm import JvmUnavailableError, cache_root, jdk_executable
 from cdc_spark.runtime.java_names import static_method
-from cdc_spark.runtime.local_files import PACKAGE as LOCAL_FILES_PACKAGE
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -56,6 +55,7 @@ def _spark_jars() -> Path:
 
 # Packages with a jar of their own, left out of the main one: the local file system's classes build on Hadoop
 # internals, and a Hadoop that changed them must not take the decode's Java code down with them
+LOCAL_FILES_PACKAGE: Final = "cdc/spark/fs"  # cdc_spark.runtime.local_files
 OWN_JARS: Final = (LOCAL_FILES_PACKAGE,)
 
 
@@ -142,4 +142,14 @@ def callable_here(spark: SparkSession) -> bool:
     return True
 
 
-__all__ = ["JavaCodeError", "callable_here", "install", "jar", "jar_on_this_thread", "jar_path", "javac"]
+__all__ = [
+    "LOCAL_FILES_PACKAGE",
+    "OWN_JARS",
+    "JavaCodeError",
+    "callable_here",
+    "install",
+    "jar",
+    "jar_on_this_thread",
+    "jar_path",
+    "javac",
+]

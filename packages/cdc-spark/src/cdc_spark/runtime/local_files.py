@@ -24,6 +24,7 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
+from cdc_spark.runtime import java_code
 from cdc_spark.runtime.class_sharing import DRIVER_CLASS_PATH
 
 FILE_SYSTEM: Final = "spark.hadoop.fs.file.impl"
@@ -32,20 +33,18 @@ CLASSES: Final = {
     FILE_SYSTEM: "cdc.spark.fs.NoShellLocalFileSystem",
     ABSTRACT_FILE_SYSTEM: "cdc.spark.fs.NoShellLocalFs",
 }
-PACKAGE: Final = "cdc/spark/fs"
+PACKAGE: Final = java_code.LOCAL_FILES_PACKAGE
 _LOG = logging.getLogger(__name__)
 
 
 def local_file_settings(given: Mapping[str, str]) -> dict[str, str]:
     """The settings that map ``file:`` to the classes of :data:`PACKAGE` with their jar on the driver's class path;
     empty where the user set any of them or the jar cannot be made here."""
-    from cdc_spark.runtime.java_code import JavaCodeError, jar
-
     if FILE_SYSTEM in given or ABSTRACT_FILE_SYSTEM in given or DRIVER_CLASS_PATH in given:
         return {}
     try:
-        path = jar(PACKAGE)
-    except JavaCodeError as exc:
+        path = java_code.jar(PACKAGE)  # looked up on the module at each call: tests put a JDK-less jar there
+    except java_code.JavaCodeError as exc:
         _LOG.info("Hadoop's local file system is used as it is: %s", exc)
         return {}
     if os.pathsep in str(path):
