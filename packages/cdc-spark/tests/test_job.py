@@ -21,6 +21,7 @@ import pytest
 from cdc_core.events import DDLEvent, DDLType, Op, RowChange, Watermark
 from cdc_core.registry import get_codec, installed_codecs
 from cdc_spark import expression_mode
+from cdc_spark import job as job_module
 from cdc_spark.demo import differences
 from cdc_spark.expression_mode import FACTORY_MODE
 from cdc_spark.job import KAFKA_SCHEMA, SMALL_BATCH, BatchReport, JobConfig, SourceSpec, make_sink, run
@@ -170,12 +171,55 @@ def test_a_small_batch_is_decoded_and_counted_with_interpreted_expressions(
     def summarize_all(pending: Any, floors: Any) -> Any:
         seen.append(pending[0].changes.sparkSession.conf.get(FACTORY_MODE, None))
         monkeypatch.setattr(expression_mode, "INTERPRETED_ROWS", 1)  # every later batch is a large one
+        monkeypatch.setattr(expression_mode, "INTERPRETED_ROWS_A_TABLE", 0)  # whatever its tables
         return summarize(pending, floors)
 
     monkeypatch.setattr(scd1_batch, "summarize_all", summarize_all)
     run(spark, attrs.evolve(config(tmp_path), options={}), None, stream(spark, tmp_path / "messages"))
     assert seen == ["NO_CODEGEN", "FALLBACK"]
     assert differences(str(tmp_path / "tables"), feed) == []
+
+
+def test_a_batch_of_tables_with_few_changes_each_is_decoded_and_counted_with_interpreted_expressions(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch over the rows' line but with fewer than ``INTERPRETED_ROWS_A_TABLE`` changes per table is decoded
+    interpreted (by the tables of the batch before it) and summarized so (by its own)."""
+    feed = generate(seed=11, transactions=40)
+    record(spark, feed, tmp_path / "messages", files=2, seed=1)
+    seen: list[tuple[str, str | None]] = []
+    summarize, decode = scd1_batch.summarize_all, job_module.decode
+
+    def decoded(frame: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(("decode", frame.sparkSession.conf.get(FACTORY_MODE, None)))
+        return decode(frame, *args, **kwargs)
+
+    def summarize_all(pending: Any, floors: Any) -> Any:
+        seen.append(("summary", pending[0].changes.sparkSession.conf.get(FACTORY_MODE, None)))
+        monkeypatch.setattr(expression_mode, "INTERPRETED_ROWS", 1)  # every later batch is a large one by its rows
+        return summarize(pending, floors)
+
+    monkeypatch.setattr(job_module, "decode", decoded)
+    monkeypatch.setattr(scd1_batch, "summarize_all", summarize_all)
+    run(spark, attrs.evolve(config(tmp_path), options={}), None, stream(spark, tmp_path / "messages"))
+    assert seen == [(step, "NO_CODEGEN") for _ in range(2) for step in ("decode", "summary")]
+    assert differences(str(tmp_path / "tables"), feed) == []
+
+
+def test_the_expressions_are_interpreted_under_a_line_of_rows_that_grows_with_the_tables() -> None:
+    mode, line, per_table = (
+        expression_mode.expression_mode,
+        expression_mode.INTERPRETED_ROWS,
+        expression_mode.INTERPRETED_ROWS_A_TABLE,
+    )
+    assert [mode(line - 1), mode(line), mode(None), mode(None, 500)] == [
+        "NO_CODEGEN",
+        "FALLBACK",
+        "FALLBACK",
+        "FALLBACK",
+    ]
+    assert [mode(line - 1, 3), mode(line, 3)] == ["NO_CODEGEN", "FALLBACK"]  # few tables: the rows' line alone
+    assert [mode(200 * per_table - 1, 200), mode(200 * per_table, 200)] == ["NO_CODEGEN", "FALLBACK"]
 
 
 def test_a_simple_streams_later_batches_decode_no_sample_of_a_schema_version_again(

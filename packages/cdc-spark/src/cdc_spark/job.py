@@ -301,6 +301,8 @@ class BatchProcessor:
     failure: BaseException | None = attrs.field(default=None, init=False)
     dead_letters_written: int = attrs.field(default=0, init=False)  # this run's, against max_dead_letters
     batches: int = attrs.field(default=0, init=False)  # completed in this query
+    # the tables the last batch changed: how wide the next one's decode is likely to be (expression_mode)
+    last_tables: int = attrs.field(default=1, init=False)
 
     # target -> the source tables routed to it so far (their schemas give its default key)
     sources: dict[str, set[tuple[str, str]]] = attrs.field(factory=dict)
@@ -337,8 +339,9 @@ class BatchProcessor:
             messages, payload, offsets = _offsets(frame)
             if messages == 0 and self.gate is None:
                 return
-            # a small batch's decode and summary run interpreted; each table then chooses by its own rows
-            scope.enter_context(expressions_for(frame.sparkSession, messages))
+            # a small batch's decode and summary run interpreted, as do those of a batch of many tables (by the last
+            # batch's) with few changes each; each table then chooses by its own rows
+            scope.enter_context(expressions_for(frame.sparkSession, messages, self.last_tables))
             decode_started = time.monotonic()
             codec_options = self.config.codec_options()
             decoded = decode(
@@ -353,6 +356,9 @@ class BatchProcessor:
             )
             scope.callback(decoded.release)
             decode_seconds = time.monotonic() - decode_started
+            # the rest of the batch (its summary) by its own tables, which the next batch's decode goes by
+            self.last_tables = max(1, len(decoded.tables()))
+            scope.enter_context(expressions_for(frame.sparkSession, messages, self.last_tables))
             self.schemas.update(decoded.schemas())
             ddl = self._learn_versions(decoded.control())
             routed = batch_tables(
