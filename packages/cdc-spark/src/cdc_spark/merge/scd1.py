@@ -51,7 +51,7 @@ _SET: Final = SET_PREFIX  # the sequence of the batch's newest change that set a
 _STORED_SET: Final = "__cdc_stored_set__"  # the sequence of what set a column before the batch
 _NEW_SET: Final = "__cdc_new_set__"  # ... and after it
 _STORED_KEY: Final = "__cdc_stored_key"  # the stored key's text, before it is coalesced with the batch's
-_STORED_PREFIX: Final = "__cdc_stored_k"  # the stored key's values read back from its text, by the key's position
+STORED_PREFIX: Final = "__cdc_stored_k"  # the stored key's values in the key's types, by the key's position
 
 
 def state_schema(seq_type: DataType) -> StructType:
@@ -87,6 +87,15 @@ def state_rows(resolved: DataFrame, table: str) -> DataFrame:
     """The new key state rows of one table's resolved batch, in :func:`state_schema`'s columns."""
     return resolved.selectExpr(
         f"{literal(table)} AS {TABLE}", KEY, SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES
+    )
+
+
+def kept_rows(resolved: DataFrame, table: str, spec: ApplySpec) -> DataFrame:
+    """:func:`state_rows` with the key's columns beside its text, as :data:`STORED_PREFIX` columns: what a batch can
+    keep of its new key state for the next one to join as it is (:mod:`cdc_spark.sinks.kept_states`)."""
+    typed = [f"{quote(key)} AS {STORED_PREFIX}{i}" for i, key in enumerate(spec.keys)]
+    return resolved.selectExpr(
+        f"{literal(table)} AS {TABLE}", KEY, SEQUENCE, DELETED_AT, IMAGE_SEQUENCE, COLUMN_SEQUENCES, *typed
     )
 
 
@@ -160,7 +169,14 @@ def _any(flags: list[str]) -> str:
 
 
 def _joined_sql(
-    net: str, stored: str, fields: list[StructField], spec: ApplySpec, summary: BatchSummary, *, every_key: bool
+    net: str,
+    stored: str,
+    fields: list[StructField],
+    spec: ApplySpec,
+    summary: BatchSummary,
+    *,
+    every_key: bool,
+    typed: bool = False,
 ) -> str:
     """SQL of the net changes (``net``, :func:`fold`'s columns) next to the keys' stored state (``__cdc_e_*``),
     matched by the keys' values: each stored key's text is read back into the batch's key types (the text is the
@@ -169,12 +185,13 @@ def _joined_sql(
     was 1.6 s of the round's task time more than reading the stored keys back).
     On a truncate, every key stored before it is joined too, and its state is reset to a tombstone at the truncate
     (``WAS_LIVE`` keeps whether the target still holds its row). ``every_key``: every stored key is joined, whether
-    the batch changes it or not."""
+    the batch changes it or not. ``typed``: the stored rows carry the keys' values in the batch's key types
+    (:func:`kept_rows`), which are taken as they are instead of read back from the texts."""
     keyed = f"SELECT *, {key_text_sql(fields)} AS {KEY} FROM {net}"
-    stored_keys = [f"{_STORED_PREFIX}{i}" for i in range(len(fields))]
-    typed = key_values_sql(KEY, fields, lenient=True)
+    stored_keys = [f"{STORED_PREFIX}{i}" for i in range(len(fields))]
+    values = stored_keys if typed else key_values_sql(KEY, fields, lenient=True)
     old = (
-        f"SELECT {', '.join(f'{value} AS {name}' for value, name in zip(typed, stored_keys, strict=True))},"
+        f"SELECT {', '.join(f'{value} AS {name}' for value, name in zip(values, stored_keys, strict=True))},"
         f" {KEY} AS {_STORED_KEY}, {SEQUENCE} AS __cdc_e_seq, {DELETED_AT} AS __cdc_e_deleted_at,"
         f" coalesce({IMAGE_SEQUENCE}, {SEQUENCE}) AS __cdc_e_image, {COLUMN_SEQUENCES} AS __cdc_e_map FROM {stored}"
     )
@@ -204,7 +221,7 @@ def _joined_sql(
     floor = summary.truncate.sql()
     reset = f"coalesce(__cdc_e_seq < {floor}, false)"
     # a key the truncate deletes from the target needs its values: read strictly, a key that does not fit fails
-    strict = key_values_sql(f"o.{_STORED_KEY}", fields)
+    strict = [f"o.{name}" for name in stored_keys] if typed else key_values_sql(f"o.{_STORED_KEY}", fields)
     keys = [f"coalesce(n.{quote(f.name)}, {value}) AS {quote(f.name)}" for f, value in zip(fields, strict, strict=True)]
     net_only = ["__cdc_n_seq", "__cdc_n_op", *spec.metadata, "__cdc_n_image"]
     for name in spec.value_columns:
@@ -236,6 +253,7 @@ def resolve(
     plans: AnalyzedPlans | None = None,
     fold_by_walk: bool = False,
     rows: int | None = None,
+    partitions: int | None = None,
 ) -> DataFrame:
     """The batch's net changes resolved against the table's key state ``stored`` (:func:`table_state`): one row per
     key whose target row or state changes, with the target action and write flags, whether the target held the key's
@@ -249,8 +267,10 @@ def resolve(
     ``plans``, a statement of the same text over frames of the same schemas (another table of the batch of the same
     shape) is analyzed once (:mod:`cdc_spark.merge.analyzed_plans`). ``fold_by_walk``: the batch is folded by a walk
     over its changes sorted by key (:mod:`cdc_spark.merge.jvm_fold`, for batches of many keys) where its keys and
-    the session allow, into partitions for ``rows`` (the stored keys and changes; None: not counted), and that
-    fold's shuffle runs now.
+    the session allow, into ``partitions`` (None: those :func:`~cdc_spark.merge.jvm_fold.partitions_for` gives for
+    ``rows``, the stored keys and changes, None when not counted), and that fold's shuffle runs now. ``stored`` may
+    carry the keys' values typed (:func:`kept_rows`, of keys of the batch's types), which the join then takes as
+    they are.
     """
     from cdc_spark.runtime.java_code import callable_here
 
@@ -261,11 +281,12 @@ def resolve(
     spark = changes.sparkSession
     walked = fold_by_walk and foldable(schema, spec) and callable_here(spark)
     if walked:
-        changes = fold_in_jvm(changes, spec, partial, partitions_for(spark, rows))
+        changes = fold_in_jvm(changes, spec, partial, partitions or partitions_for(spark, rows))
+    typed = f"{STORED_PREFIX}0" in stored.columns
 
     def statement(source: str, state: str) -> str:
         folded = source if walked else f"({_fold_sql(source, schema.names, spec, partial)})"
-        joined = _joined_sql(folded, state, fields, spec, summary, every_key=every_key)
+        joined = _joined_sql(folded, state, fields, spec, summary, every_key=every_key, typed=typed)
         return _resolve_sql(joined, spec, seq_type, now, every_key)
 
     if plans is not None:
@@ -359,4 +380,14 @@ def _column_sequences(spec: ApplySpec, image: str, seq_type: DataType) -> str:
     return f"CASE WHEN {newer} THEN map_from_entries({kept}) ELSE {empty} END"
 
 
-__all__ = ["floor_row", "floors", "fold", "resolve", "state_rows", "state_schema", "table_state"]
+__all__ = [
+    "STORED_PREFIX",
+    "floor_row",
+    "floors",
+    "fold",
+    "kept_rows",
+    "resolve",
+    "state_rows",
+    "state_schema",
+    "table_state",
+]

@@ -9,7 +9,7 @@ no target row matches, and MERGEs marked with the batch.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
@@ -77,6 +77,13 @@ class TableFormat(Protocol):
         (the caller reads the table and filters it)."""
         ...
 
+    def partition_files(
+        self, name: str, column: str, values: Sequence[str], info: TableInfo
+    ) -> Mapping[str, frozenset[str]] | None:
+        """The data files of each of ``values``' partitions in ``info``'s version of ``name``, where the format names
+        them and they hold their rows as written (no row of them deleted apart); None where it does not."""
+        ...
+
     def create_properties(self) -> dict[str, str]:
         """Table properties every table of this format is created with."""
         ...
@@ -120,10 +127,13 @@ class TableFormat(Protocol):
         cannot."""
         ...
 
-    def replace_partitions(self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None) -> bool:
+    def replace_partitions(
+        self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None
+    ) -> Mapping[str, frozenset[str]] | None:
         """Every partition (by ``column``, the table's partition column) that ``rows`` (in the table's columns) has
-        rows of replaced by them, in one commit marked with ``batch``, cheaper than Spark's dynamic overwrite; False,
-        with nothing written, where the format or the table cannot (the caller overwrites)."""
+        rows of replaced by them, in one commit marked with ``batch``, cheaper than Spark's dynamic overwrite: the
+        files written, by partition value, as :meth:`partition_files` names them. None, with nothing written, where
+        the format or the table cannot (the caller overwrites)."""
         ...
 
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
@@ -306,16 +316,18 @@ class BatchWrite:
 
     def replace_partitions(
         self, name: str, rows: DataFrame, columns: Sequence[str], partition: str, batch: BatchInfo | None
-    ) -> None:
+    ) -> Mapping[str, frozenset[str]] | None:
         """Every partition (by ``partition``) of ``name`` that ``rows`` has rows of replaced by them, in one commit
-        marked with ``batch``: the format's own (:meth:`TableFormat.replace_partitions`), else Spark's dynamic
-        partition overwrite; ``columns``: the table's, in its order."""
+        marked with ``batch``: the format's own (:meth:`TableFormat.replace_partitions`, whose written files are
+        returned), else Spark's dynamic partition overwrite (None returned); ``columns``: the table's, in its
+        order."""
         from pyspark.sql import functions as F
 
         ordered = rows.select(*[F.col(quote(c)) for c in columns])
         with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
-            if self.format.replace_partitions(name, ordered, partition, batch):
-                return
+            written = self.format.replace_partitions(name, ordered, partition, batch)
+            if written is not None:
+                return written
         selected = ", ".join(quote(c) for c in columns)
         dynamic = {"spark.sql.sources.partitionOverwriteMode": "dynamic", CONSTRAINT_PROPAGATION: "false"}
         with (
@@ -324,6 +336,7 @@ class BatchWrite:
             session_conf(self.spark, dynamic),
         ):
             self.spark.sql(f"INSERT OVERWRITE {name} SELECT {selected} FROM {view}")
+        return None
 
     def _record_floor(self, state: str, summary: BatchSummary, stored: str | None) -> None:
         if summary.floor is not None and summary.floor.text != stored:

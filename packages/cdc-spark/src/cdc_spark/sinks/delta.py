@@ -151,6 +151,23 @@ class DeltaFormat:
             return None
         return functools.partial(read_partition, listing)
 
+    def partition_files(
+        self, name: str, column: str, values: Sequence[str], info: TableInfo
+    ) -> dict[str, frozenset[str]] | None:
+        """The files of each of ``values``' partitions, from the listing :meth:`partition_reader` reads (no second
+        listing); a partition where a deletion vector marks rows deleted, or whose files a Delta scan would not read
+        as they are, is left out."""
+        listing = self._listing(name, column, values, info)
+        if listing is None or not listing.plain:
+            return None
+        files: dict[str, set[str]] = {}
+        marked: set[str] = set()
+        for listed in listing.files:
+            files.setdefault(listed.value, set()).add(listed.path)
+            if listed.deleted_rows:
+                marked.add(listed.value)
+        return {value: frozenset(paths) for value, paths in files.items() if value not in marked}
+
     def _listing(self, name: str, column: str, values: Sequence[str], info: TableInfo | None) -> PartitionFiles | None:
         """The files of ``values``' partitions (None: no such table), listed once for the same ``info``: a batch
         counts the key state's rows, then reads it, from one listing."""
@@ -213,12 +230,14 @@ class DeltaFormat:
             self.spark, location, source, rule, transaction=mark, user_metadata=metadata, one_task=one_task
         )
 
-    def replace_partitions(self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None) -> bool:
+    def replace_partitions(
+        self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None
+    ) -> dict[str, frozenset[str]] | None:
         """In the sink's own transaction, the files to remove listed as the batch's reads list them
         (:mod:`cdc_spark.sinks.delta_overwrite`: no Spark job over the table's file list)."""
         location = self._location(name)
         if location is None:
-            return False
+            return None
         mark, metadata = _marks(batch)
         return replace_partitions(self.spark, location, rows, column, transaction=mark, user_metadata=metadata)
 

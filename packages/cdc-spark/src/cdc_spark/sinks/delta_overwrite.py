@@ -35,21 +35,21 @@ def replace_partitions(
     *,
     transaction: tuple[str, int] | None,
     user_metadata: str | None,
-) -> bool:
+) -> dict[str, frozenset[str]] | None:
     """Every partition (by ``column``, the table's only partition column) that ``rows`` has rows of replaced by them
     in the Delta table at ``location``, in one commit that records ``transaction`` (app id, version) and
-    ``user_metadata`` (``rows`` hold no null ``column``); False, with nothing written, where the table is partitioned
-    otherwise or its protocol asks for more than a plain write."""
+    ``user_metadata`` (``rows`` hold no null ``column``): the files written, by partition value, as the log names
+    them. None, with nothing written, where the table is partitioned otherwise or its protocol asks for more than a
+    plain write."""
     jvm: Any = spark._jvm
     scala = java_class(jvm, "scala.jdk.javaapi.CollectionConverters")
     log, snapshot = log_and_snapshot(spark, location)
-    if snapshot.version() < 0:
-        return False
-    if not partitioned_plainly(snapshot, column):
-        return False
+    if snapshot.version() < 0 or not partitioned_plainly(snapshot, column):
+        return None
     txn = log.startTransaction(option(jvm, None), option(jvm, snapshot))
     actions = java_class(jvm, "java.util.ArrayList")(scala.asJava(txn.writeFiles(rows._jdf)))
-    written = sorted(_partition_values(actions, column))
+    files = _files_by_value(actions, column)
+    written = sorted(files)
     if written:
         among = ", ".join(literal(value) for value in written)
         predicate = spark._jsparkSession.sessionState().sqlParser().parseExpression(f"{quote(column)} IN ({among})")
@@ -60,20 +60,21 @@ def replace_partitions(
         for added in partition_actions(snapshot, column, written):
             actions.add(added.remove())
     commit_marked(spark, txn, actions, transaction=transaction, user_metadata=user_metadata, dynamic=True)
-    return True
+    return {value: frozenset(paths) for value, paths in files.items()}
 
 
-def _partition_values(actions: Any, column: str) -> set[str]:
-    """The values of ``column`` the written files (Delta ``AddFile``s, a Java list) are in."""
-    values: set[str] = set()
+def _files_by_value(actions: Any, column: str) -> dict[str, set[str]]:
+    """The paths of the written files (Delta ``AddFile``s, a Java list) by the value of ``column`` they are in."""
+    files: dict[str, set[str]] = {}
     found = actions.iterator()
     while found.hasNext():
-        value = found.next().partitionValues().get(column)
+        added = found.next()
+        value = added.partitionValues().get(column)
         if not value.isDefined() or value.get() is None:
             # the caller's rows are the key state's, whose partition column is a table name: never null
             raise ValueError(f"a row to replace partitions by has no {column}")
-        values.add(str(value.get()))
-    return values
+        files.setdefault(str(value.get()), set()).add(str(added.path()))
+    return files
 
 
 __all__ = ["replace_partitions"]

@@ -144,6 +144,13 @@ class IcebergFormat:
         of its files would also miss its delete files."""
         return None
 
+    def partition_files(
+        self, name: str, column: str, values: Sequence[str], info: TableInfo
+    ) -> dict[str, frozenset[str]] | None:
+        """None: this format replaces no partition itself (:meth:`replace_partitions`), so no written files are
+        known to compare with."""
+        return None
+
     def rows_by_partition(
         self, name: str, column: str, values: Sequence[str], info: TableInfo | None = None
     ) -> dict[str, int] | None:
@@ -213,9 +220,11 @@ class IcebergFormat:
         batches: 1.8 s on Iceberg against 3.3 s on Delta), so the MERGE runs."""
         return False
 
-    def replace_partitions(self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None) -> bool:
+    def replace_partitions(
+        self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None
+    ) -> dict[str, frozenset[str]] | None:
         """Not done: Iceberg's dynamic overwrite plans from its manifests on the driver, without a Spark job."""
-        return False
+        return None
 
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
         return session_conf(self.spark, _marks(batch))

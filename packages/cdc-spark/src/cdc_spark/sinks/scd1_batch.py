@@ -17,6 +17,9 @@ Per batch (:meth:`Scd1Batch.run`):
    in a transaction of the sink's own, :mod:`cdc_spark.sinks.delta_overwrite`), else a MERGE;
 5. tombstones older than the retention deleted, at most ten times per retention period.
 
+A large table's partition replaced whole leaves its resolve's checkpoint kept for the next batch, which joins it in
+place of the partition's files while they are the ones this write left (:mod:`cdc_spark.sinks.kept_states`).
+
 Each step runs with Spark's expressions interpreted when it reads few rows (the batch's messages, a table's
 stored keys and changes, all of them for the key state's write) and compiled otherwise
 (:mod:`cdc_spark.expression_mode`).
@@ -48,6 +51,7 @@ from cdc_spark.merge.jvm_fold import partitions_for
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
 from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, union_all
 from cdc_spark.sinks.commits import TableInfo, batch_committed, purge_due
+from cdc_spark.sinks.kept_states import KeptState, kept_states
 from cdc_spark.sinks.one_task import in_one_task, one_partition, planned_as_one_task
 from cdc_spark.sinks.state_migration import move_old_states
 from cdc_spark.table_workers import bound_to, own_session, run_each
@@ -56,6 +60,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType
 
+    from cdc_spark.merge.spec import ApplySpec
     from cdc_spark.sinks import BatchInfo, MergePlan
     from cdc_spark.sinks.batch_write import BatchWrite, CommitWatch, PartitionReader, TableFormat
 
@@ -91,6 +96,7 @@ class TableDone:
 
     rows: DataFrame  # the table's new key state rows (of its checkpointed resolved batch)
     resolved: DataFrame  # that checkpoint, released once the key state is written
+    kept: KeptState | None = None  # those rows cached for the next batch (its files known once written)
 
 
 @attrs.define
@@ -153,6 +159,8 @@ class Scd1Batch:
         read_from = self.format.describe(state, None) if moved else state_info
         written = [plan.spec.table for plan in changed]  # as stored_rows lists them: one listing for both
         reader = self.format.partition_reader(state, TABLE, written, read_from) if read_from and written else None
+        # the files each table's partition is now: where the batch before left them, its rows kept are read instead
+        files = self.format.partition_files(state, TABLE, written, read_from) if reader and read_from else None
         # the resolve of a table of the same shape as one before it in the batch is not analyzed again
         resolves = AnalyzedPlans()
         table = functools.partial(
@@ -164,6 +172,8 @@ class Scd1Batch:
             resolves=resolves,
             parallel=parallel,
             whole=whole,
+            state=state,
+            files=files or {},
         )
         # a table small by the key state's rule is rewritten whole where its format can (no MERGE), the others MERGEd
         tasks = [
@@ -175,14 +185,26 @@ class Scd1Batch:
         ]
         done = run_each(tasks, self.parallelism)
         floors_of = functools.partial(_floors_kept, stored, with_floors) if whole else None
+        registry = kept_states(self.spark.sparkContext)
+        kept = {name: part.kept for name, part in done.items() if part.kept is not None}
+        written_files: Mapping[str, frozenset[str]] | None = None
         try:
             with expressions_for(self.spark, _rows_read(counted, changed)):
-                self._write_state(state, plans, done, seq_type, batch, listing=listing, floors_of=floors_of)
+                written_files = self._write_state(
+                    state, plans, done, seq_type, batch, listing=listing, floors_of=floors_of
+                )
         finally:
-            # the checkpoints' blocks freed now, not when the JVM collects them: at 10^6 keys the driver's heap in
-            # local mode grew by about 280 MiB a batch until a collection
-            for part in done.values():
-                release(part.resolved)
+            for name, held in kept.items():  # kept for the next batch where this one's files are known
+                files_now = written_files.get(name) if written_files is not None else None
+                if files_now is not None:
+                    registry.put(state, name, attrs.evolve(held, files=files_now))
+                else:
+                    held.free()
+            # the other checkpoints' blocks freed now, not when the JVM collects them: at 10^6 keys the driver's heap
+            # in local mode grew by about 280 MiB a batch until a collection
+            for name, part in done.items():
+                if name not in kept:
+                    release(part.resolved)
         with expressions_for(self.spark, None):  # over the whole key state
             self._purge(state, plans, state_info, now)
         return {table: table in done for table in tables}
@@ -224,6 +246,8 @@ class Scd1Batch:
         whole: bool,
         rows: int | None,
         small: bool,
+        state: str,
+        files: Mapping[str, frozenset[str]],
     ) -> TableDone:
         """Resolve one table's batch and write its target, with the expressions its ``rows`` (stored keys and
         changes; None: not known) call for, rewritten whole where ``small`` and its format can; its key state rows
@@ -234,7 +258,16 @@ class Scd1Batch:
         one = in_one_task(rows)
         with expressions_for(session, rows), planned_as_one_task(session, one):
             return self._resolve_and_write(
-                session, plan, own, batch, now, resolves=resolves, whole=whole, small=small, rows=rows
+                session,
+                plan,
+                own,
+                batch,
+                now,
+                resolves=resolves,
+                whole=whole,
+                small=small,
+                rows=rows,
+                kept_as=(state, files.get(plan.spec.table)),
             )
 
     def _resolve_and_write(
@@ -249,6 +282,7 @@ class Scd1Batch:
         whole: bool,
         small: bool,
         rows: int | None,
+        kept_as: tuple[str, frozenset[str] | None],
     ) -> TableDone:
         from pyspark.sql import functions as F
 
@@ -264,6 +298,88 @@ class Scd1Batch:
         schema = write.target_schema(changes, spec)
         new_target = write.evolve(spec.table, target, schema, target_info)
         stored_keys = one_partition(scd1.table_state(stored, spec.table), one)
+        # a large table's partition replaced whole: the rows the batch before kept of it are read, its new ones kept
+        keeps = whole and not one and rows is not None
+        resolved, partitions = self._resolved(
+            changes, spec, stored_keys=stored_keys, summary=summary, now=now, resolves=resolves, whole=whole,
+            rows=rows, one=one, kept_as=(kept_as[0], kept_as[1] if keeps else None),
+        )  # fmt: skip
+        if not batch_committed(target_info, batch):
+            source = resolved.where(F.col(ACTION).isNotNull())
+            rule = merges(spec).target
+            if self.commits is not None:
+                self.commits.before(spec.table)
+            if new_target:
+                write.write(target, source, rule, create=schema, batch=batch)
+            elif only_new_rows(summary, resolved):
+                write.insert(target, source, rule, batch)
+            elif not (small and write.rewrite(target, source, rule, batch, one_task=one)):
+                write.write(target, source, rule, create=None, batch=batch)
+            if self.commits is not None:
+                self.commits.after(spec.table)
+        kept = None
+        if keeps and rows is not None:  # the checkpoint kept for the next batch once the key state is written
+            frame = scd1.kept_rows(resolved, spec.table, spec)
+            kept = KeptState(frozenset(), _key_types(changes, spec), partitions, rows, frame, resolved)
+        return TableDone(rows=scd1.state_rows(resolved, spec.table), resolved=resolved, kept=kept)
+
+    def _resolved(
+        self,
+        changes: DataFrame,
+        spec: ApplySpec,
+        *,
+        stored_keys: DataFrame,
+        summary: BatchSummary,
+        now: dt.datetime,
+        resolves: AnalyzedPlans,
+        whole: bool,
+        rows: int | None,
+        one: bool,
+        kept_as: tuple[str, frozenset[str] | None],
+    ) -> tuple[DataFrame, int]:
+        """The table's batch resolved against its stored keys and checkpointed (computed once for the target's MERGE
+        and the key state's write), with the partitions it is placed in. The rows the batch before kept of the
+        table's key state (:mod:`cdc_spark.sinks.kept_states`) are joined in place of ``stored_keys`` where
+        ``kept_as`` (the key state, the partition's files now; None: not to be read) shows they are still the
+        partition's; should reading them fail (an executor that held them lost), the partition's files are read."""
+        session = changes.sparkSession
+        partitions = partitions_for(session, rows)
+        registry = kept_states(session.sparkContext)
+        before = registry.take(kept_as[0], spec.table, kept_as[1], _key_types(changes, spec), partitions)
+        resolved = None
+        if before is not None:
+            try:
+                resolved = self._checkpoint(
+                    changes, spec, bound_to(before.frame, session), summary, now,
+                    resolves=resolves, whole=whole, rows=rows, one=one, partitions=before.partitions,
+                )  # fmt: skip
+            except Exception:  # whatever lost them, the files hold the same rows
+                resolved = None
+            finally:
+                before.free()  # read into the new checkpoint, or not to be read again
+            partitions = before.partitions
+        if before is None or resolved is None:
+            resolved = self._checkpoint(
+                changes, spec, stored_keys, summary, now,
+                resolves=resolves, whole=whole, rows=rows, one=one, partitions=partitions,
+            )  # fmt: skip
+        return resolved, partitions
+
+    def _checkpoint(
+        self,
+        changes: DataFrame,
+        spec: ApplySpec,
+        stored_keys: DataFrame,
+        summary: BatchSummary,
+        now: dt.datetime,
+        *,
+        resolves: AnalyzedPlans,
+        whole: bool,
+        rows: int | None,
+        one: bool,
+        partitions: int,
+    ) -> DataFrame:
+        session = changes.sparkSession
         # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as Delta's
         # MERGE refuses a source cached while it runs; planned without constraint propagation, as the MERGEs are
         with session_conf(session, {CONSTRAINT_PROPAGATION: "false"}):
@@ -278,27 +394,13 @@ class Scd1Batch:
                 plans=resolves,
                 fold_by_walk=not one,
                 rows=rows,
+                partitions=partitions,
             )
             # kept saying it is placed by the key, as the walk's shuffle left it: the target's rewrite or MERGE,
             # a join by the key, then shuffles the target's rows alone
             if one:
-                resolved = resolving.localCheckpoint()
-            else:  # into the partitions the walk's shuffle chose
-                resolved = checkpoint_by_key(resolving, spec.keys, partitions_for(session, rows))
-        if not batch_committed(target_info, batch):
-            source = resolved.where(F.col(ACTION).isNotNull())
-            rule = merges(spec).target
-            if self.commits is not None:
-                self.commits.before(spec.table)
-            if new_target:
-                write.write(target, source, rule, create=schema, batch=batch)
-            elif only_new_rows(summary, resolved):
-                write.insert(target, source, rule, batch)
-            elif not (small and write.rewrite(target, source, rule, batch, one_task=one)):
-                write.write(target, source, rule, create=None, batch=batch)
-            if self.commits is not None:
-                self.commits.after(spec.table)
-        return TableDone(rows=scd1.state_rows(resolved, spec.table), resolved=resolved)
+                return resolving.localCheckpoint()
+            return checkpoint_by_key(resolving, spec.keys, partitions)  # into the partitions the walk's shuffle chose
 
     def _write_state(
         self,
@@ -310,10 +412,11 @@ class Scd1Batch:
         *,
         listing: Callable[[Iterable[str]], None],
         floors_of: Callable[[list[str]], DataFrame | None] | None,
-    ) -> None:
+    ) -> Mapping[str, frozenset[str]] | None:
         """Every table's new key state rows, and the floors truncates moved, in one write: a MERGE, or with
         ``floors_of`` (the stored floors of tables) a replace of their partitions by every key of their tables, their
-        floors kept. A table's first floor is named in the key state's :data:`FLOOR_TABLES` first (``listing``)."""
+        floors kept. A table's first floor is named in the key state's :data:`FLOOR_TABLES` first (``listing``). The
+        files a replace wrote, by table, where the format says; else None."""
         frames = [bound_to(part.rows, self.spark) for part in done.values()]
         floored: set[str] = set()
         for plan in plans:
@@ -322,7 +425,7 @@ class Scd1Batch:
                 frames.append(scd1.floor_row(self.spark, plan.spec.table, summary.floor, seq_type))
                 floored.add(plan.spec.table)
         if not frames:
-            return
+            return None
         listing(floored)
         kept = floors_of([table for table in done if table not in floored]) if floors_of is not None else None
         if kept is not None:
@@ -330,13 +433,15 @@ class Scd1Batch:
         rows = union_all(frames, prefix="cdc_key_state")
         if self.commits is not None:
             self.commits.before(state)
+        written = None
         if floors_of is not None:
             columns = scd1.state_schema(seq_type).names
-            self.writer(self.spark).replace_partitions(state, rows, columns, TABLE, batch)
+            written = self.writer(self.spark).replace_partitions(state, rows, columns, TABLE, batch)
         else:
             self.writer(self.spark).merge(state, rows, key_state_merge(sorted(done)).sql, batch)
         if self.commits is not None:
             self.commits.after(state)
+        return written
 
     def _list_floors(self, state: str, listed: set[str], tables: Iterable[str]) -> None:
         """Name ``tables`` in the key state's :data:`FLOOR_TABLES` (``listed``: what it holds) before their floor rows
@@ -398,6 +503,11 @@ def _floors_kept(stored: DataFrame, with_floors: set[str], tables: list[str]) ->
     if not named:
         return None
     return stored.where((F.col(KEY) == FLOOR_KEY) & F.col(TABLE).isin(*named)).localCheckpoint()
+
+
+def _key_types(changes: DataFrame, spec: ApplySpec) -> tuple[str, ...]:
+    """The types of the key columns of ``changes``, as kept rows name them."""
+    return tuple(changes.schema[key].dataType.simpleString() for key in spec.keys)
 
 
 def _rows_read(counted: Mapping[str, int] | None, plans: Sequence[MergePlan]) -> int | None:

@@ -1,0 +1,155 @@
+"""A large table's key state kept from the batch that wrote it to the next one (``cdc_spark.sinks.kept_states``):
+the same rows as read from the files, read only while the files are the ones that batch wrote, and the files read
+when the kept rows are lost."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cdc_spark.apply import apply_changes
+from cdc_spark.batch_cache import release
+from cdc_spark.sinks import one_task
+from cdc_spark.sinks.kept_states import KeptState, KeptStates, kept_states
+from cdc_testing.spark_frames import scanned_frame
+from cdc_testing.spark_plans import jobs_started
+
+pytestmark = pytest.mark.spark
+
+TABLE = "shop.t"
+SEQ = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"
+SCHEMA = f"id int, name string, amount decimal(10,2), _cdc_op string, _cdc_sequence {SEQ}, _cdc_changed_columns array<string>"  # noqa: E501
+
+
+def change(op: str, ts: int, key: int, name: str | None = None, amount: str | None = None, changed: Any = None) -> Any:
+    return (key, name, None if amount is None else Decimal(amount), op, (ts, 0, ts, 0), changed)
+
+
+# inserts; then full and partial updates, deletes, new keys and a late older change; then re-inserts, deletes, partial
+# updates of the other column and a late change to a deleted key
+BATCHES = [
+    [change("insert", 10, k, f"n{k}", f"{k}.00") for k in range(60)],
+    [
+        *[change("update", 20, k, f"u{k}", f"{k}.50") for k in range(20)],
+        *[change("update", 20, k, None, f"{k}.25", ["amount"]) for k in range(20, 30)],
+        *[change("delete", 20, k) for k in range(30, 40)],
+        *[change("insert", 20, k, f"new{k}", "1.00") for k in range(60, 70)],
+        change("update", 5, 40, "too late", "9.99"),
+    ],
+    [
+        *[change("insert", 30, k, f"again{k}", "2.00") for k in range(30, 35)],
+        *[change("delete", 30, k) for k in range(5)],
+        *[change("update", 30, k, f"p{k}", None, ["name"]) for k in range(20, 25)],
+        change("update", 15, 35, "not back", "9.99"),
+        *[change("update", 30, k, f"w{k}", f"{k}.75") for k in range(50, 60)],
+    ],
+]
+
+
+def _live(spark: Any, target: Path) -> dict[int, tuple[Any, ...]]:
+    rows = spark.read.format("delta").load(str(target / "shop" / "t")).collect()
+    return {row["id"]: (row["name"], row["amount"]) for row in rows}
+
+
+def _apply(spark: Any, target: Path, rows: list[Any]) -> int:
+    """One batch applied; the Spark jobs it started."""
+    changes = scanned_frame(spark, rows, SCHEMA)
+    group = f"kept-{target.name}-{id(rows)}"
+    return len(jobs_started(spark, group, lambda: apply_changes(changes, str(target), ["id"], table=TABLE)))
+
+
+def _entry(spark: Any, target: Path) -> KeptState | None:
+    entries = kept_states(spark.sparkContext).entries
+    return next((kept for (state, table), kept in entries.items() if str(target) in state and table == TABLE), None)
+
+
+@pytest.fixture
+def walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every table resolved as a large one is (the walked fold, a checkpoint placed by the key), however few rows."""
+    monkeypatch.setattr(one_task, "ONE_TASK_ROWS", 0)
+
+
+@pytest.mark.usefixtures("walked")
+def test_kept_rows_give_what_the_files_give_with_fewer_jobs(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept_jobs = [_apply(spark, tmp_path / "kept", rows) for rows in BATCHES]
+    assert _entry(spark, tmp_path / "kept") is not None
+    monkeypatch.setattr(kept_states(spark.sparkContext), "limit", 0)  # nothing kept: every batch reads the files
+    read_jobs = [_apply(spark, tmp_path / "read", rows) for rows in BATCHES]
+    assert _entry(spark, tmp_path / "read") is None
+
+    got = _live(spark, tmp_path / "kept")
+    assert got == _live(spark, tmp_path / "read")
+    assert got[40] == ("n40", Decimal("40.00"))  # the late change ignored
+    assert got[22] == ("p22", Decimal("22.25"))  # each column from the newest change that set it
+    assert 35 not in got and 3 not in got and got[31] == ("again31", Decimal("2.00"))
+    # the first batch has nothing kept; each later one joins the kept rows without reading and shuffling the files
+    assert kept_jobs[0] == read_jobs[0]
+    assert all(kept < read for kept, read in zip(kept_jobs[1:], read_jobs[1:], strict=True)), (kept_jobs, read_jobs)
+
+
+@pytest.mark.usefixtures("walked")
+def test_a_key_state_written_by_another_hand_is_read_from_its_files(spark: Any, tmp_path: Path) -> None:
+    """A key's state deleted from the files after the batch that kept it (a purge, another job): the next batch sees
+    the key as new, as the files say, and applies a change older than the deleted state."""
+    _apply(spark, tmp_path, [change("insert", 10, 1, "first", "1.00"), change("insert", 10, 2, "other", "2.00")])
+    assert _entry(spark, tmp_path) is not None
+    spark.sql(f"""DELETE FROM delta.`{tmp_path / "_cdc_keys"}` WHERE __cdc_key = '{{"id":"1"}}'""")
+    _apply(spark, tmp_path, [change("update", 5, 1, "older", "1.50"), change("update", 5, 2, "older", "2.50")])
+    assert _live(spark, tmp_path) == {1: ("older", Decimal("1.50")), 2: ("other", Decimal("2.00"))}
+
+
+@pytest.mark.usefixtures("walked")
+def test_kept_rows_lost_are_read_from_the_files(spark: Any, tmp_path: Path) -> None:
+    """The kept checkpoint's blocks gone (as with an executor lost): the batch reads the files instead."""
+    _apply(spark, tmp_path / "lost", BATCHES[0])
+    entry = _entry(spark, tmp_path / "lost")
+    assert entry is not None
+    release(entry.resolved)  # the entry stays, its rows do not
+    _apply(spark, tmp_path / "lost", BATCHES[1])
+    _apply(spark, tmp_path / "whole", BATCHES[0])
+    _apply(spark, tmp_path / "whole", BATCHES[1])
+    assert _live(spark, tmp_path / "lost") == _live(spark, tmp_path / "whole")
+    assert _entry(spark, tmp_path / "lost") is not None  # kept again by the batch that read the files
+
+
+def _kept(spark: Any, rows: int, files: str = "f") -> KeptState:
+    resolved = spark.range(rows).localCheckpoint()
+    return KeptState(frozenset({files}), ("int",), 2, rows, resolved, resolved)
+
+
+def _freed(kept: KeptState) -> bool:
+    return not kept.resolved._jdf.queryExecution().analyzed().rdd().getStorageLevel().useMemory()
+
+
+def test_an_entry_is_taken_only_for_the_same_files_types_and_about_the_same_partitions(spark: Any) -> None:
+    registry = KeptStates()
+    for files, types, partitions in [("f", ("int",), 2), ("g", ("int",), 2), ("f", ("bigint",), 2), ("f", ("int",), 5)]:
+        kept = _kept(spark, 3)
+        registry.put("s", "t", kept)
+        taken = registry.take("s", "t", frozenset({files}), types, partitions)
+        same = (files, types, partitions) == ("f", ("int",), 2)
+        assert taken is (kept if same else None)
+        assert _freed(kept) == (taken is None)
+        assert registry.take("s", "t", frozenset({"f"}), ("int",), 2) is None  # taken or dropped: gone
+    near = _kept(spark, 3)
+    registry.put("s", "t", near)
+    assert registry.take("s", "t", frozenset({"f"}), ("int",), 4) is near  # twice the partitions: near enough
+
+
+def test_the_oldest_entries_are_given_up_beyond_the_limit(spark: Any) -> None:
+    registry = KeptStates(limit=10)
+    first, second, third, huge = _kept(spark, 4), _kept(spark, 4), _kept(spark, 4), _kept(spark, 11)
+    registry.put("s", "a", first)
+    registry.put("s", "b", second)
+    registry.put("s", "c", third)
+    assert list(registry.entries) == [("s", "b"), ("s", "c")]
+    assert _freed(first) and not _freed(second)
+    registry.put("s", "d", huge)  # alone over the limit: not kept
+    assert _freed(huge) and list(registry.entries) == [("s", "b"), ("s", "c")]
+    registry.clear()
+    assert _freed(second) and _freed(third) and not registry.entries
