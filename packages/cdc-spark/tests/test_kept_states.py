@@ -46,6 +46,8 @@ BATCHES = [
         change("update", 15, 35, "not back", "9.99"),
         *[change("update", 30, k, f"w{k}", f"{k}.75") for k in range(50, 60)],
     ],
+    # a truncate: every key stored before it goes, keys changed after it stay
+    [change("truncate", 40, 0), change("insert", 41, 7, "after", "7.00"), change("update", 42, 50, "later", None)],
 ]
 
 
@@ -62,8 +64,16 @@ def _apply(spark: Any, target: Path, rows: list[Any]) -> int:
 
 
 def _entry(spark: Any, target: Path) -> KeptState | None:
+    """The key state rows of the table kept under ``target``."""
     entries = kept_states(spark.sparkContext).entries
     return next((kept for (state, table), kept in entries.items() if str(target) in state and table == TABLE), None)
+
+
+def _target_entry(spark: Any, target: Path) -> KeptState | None:
+    """The target rows of the table kept under ``target`` (by the table's location, under no table name)."""
+    location = str(target / "shop" / "t")
+    entries = kept_states(spark.sparkContext).entries
+    return next((kept for (name, table), kept in entries.items() if name.endswith(location) and not table), None)
 
 
 @pytest.fixture
@@ -76,20 +86,26 @@ def walked(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_kept_rows_give_what_the_files_give_with_fewer_jobs(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kept_jobs = [_apply(spark, tmp_path / "kept", rows) for rows in BATCHES]
-    assert _entry(spark, tmp_path / "kept") is not None
-    monkeypatch.setattr(kept_states(spark.sparkContext), "limit", 0)  # nothing kept: every batch reads the files
-    read_jobs = [_apply(spark, tmp_path / "read", rows) for rows in BATCHES]
-    assert _entry(spark, tmp_path / "read") is None
-
+    kept_jobs = [_apply(spark, tmp_path / "kept", rows) for rows in BATCHES[:3]]
     got = _live(spark, tmp_path / "kept")
-    assert got == _live(spark, tmp_path / "read")
     assert got[40] == ("n40", Decimal("40.00"))  # the late change ignored
     assert got[22] == ("p22", Decimal("22.25"))  # each column from the newest change that set it
     assert 35 not in got and 3 not in got and got[31] == ("again31", Decimal("2.00"))
-    # the first batch has nothing kept; each later one joins the kept rows without reading and shuffling the files
-    assert kept_jobs[0] == read_jobs[0]
-    assert all(kept < read for kept, read in zip(kept_jobs[1:], read_jobs[1:], strict=True)), (kept_jobs, read_jobs)
+    kept_jobs.append(_apply(spark, tmp_path / "kept", BATCHES[3]))
+    assert _entry(spark, tmp_path / "kept") is not None
+    assert _target_entry(spark, tmp_path / "kept") is not None
+    monkeypatch.setattr(kept_states(spark.sparkContext), "limit", 0)  # nothing kept: every batch reads the files
+    read_jobs = [_apply(spark, tmp_path / "read", rows) for rows in BATCHES]
+    assert _entry(spark, tmp_path / "read") is None
+    assert _target_entry(spark, tmp_path / "read") is None
+
+    got = _live(spark, tmp_path / "kept")
+    assert got == _live(spark, tmp_path / "read")
+    assert got == {7: ("after", Decimal("7.00")), 50: ("later", None)}
+    # a job fewer where the key state's rows are kept (the stored keys' shuffle), another where the target's are (its
+    # rows' shuffle): none in the first batch, the key state's in the second (the first created the target), both after
+    spared = [read - kept for kept, read in zip(kept_jobs, read_jobs, strict=True)]
+    assert spared == [0, 1, 2, 2], (kept_jobs, read_jobs)
 
 
 @pytest.mark.usefixtures("walked")
@@ -104,17 +120,32 @@ def test_a_key_state_written_by_another_hand_is_read_from_its_files(spark: Any, 
 
 
 @pytest.mark.usefixtures("walked")
+def test_a_target_written_by_another_hand_is_read_from_its_files(spark: Any, tmp_path: Path) -> None:
+    """A row deleted from the target by its user after the batch that kept the target's rows: the next batch rewrites
+    the table from its files, and the row stays deleted."""
+    _apply(spark, tmp_path, [change("insert", 10, 1, "first", "1.00"), change("insert", 10, 2, "other", "2.00")])
+    _apply(spark, tmp_path, [change("update", 15, 1, "second", "1.25")])  # the first batch created the table
+    assert _target_entry(spark, tmp_path) is not None
+    spark.sql(f"DELETE FROM delta.`{tmp_path / 'shop' / 't'}` WHERE id = 2")
+    _apply(spark, tmp_path, [change("update", 20, 1, "newer", "1.50")])
+    assert _live(spark, tmp_path) == {1: ("newer", Decimal("1.50"))}
+
+
+@pytest.mark.usefixtures("walked")
 def test_kept_rows_lost_are_read_from_the_files(spark: Any, tmp_path: Path) -> None:
     """The kept checkpoint's blocks gone (as with an executor lost): the batch reads the files instead."""
-    _apply(spark, tmp_path / "lost", BATCHES[0])
-    entry = _entry(spark, tmp_path / "lost")
-    assert entry is not None
-    release(entry.resolved)  # the entry stays, its rows do not
-    _apply(spark, tmp_path / "lost", BATCHES[1])
-    _apply(spark, tmp_path / "whole", BATCHES[0])
-    _apply(spark, tmp_path / "whole", BATCHES[1])
+    for rows in BATCHES[:2]:  # the first creates the target, the second keeps its rows too
+        _apply(spark, tmp_path / "lost", rows)
+    entry, target = _entry(spark, tmp_path / "lost"), _target_entry(spark, tmp_path / "lost")
+    assert entry is not None and target is not None
+    release(entry.resolved)  # the entries stay, their rows do not
+    release(target.resolved)
+    _apply(spark, tmp_path / "lost", BATCHES[2])
+    for rows in BATCHES[:3]:
+        _apply(spark, tmp_path / "whole", rows)
     assert _live(spark, tmp_path / "lost") == _live(spark, tmp_path / "whole")
-    assert _entry(spark, tmp_path / "lost") is not None  # kept again by the batch that read the files
+    # kept again by the batch that read the files
+    assert _entry(spark, tmp_path / "lost") is not None and _target_entry(spark, tmp_path / "lost") is not None
 
 
 def _kept(spark: Any, rows: int, files: str = "f") -> KeptState:

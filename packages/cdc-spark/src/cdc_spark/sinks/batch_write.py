@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructField, StructType
 
+    from cdc_spark.sinks.kept_states import Placement
+
 # Spark's constraint propagation grows exponentially with the aliases a wide table's resolution names (it ran out
 # of heap at 16 value columns); the resolution gains nothing from the filters it infers, so it is off while a
 # batch is resolved and written.
@@ -118,13 +120,21 @@ class TableFormat(Protocol):
         ...
 
     def rewrite(
-        self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None, *, one_task: bool = False
+        self,
+        name: str,
+        source: DataFrame,
+        rule: Merge,
+        batch: BatchInfo | None,
+        *,
+        one_task: bool = False,
+        placed: Placement | None = None,
     ) -> bool:
         """What MERGEing ``source`` into the existing table by ``rule`` gives, written as a rewrite of the whole
         table in one commit marked with ``batch``, for a table small enough that this costs less than the MERGE
         (the caller judges; ``one_task``: so small that the table's rows and ``source`` are read by one task, see
         :mod:`cdc_spark.sinks.one_task`); False, with nothing written, where the format or the table's version
-        cannot."""
+        cannot. ``placed``: how ``source`` is placed, where the format may keep the rows it writes for the next
+        batch's rewrite (:mod:`cdc_spark.sinks.kept_states`)."""
         ...
 
     def replace_partitions(
@@ -296,12 +306,19 @@ class BatchWrite:
             self.format.insert(name, aligned, batch)
 
     def rewrite(
-        self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None, *, one_task: bool = False
+        self,
+        name: str,
+        source: DataFrame,
+        rule: Merge,
+        batch: BatchInfo | None,
+        *,
+        one_task: bool = False,
+        placed: Placement | None = None,
     ) -> bool:
         """``rule`` applied to the small table ``name`` by rewriting it whole (:meth:`TableFormat.rewrite`); False
         when the format cannot (the caller MERGEs)."""
         with session_conf(self.spark, {CONSTRAINT_PROPAGATION: "false"}):
-            return self.format.rewrite(name, source, rule, batch, one_task=one_task)
+            return self.format.rewrite(name, source, rule, batch, one_task=one_task, placed=placed)
 
     def merge(
         self, name: str, source: DataFrame, statement: Callable[[str, str], str], batch: BatchInfo | None

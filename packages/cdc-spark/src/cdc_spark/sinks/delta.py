@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from cdc_spark.merge.statements import Merge
     from cdc_spark.sinks.batch_write import PartitionReader
+    from cdc_spark.sinks.kept_states import Placement
 
 STATE_DIR = "_cdc_state"
 KEY_STATE = "_cdc_keys"
@@ -219,15 +220,30 @@ class DeltaFormat:
         self._append(name, rows.write.format("delta").mode("append"), batch)
 
     def rewrite(
-        self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None, *, one_task: bool = False
+        self,
+        name: str,
+        source: DataFrame,
+        rule: Merge,
+        batch: BatchInfo | None,
+        *,
+        one_task: bool = False,
+        placed: Placement | None = None,
     ) -> bool:
-        """A table of few files rewritten whole in the sink's own transaction (:mod:`cdc_spark.sinks.delta_rewrite`)."""
+        """A table of few files rewritten whole in the sink's own transaction (:mod:`cdc_spark.sinks.delta_rewrite`),
+        its rows kept for the next batch's rewrite where ``placed`` says how ``source`` is placed."""
         location = self._location(name)
         if location is None:
             return False
         mark, metadata = _marks(batch)
         return rewrite_table(
-            self.spark, location, source, rule, transaction=mark, user_metadata=metadata, one_task=one_task
+            self.spark,
+            location,
+            source,
+            rule,
+            transaction=mark,
+            user_metadata=metadata,
+            one_task=one_task,
+            placed=placed,
         )
 
     def replace_partitions(

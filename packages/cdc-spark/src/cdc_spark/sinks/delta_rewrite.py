@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Final
 from cdc_spark.local_frames import no_rows
 from cdc_spark.merge.rewrite import merged_rows
 from cdc_spark.merge.statements import quote
-from cdc_spark.runtime.java_names import java_class, option, static_method
+from cdc_spark.runtime.java_names import java_array, java_class, option, static_method
+from cdc_spark.sinks.kept_states import KeptState, kept_states
 from cdc_spark.sinks.one_task import one_partition, planned_as_one_task
 from cdc_spark.table_workers import plan_in
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from cdc_spark.merge.statements import Merge
+    from cdc_spark.sinks.kept_states import Placement
 
 # Table features a rewrite keeps as they are: the others (column mapping, generated or identity columns, the change
 # data feed, row tracking, type widening...) are written by Delta's own commands only.
@@ -42,6 +44,7 @@ WRITER_FEATURES: Final = READER_FEATURES | {"appendOnly", "invariants", "checkCo
 LEGACY_READER: Final = 1
 LEGACY_WRITER: Final = 3
 _CONVERTERS: Final = "scala.jdk.javaapi.CollectionConverters"
+_TARGET: Final = ""  # the registry's name for a table's own rows (its key state's are by the table's name)
 
 
 def rewritable_files(snapshot: Any) -> list[Any] | None:
@@ -113,11 +116,14 @@ def rewrite_table(
     transaction: tuple[str, int] | None,
     user_metadata: str | None,
     one_task: bool = False,
+    placed: Placement | None = None,
 ) -> bool:
     """MERGE ``source`` into the Delta table at ``location`` by ``rule`` as a rewrite of the whole table, in one
     commit that records ``transaction`` (app id, version) and ``user_metadata``; False, with nothing written, when
     the table's current version cannot be rewritten (:func:`rewritable_files`). ``one_task``: the table's rows and
-    ``source`` read by one task, joined without a shuffle (:mod:`cdc_spark.sinks.one_task`)."""
+    ``source`` read by one task, joined without a shuffle (:mod:`cdc_spark.sinks.one_task`). ``placed``: how
+    ``source`` is placed by the key; the rows written are then kept for the next batch's rewrite, which joins them
+    in place of the files while the table is the files this one wrote (:mod:`cdc_spark.sinks.kept_states`)."""
     from pyspark.sql.types import StructType
 
     jvm: Any = spark._jvm
@@ -126,17 +132,71 @@ def rewrite_table(
     if files is None:
         return False
     schema = StructType.fromJson(json.loads(snapshot.metadata().schemaString()))
-    stored = files_frame(spark, snapshot, files, schema) if files else no_rows(spark, schema)
+    registry = kept_states(spark.sparkContext)
+    layout = _layout(schema, placed)
+    paths = frozenset(str(added.path()) for added in files) if placed is not None else None
+    before = registry.take(location, _TARGET, paths, layout, placed.partitions if placed is not None else 0)
+    if before is not None:
+        stored = plan_in(before.frame._jdf.queryExecution().analyzed(), spark)
+    else:
+        stored = files_frame(spark, snapshot, files, schema) if files else no_rows(spark, schema)
     rows = merged_rows(one_partition(stored, one_task), one_partition(source, one_task), rule, schema)
+    keeping = _keeping(rows, placed)
     txn = log.startTransaction(option(jvm, None), option(jvm, snapshot))
     txn.readWholeTable()  # a concurrent write of the table fails this commit
-    with planned_as_one_task(spark, one_task):
-        written = txn.writeFiles(rows._jdf)
-    actions = java_class(jvm, "java.util.ArrayList")(static_method(jvm, _CONVERTERS, "asJava")(written))
-    for added in files:
-        actions.add(added.remove())
+    try:
+        with planned_as_one_task(spark, one_task):
+            written = txn.writeFiles(
+                (rows if keeping is None else plan_in(keeping.rows().queryExecution().analyzed(), spark))._jdf
+            )
+    except Exception:
+        if before is None:
+            raise
+        # the kept rows lost (an executor gone): the files hold the same rows
+        return rewrite_table(
+            spark,
+            location,
+            source,
+            rule,
+            transaction=transaction,
+            user_metadata=user_metadata,
+            one_task=one_task,
+            placed=placed,
+        )
+    finally:
+        if before is not None:
+            before.free()
+    added = static_method(jvm, _CONVERTERS, "asJava")(written)
+    actions = java_class(jvm, "java.util.ArrayList")(added)
+    for old in files:
+        actions.add(old.remove())
     commit_marked(spark, txn, actions, transaction=transaction, user_metadata=user_metadata)
+    if keeping is not None and placed is not None:
+        kept = keeping.kept()
+        if kept is not None:
+            frame = plan_in(kept.queryExecution().analyzed(), spark)
+            new_paths = frozenset(str(action.path()) for action in added)
+            registry.put(location, _TARGET, KeptState(new_paths, layout, placed.partitions, placed.rows, frame, frame))
     return True
+
+
+def _layout(schema: StructType, placed: Placement | None) -> tuple[str, ...]:
+    """What kept rows of a target must match: its key columns' types and its whole schema."""
+    keys = placed.keys if placed is not None else ()
+    return (*(schema[key].dataType.simpleString() for key in keys), schema.json())
+
+
+def _keeping(rows: DataFrame, placed: Placement | None) -> Any | None:
+    """``rows`` to be kept by the write that computes them (``cdc.spark.merge.KeyedCheckpoint.lazily``), where
+    ``placed`` and the project's Java code are given; else None."""
+    from cdc_spark.runtime.java_code import callable_here
+
+    if placed is None or not callable_here(rows.sparkSession):
+        return None
+    keys = java_array(rows.sparkSession, "java.lang.String", list(placed.keys))
+    return static_method(rows.sparkSession._jvm, "cdc.spark.merge.KeyedCheckpoint", "lazily")(
+        rows._jdf, keys, placed.partitions
+    )
 
 
 def files_frame(spark: SparkSession, snapshot: Any, files: Sequence[Any], schema: StructType) -> DataFrame:

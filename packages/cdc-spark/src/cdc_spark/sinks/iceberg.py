@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructField, StructType
 
     from cdc_spark.sinks.batch_write import PartitionReader
+    from cdc_spark.sinks.kept_states import Placement
 
 PROPERTY: Final = "spark.sql.iceberg.snapshot-property."
 APP_ID: Final = "cdc.app-id"
@@ -214,7 +215,14 @@ class IcebergFormat:
             rows.writeTo(name).append()
 
     def rewrite(
-        self, name: str, source: DataFrame, rule: Merge, batch: BatchInfo | None, *, one_task: bool = False
+        self,
+        name: str,
+        source: DataFrame,
+        rule: Merge,
+        batch: BatchInfo | None,
+        *,
+        one_task: bool = False,
+        placed: Placement | None = None,
     ) -> bool:
         """Not done: Iceberg's MERGE of a small batch already costs about what a rewrite would (the bench's small
         batches: 1.8 s on Iceberg against 3.3 s on Delta), so the MERGE runs."""

@@ -1,4 +1,5 @@
-"""A table's key state kept in the executors from the batch that wrote it to the next batch that reads it.
+"""Rows a batch wrote, kept in the executors for the next batch that reads them: a large table's key state and the
+table itself.
 
 A batch that changes a good part of a large table replaces the table's partition of the key state whole with rows
 of its resolve (:mod:`cdc_spark.sinks.scd1_batch`), which the walked fold left placed by the key's hash
@@ -8,16 +9,20 @@ Spark job of 0.64 s of a 5.8 s round (2-core machine), before the sort the join 
 checkpoint, which holds those rows with the key's typed columns beside its text, placed and sorted by the key, is
 kept after the batch (in the executors' memory, spilled to their disks as Spark's blocks are), and the next batch's
 resolve joins its state columns as they are. Copied into Spark's columnar cache instead, the copy cost the write
-as much time as the read spared.
+as much time as the read spared. Such a table's target, rewritten whole on Delta
+(:func:`cdc_spark.sinks.delta_rewrite.rewrite_table`), is kept the same way: the rows the rewrite writes, placed
+by the key as the join with the resolve leaves them, copied as the write reads them, and joined in place of the
+target's files (their read, shuffle and sort) by the next batch's rewrite.
 
-Kept rows are what the partition holds only while the partition is the files that write left: an entry is taken
-by the next batch only when the version it reads lists exactly those files for the table (any other write to the
-partition, a purge of tombstones, a MERGE, changes them), with the key's types and the fold's partitions the
-same; otherwise it is dropped and the files are read. Entries live as long as the Spark application (one
-registry per ``SparkContext``, whose executors hold the rows), for any sink object that writes the same key state,
-so a caller that builds a sink per batch (``apply_changes`` with a path) keeps them too. A checkpoint holds every
-column of the resolve (about 270 bytes a row for five value columns), so at most :data:`KEPT_ROWS` rows are kept in
-all, the oldest entries given up first.
+Kept rows are what a table holds only while the table (or the key state's partition) is the files that write left:
+an entry is taken by the next batch only when the version it reads lists exactly those files (any other write, a
+purge of tombstones, a MERGE, a user's DELETE, changes them), with the key's types (a target's schema) and the
+fold's partitions the same; otherwise it is dropped and the files are read, as they are when reading the kept rows
+fails (an executor that held them lost). Entries live as long as the Spark application (one registry per
+``SparkContext``, whose executors hold the rows), for any sink object that writes the same tables, so a caller that
+builds a sink per batch (``apply_changes`` with a path) keeps them too. A key state's checkpoint holds every column
+of the resolve (about 270 bytes a row for five value columns), so at most :data:`KEPT_ROWS` rows are kept in all,
+as the batches counted them (stored keys and changes), the oldest entries given up first.
 """
 
 from __future__ import annotations
@@ -34,15 +39,25 @@ if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.sql import DataFrame
 
-KEPT_ROWS: Final = 2_000_000  # kept rows of all tables, at most
+KEPT_ROWS: Final = 6_000_000  # kept rows of all tables, at most, as the batches counted them
+
+
+@attrs.frozen
+class Placement:
+    """How a batch's resolved rows are placed: by the hash of ``keys`` into ``partitions``; ``rows``, the rows the
+    batch counted for the table (its stored keys and changes)."""
+
+    keys: tuple[str, ...]
+    partitions: int
+    rows: int
 
 
 @attrs.frozen
 class KeptState:
-    """One table's key state rows as one batch wrote them."""
+    """Rows of a table (its key state's, or the target's own) as one batch wrote them."""
 
-    files: frozenset[str]  # the partition's files that write left, as the table's log names them
-    key_types: tuple[str, ...]  # the key columns' types (``simpleString``) the rows are typed and placed by
+    files: frozenset[str]  # the files that write left, as the table's log names them
+    key_types: tuple[str, ...]  # what the rows' layout must match: the key columns' types (and the table's schema)
     partitions: int  # the partitions the rows are placed in by the key's hash
     rows: int
     frame: DataFrame = attrs.field(eq=False, repr=False)  # :func:`cdc_spark.merge.scd1.kept_rows` of ``resolved``
@@ -114,4 +129,4 @@ def kept_states(context: SparkContext) -> KeptStates:
     return registry
 
 
-__all__ = ["KEPT_ROWS", "KeptState", "KeptStates", "kept_states"]
+__all__ = ["KEPT_ROWS", "KeptState", "KeptStates", "Placement", "kept_states"]

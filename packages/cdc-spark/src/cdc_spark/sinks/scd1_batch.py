@@ -51,7 +51,7 @@ from cdc_spark.merge.jvm_fold import partitions_for
 from cdc_spark.merge.statements import key_state_merge, merges, purge_tombstones, set_properties
 from cdc_spark.session_conf import CONSTRAINT_PROPAGATION, session_conf, union_all
 from cdc_spark.sinks.commits import TableInfo, batch_committed, purge_due
-from cdc_spark.sinks.kept_states import KeptState, kept_states
+from cdc_spark.sinks.kept_states import KeptState, Placement, kept_states
 from cdc_spark.sinks.one_task import in_one_task, one_partition, planned_as_one_task
 from cdc_spark.sinks.state_migration import move_old_states
 from cdc_spark.table_workers import bound_to, own_session, run_each
@@ -304,6 +304,8 @@ class Scd1Batch:
             changes, spec, stored_keys=stored_keys, summary=summary, now=now, resolves=resolves, whole=whole,
             rows=rows, one=one, kept_as=(kept_as[0], kept_as[1] if keeps else None),
         )  # fmt: skip
+        # placed by the key: a rewrite of the target keeps the rows it writes for the next batch's
+        placed = Placement(tuple(spec.keys), partitions, rows) if keeps and rows is not None else None
         if not batch_committed(target_info, batch):
             source = resolved.where(F.col(ACTION).isNotNull())
             rule = merges(spec).target
@@ -313,7 +315,7 @@ class Scd1Batch:
                 write.write(target, source, rule, create=schema, batch=batch)
             elif only_new_rows(summary, resolved):
                 write.insert(target, source, rule, batch)
-            elif not (small and write.rewrite(target, source, rule, batch, one_task=one)):
+            elif not (small and write.rewrite(target, source, rule, batch, one_task=one, placed=placed)):
                 write.write(target, source, rule, create=None, batch=batch)
             if self.commits is not None:
                 self.commits.after(spec.table)
@@ -343,64 +345,34 @@ class Scd1Batch:
         ``kept_as`` (the key state, the partition's files now; None: not to be read) shows they are still the
         partition's; should reading them fail (an executor that held them lost), the partition's files are read."""
         session = changes.sparkSession
+
+        def checkpoint(stored: DataFrame, partitions: int) -> DataFrame:
+            # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as
+            # Delta's MERGE refuses a source cached while it runs; planned without constraint propagation, as the
+            # MERGEs are; many keys folded by a walk over the changes sorted by key (cdc_spark.merge.jvm_fold)
+            with session_conf(session, {CONSTRAINT_PROPAGATION: "false"}):
+                resolving = scd1.resolve(
+                    changes, spec, stored, summary, now, every_key=whole, plans=resolves, fold_by_walk=not one,
+                    rows=rows, partitions=partitions,
+                )  # fmt: skip
+                if one:
+                    return resolving.localCheckpoint()
+                # kept saying it is placed by the key, into the partitions the walk's shuffle chose: the target's
+                # rewrite or MERGE, a join by the key, then shuffles the target's rows alone
+                return checkpoint_by_key(resolving, spec.keys, partitions)
+
         partitions = partitions_for(session, rows)
         registry = kept_states(session.sparkContext)
         before = registry.take(kept_as[0], spec.table, kept_as[1], _key_types(changes, spec), partitions)
-        resolved = None
         if before is not None:
+            partitions = before.partitions
             try:
-                resolved = self._checkpoint(
-                    changes, spec, bound_to(before.frame, session), summary, now,
-                    resolves=resolves, whole=whole, rows=rows, one=one, partitions=before.partitions,
-                )  # fmt: skip
-            except Exception:  # whatever lost them, the files hold the same rows
-                resolved = None
+                return checkpoint(bound_to(before.frame, session), partitions), partitions
+            except Exception:  # whatever lost them (an executor), the files hold the same rows
+                pass
             finally:
                 before.free()  # read into the new checkpoint, or not to be read again
-            partitions = before.partitions
-        if before is None or resolved is None:
-            resolved = self._checkpoint(
-                changes, spec, stored_keys, summary, now,
-                resolves=resolves, whole=whole, rows=rows, one=one, partitions=partitions,
-            )  # fmt: skip
-        return resolved, partitions
-
-    def _checkpoint(
-        self,
-        changes: DataFrame,
-        spec: ApplySpec,
-        stored_keys: DataFrame,
-        summary: BatchSummary,
-        now: dt.datetime,
-        *,
-        resolves: AnalyzedPlans,
-        whole: bool,
-        rows: int | None,
-        one: bool,
-        partitions: int,
-    ) -> DataFrame:
-        session = changes.sparkSession
-        # checkpointed: computed once for the target's MERGE and the key state's (whose own table it reads), as Delta's
-        # MERGE refuses a source cached while it runs; planned without constraint propagation, as the MERGEs are
-        with session_conf(session, {CONSTRAINT_PROPAGATION: "false"}):
-            # many keys: folded by a walk over the changes sorted by key (cdc_spark.merge.jvm_fold)
-            resolving = scd1.resolve(
-                changes,
-                spec,
-                stored_keys,
-                summary,
-                now,
-                every_key=whole,
-                plans=resolves,
-                fold_by_walk=not one,
-                rows=rows,
-                partitions=partitions,
-            )
-            # kept saying it is placed by the key, as the walk's shuffle left it: the target's rewrite or MERGE,
-            # a join by the key, then shuffles the target's rows alone
-            if one:
-                return resolving.localCheckpoint()
-            return checkpoint_by_key(resolving, spec.keys, partitions)  # into the partitions the walk's shuffle chose
+        return checkpoint(stored_keys, partitions), partitions
 
     def _write_state(
         self,

@@ -53,25 +53,111 @@ public final class KeyedCheckpoint {
   public static Dataset<Row> of(Dataset<?> frame, String[] keys, int partitions) {
     QueryExecution execution = frame.queryExecution();
     Seq<Attribute> output = execution.analyzed().output();
+    int[] positions = keyPositions(output, keys);
+    if (positions == null) {
+      return Dataset.ofRows(frame.sparkSession(), checkpointed(frame, execution, null));
+    }
+    Checked checked = checks(frame, output, positions, partitions);
+    LogicalRDD plan = checkpointed(frame, execution, checked);
+    if (checked.misplaced.value() == 0 && plan.rdd().getNumPartitions() == partitions) {
+      plan = declared(plan, positions, partitions, checked.unsorted.value() == 0);
+    }
+    return Dataset.ofRows(frame.sparkSession(), plan);
+  }
+
+  /**
+   * {@code frame}'s rows kept as the first job that reads {@link Lazily#rows()} computes them (a write of them),
+   * checked as {@link #of} checks its rows; {@link Lazily#kept()} then says how they are placed. The plan's own shuffles
+   * run now. Null where a key column is not one of the frame's.
+   */
+  public static Lazily lazily(Dataset<?> frame, String[] keys, int partitions) {
+    QueryExecution execution = frame.queryExecution();
+    Seq<Attribute> output = execution.analyzed().output();
+    int[] positions = keyPositions(output, keys);
+    if (positions == null) {
+      return null;
+    }
+    Checked checked = checks(frame, output, positions, partitions);
+    LongAccumulator seen = frame.sparkSession().sparkContext().longAccumulator("cdc kept rows: partitions computed");
+    JavaRDD<InternalRow> kept =
+        SQLExecution$.MODULE$.withNewExecutionId(
+            execution,
+            Option.apply("keep rows"),
+            () -> {
+              JavaRDD<InternalRow> rows = new JavaRDD<>(execution.toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
+              JavaRDD<InternalRow> copied =
+                  rows.mapPartitionsWithIndex((index, input) -> new Copied(input, checked, index, seen), true);
+              copied.rdd().localCheckpoint();
+              return copied;
+            });
+    LogicalRDD plan = LogicalRDD$.MODULE$.fromDataset(kept.rdd(), frame, false);
+    return new Lazily(frame.sparkSession(), plan, positions, partitions, checked, seen);
+  }
+
+  /** Where each of {@code keys} is among {@code output}; null where one is not there once. */
+  private static int[] keyPositions(Seq<Attribute> output, String[] keys) {
     int[] positions = new int[keys.length];
-    List<Attribute> key = new ArrayList<>();
     for (int k = 0; k < keys.length; k++) {
       positions[k] = Columns.only(output, keys[k], null); // -1 for two of the name: neither is declared
       if (positions[k] < 0) {
-        return Dataset.ofRows(frame.sparkSession(), checkpointed(frame, execution, null));
+        return null;
       }
-      key.add(output.apply(positions[k]));
+    }
+    return positions;
+  }
+
+  /** The checks of rows of {@code output} placed by the columns at {@code positions} into {@code partitions}. */
+  private static Checked checks(Dataset<?> frame, Seq<Attribute> output, int[] positions, int partitions) {
+    List<Attribute> key = new ArrayList<>();
+    for (int position : positions) {
+      key.add(output.apply(position));
     }
     Expression placement =
         new HashPartitioning(ScalaSeqs.of(new ArrayList<Expression>(key)), partitions).partitionIdExpression();
     LongAccumulator misplaced = frame.sparkSession().sparkContext().longAccumulator("cdc checkpoint: rows out of place");
     LongAccumulator unsorted = frame.sparkSession().sparkContext().longAccumulator("cdc checkpoint: rows out of order");
-    Checked checked = new Checked(output, placement, ascending(key), misplaced, unsorted);
-    LogicalRDD plan = checkpointed(frame, execution, checked);
-    if (misplaced.value() == 0 && plan.rdd().getNumPartitions() == partitions) {
-      plan = declared(plan, positions, partitions, unsorted.value() == 0);
+    return new Checked(output, placement, ascending(key), misplaced, unsorted);
+  }
+
+  /** Rows kept by the job that first reads them (see {@link #lazily}). */
+  public static final class Lazily {
+    private final SparkSession session;
+    private final LogicalRDD plan;
+    private final int[] positions;
+    private final int partitions;
+    private final Checked checked;
+    private final LongAccumulator seen;
+
+    Lazily(
+        SparkSession session, LogicalRDD plan, int[] positions, int partitions, Checked checked, LongAccumulator seen) {
+      this.session = session;
+      this.plan = plan;
+      this.positions = positions;
+      this.partitions = partitions;
+      this.checked = checked;
+      this.seen = seen;
     }
-    return Dataset.ofRows(frame.sparkSession(), plan);
+
+    /** The rows, for the one job that computes and keeps them. */
+    public Dataset<Row> rows() {
+      return Dataset.ofRows(session, plan);
+    }
+
+    /**
+     * The rows kept, placed by the key where each proved to be; null unless one job computed every partition once
+     * (read twice, the checks would count rows twice).
+     */
+    public Dataset<Row> kept() {
+      int count = plan.rdd().getNumPartitions();
+      if (seen.value() != count) {
+        return null;
+      }
+      LogicalRDD kept = plan;
+      if (checked.misplaced.value() == 0 && count == partitions) {
+        kept = declared(plan, positions, partitions, checked.unsorted.value() == 0);
+      }
+      return Dataset.ofRows(session, kept);
+    }
   }
 
   /** The frame's rows computed now, copied and kept, each checked by {@code checked} where it is given. */
@@ -84,7 +170,7 @@ public final class KeyedCheckpoint {
             () -> {
               JavaRDD<InternalRow> rows = new JavaRDD<>(execution.toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
               JavaRDD<InternalRow> copied =
-                  rows.mapPartitionsWithIndex((index, input) -> new Copied(input, checked, index), true);
+                  rows.mapPartitionsWithIndex((index, input) -> new Copied(input, checked, index, null), true);
               copied.rdd().localCheckpoint();
               copied.count();
               return copied;
@@ -151,16 +237,18 @@ public final class KeyedCheckpoint {
     private final Iterator<InternalRow> input;
     private final Checked checked;
     private final int partition;
+    private LongAccumulator seen; // counts the partition once it is read to its end, where given
     private final UnsafeProjection place;
     private final Ordering<InternalRow> ordering;
     private InternalRow previous;
     private long misplaced;
     private long unsorted;
 
-    Copied(Iterator<InternalRow> input, Checked checked, int partition) {
+    Copied(Iterator<InternalRow> input, Checked checked, int partition, LongAccumulator seen) {
       this.input = input;
       this.checked = checked;
       this.partition = partition;
+      this.seen = seen;
       this.place =
           checked == null ? null : UnsafeProjection.create(ScalaSeqs.of(List.of(checked.placement)), checked.output);
       this.ordering =
@@ -175,6 +263,10 @@ public final class KeyedCheckpoint {
         checked.unsorted.add(unsorted);
         misplaced = 0;
         unsorted = 0;
+        if (seen != null) {
+          seen.add(1);
+          seen = null; // hasNext asked again at the end: counted once
+        }
       }
       return more;
     }
