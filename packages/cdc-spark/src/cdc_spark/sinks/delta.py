@@ -159,15 +159,7 @@ class DeltaFormat:
         listing); a partition where a deletion vector marks rows deleted, or whose files a Delta scan would not read
         as they are, is left out."""
         listing = self._listing(name, column, values, info)
-        if listing is None or not listing.plain:
-            return None
-        files: dict[str, set[str]] = {}
-        marked: set[str] = set()
-        for listed in listing.files:
-            files.setdefault(listed.value, set()).add(listed.path)
-            if listed.deleted_rows:
-                marked.add(listed.value)
-        return {value: frozenset(paths) for value, paths in files.items() if value not in marked}
+        return listing.paths() if listing is not None and listing.plain else None
 
     def _listing(self, name: str, column: str, values: Sequence[str], info: TableInfo | None) -> PartitionFiles | None:
         """The files of ``values``' partitions (None: no such table), listed once for the same ``info``: a batch

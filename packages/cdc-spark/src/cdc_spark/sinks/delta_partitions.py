@@ -61,6 +61,16 @@ class PartitionFiles:
         """Whether :func:`read_partition` gives what a Delta scan of the version gives."""
         return self.plain and not any(f.deleted_rows for f in self.files)
 
+    def paths(self) -> dict[str, frozenset[str]]:
+        """The files' paths by partition value, of the partitions where no deletion vector marks rows deleted."""
+        paths: dict[str, set[str]] = {}
+        marked: set[str] = set()
+        for listed in self.files:
+            paths.setdefault(listed.value, set()).add(listed.path)
+            if listed.deleted_rows:
+                marked.add(listed.value)
+        return {value: frozenset(found) for value, found in paths.items() if value not in marked}
+
     def rows(self) -> dict[str, int] | None:
         """Rows by partition value (a value without files left out); None where a file's count is missing."""
         counted: dict[str, int] = {}

@@ -26,7 +26,7 @@ from cdc_spark.merge.statements import quote
 from cdc_spark.runtime.java_names import java_array, java_class, option, static_method
 from cdc_spark.sinks.kept_states import KeptState, kept_states
 from cdc_spark.sinks.one_task import one_partition, planned_as_one_task
-from cdc_spark.table_workers import plan_in
+from cdc_spark.table_workers import bound_to, plan_in
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -137,7 +137,7 @@ def rewrite_table(
     paths = frozenset(str(added.path()) for added in files) if placed is not None else None
     before = registry.take(location, _TARGET, paths, layout, placed.partitions if placed is not None else 0)
     if before is not None:
-        stored = plan_in(before.frame._jdf.queryExecution().analyzed(), spark)
+        stored = bound_to(before.frame, spark)
     else:
         stored = files_frame(spark, snapshot, files, schema) if files else no_rows(spark, schema)
     rows = merged_rows(one_partition(stored, one_task), one_partition(source, one_task), rule, schema)
@@ -146,9 +146,7 @@ def rewrite_table(
     txn.readWholeTable()  # a concurrent write of the table fails this commit
     try:
         with planned_as_one_task(spark, one_task):
-            written = txn.writeFiles(
-                (rows if keeping is None else plan_in(keeping.rows().queryExecution().analyzed(), spark))._jdf
-            )
+            written = txn.writeFiles(rows._jdf if keeping is None else keeping.rows())
     except Exception:
         if before is None:
             raise

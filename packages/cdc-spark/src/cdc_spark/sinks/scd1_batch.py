@@ -298,14 +298,15 @@ class Scd1Batch:
         schema = write.target_schema(changes, spec)
         new_target = write.evolve(spec.table, target, schema, target_info)
         stored_keys = one_partition(scd1.table_state(stored, spec.table), one)
-        # a large table's partition replaced whole: the rows the batch before kept of it are read, its new ones kept
-        keeps = whole and not one and rows is not None
+        # a large table's partition replaced whole (its rows counted): the rows the batch before kept of it are read,
+        # its new ones kept
+        keeps = rows if whole and not one else None
         resolved, partitions = self._resolved(
             changes, spec, stored_keys=stored_keys, summary=summary, now=now, resolves=resolves, whole=whole,
-            rows=rows, one=one, kept_as=(kept_as[0], kept_as[1] if keeps else None),
+            rows=rows, one=one, kept_as=(kept_as[0], kept_as[1] if keeps is not None else None),
         )  # fmt: skip
         # placed by the key: a rewrite of the target keeps the rows it writes for the next batch's
-        placed = Placement(tuple(spec.keys), partitions, rows) if keeps and rows is not None else None
+        placed = Placement(tuple(spec.keys), partitions, keeps) if keeps is not None else None
         if not batch_committed(target_info, batch):
             source = resolved.where(F.col(ACTION).isNotNull())
             rule = merges(spec).target
@@ -320,9 +321,9 @@ class Scd1Batch:
             if self.commits is not None:
                 self.commits.after(spec.table)
         kept = None
-        if keeps and rows is not None:  # the checkpoint kept for the next batch once the key state is written
+        if keeps is not None:  # the checkpoint kept for the next batch once the key state is written
             frame = scd1.kept_rows(resolved, spec.table, spec)
-            kept = KeptState(frozenset(), _key_types(changes, spec), partitions, rows, frame, resolved)
+            kept = KeptState(frozenset(), _key_types(changes, spec), partitions, keeps, frame, resolved)
         return TableDone(rows=scd1.state_rows(resolved, spec.table), resolved=resolved, kept=kept)
 
     def _resolved(
