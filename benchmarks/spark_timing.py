@@ -98,22 +98,28 @@ def from_avro_baseline(many: Any, values: list[tuple[bytearray, str]]) -> Callab
     return baseline
 
 
+# The decode's timed rounds after its warm-up (pytest-benchmark's figure is the fastest)
+TIMED_ROUNDS = 5
+
 # The most warm-up rounds a decode gets before it is timed (see warm_up)
-WARMUP_MOST = int(os.environ.get("CDC_BENCH_WARMUP_MOST", "8"))
+WARMUP_MOST = int(os.environ.get("CDC_BENCH_WARMUP_MOST", "10"))
 
 
 def warm_up(action: Callable[[], None], *, least: int = 2, most: int = WARMUP_MOST) -> list[float]:
-    """Run ``action`` until it stops getting faster, and return the times: at least ``least`` runs, then until a
-    run is not 5 % faster than the fastest before it, at most ``most``. The JIT compiles a decode's code over
-    many rows: at 10^5 messages a round, two rounds left the shapes' step still falling by a fifth a round."""
+    """Run ``action`` until it stops getting faster, and return the times: at least ``least`` runs, then until two
+    runs in a row are each not 5 % faster than the fastest before them, at most ``most``. The JIT compiles a
+    decode's code over many rows and in tiers: at 10^5 messages a round, one round that gained nothing was followed
+    by three that cut the shapes' step from 0.90 s to 0.61 s (TiCDC Avro, 2026-12-05), so one flat round is a step
+    between tiers, not the end of the warm-up."""
     times: list[float] = []
+    flat = 0  # runs in a row not 5 % faster than the fastest before them
     while len(times) < most:
         started = time.perf_counter()
         action()
         took = time.perf_counter() - started
-        settled = len(times) >= least and took > 0.95 * min(times)
+        flat = flat + 1 if times and took > 0.95 * min(times) else 0
         times.append(took)
-        if settled:
+        if len(times) >= least and flat >= 2:
             break
     return times
 
@@ -164,11 +170,15 @@ def time_decode_against(
     many: Any,
     protocol: str,
     options: dict[str, Any] | None = None,
+    between: Callable[[], None] | None = None,
 ) -> dict[str, int]:
-    """Rows/s of ``baseline`` on ``many`` (best of 3 before the decode's rounds and 3 after them), of ``decode``
-    plan ``python`` on ``one`` (it is several times slower) and plan ``jvm`` on ``many`` (pytest-benchmark's
-    figure, best of 3 after warm-up rounds until it stops getting faster, :func:`warm_up`, whose times are printed
-    too); prints them and the ratios, returns the jvm run's changes per path."""
+    """Rows/s of ``baseline`` on ``many`` (the best of 3 before the decode's rounds, one before each timed round and
+    3 after them), of ``decode`` plan ``python`` on ``one`` (it is several times slower) and plan ``jvm`` on
+    ``many`` (pytest-benchmark's figure, best of :data:`TIMED_ROUNDS` after warm-up rounds until it stops getting
+    faster, :func:`warm_up`, whose times are printed too); prints them and the ratios, returns the jvm run's
+    changes per path. ``between`` runs before each timed round too, after the baseline, untimed by
+    pytest-benchmark: a bench times its own reference there. References and decode take turns, so a machine whose
+    speed drifts within a run slows both alike."""
     small, large = one.count(), many.count()
 
     steps: list[dict[str, float]] = []
@@ -191,19 +201,29 @@ def time_decode_against(
     speculated = dict(planned.speculated)
     clocks = dict(planned.running_clocks)
     warm = warm_up(run(many, "jvm", jvm_paths))
-    benchmark.pedantic(run(many, "jvm", jvm_paths), rounds=3, iterations=1)
+    bare_between: list[float] = []
+
+    def turn() -> None:
+        """Before each timed round: the baseline timed (it and the decode take turns), then ``between``."""
+        bare_between.append(best_of(1, baseline))
+        if between is not None:
+            between()
+
+    benchmark.pedantic(run(many, "jvm", jvm_paths), setup=turn, rounds=TIMED_ROUNDS, iterations=1)
     bare_after = best_of(3, baseline)
-    raw = large / min(bare, bare_after)
+    raw = large / min(bare, *bare_between, bare_after)
     # how the running clock of changes without a commit ts was read: by the tasks as they read, or sorted
     running = {k: v - clocks.get(k, 0) for k, v in planned.running_clocks.items() if v != clocks.get(k, 0)}
     # how each round was typed: in its shapes' pass (typed), again after a miss (retyped), or unspeculated
     ways = {k: v - speculated.get(k, 0) for k, v in planned.speculated.items() if v != speculated.get(k, 0)}
     jvm = large / benchmark.stats.stats.min
-    fastest = min(steps[-3:], key=lambda s: sum(s.values()))  # the timed rounds' steps, the warm-ups' before them
-    rounds = [{k: round(v, 2) for k, v in s.items()} for s in steps[-(len(warm) + 3) :]]
+    timed = steps[-TIMED_ROUNDS:]  # the timed rounds' steps, the warm-ups' before them
+    fastest = min(timed, key=lambda s: sum(s.values()))
+    rounds = [{k: round(v, 2) for k, v in s.items()} for s in steps[-(len(warm) + TIMED_ROUNDS) :]]
     print(
         f"\n{protocol}: {baseline_name} {raw:,.0f} rows/s ({large} messages; best of 3 before the decode"
-        f" {large / bare:,.0f}, of 3 after it {large / bare_after:,.0f});"
+        f" {large / bare:,.0f}, of {len(bare_between)} taking turns with its timed rounds"
+        f" {large / min(bare_between):,.0f}, of 3 after it {large / bare_after:,.0f});"
         f" jvm {jvm:,.0f} rows/s ({jvm / raw:.2f}x; typed in the JVM {jvm_paths.get('jvm', 0)},"
         f" through the codec {jvm_paths.get('codec', 0)});"
         f" python {python:,.0f} rows/s ({python / raw:.2f}x, {small} messages)"
