@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
+from cdc_core.errors import ConfigError
 from cdc_spark.apply import apply_changes
 from cdc_spark.batch_cache import release
+from cdc_spark.sinks import kept_states as kept_module
 from cdc_spark.sinks import one_task
-from cdc_spark.sinks.kept_states import KeptState, KeptStates, kept_states
+from cdc_spark.sinks.kept_states import KEPT_ROWS, KEPT_ROWS_SETTING, KeptState, KeptStates, kept_states, limit_of
 from cdc_testing.spark_frames import scanned_frame
 from cdc_testing.spark_plans import jobs_started
 
@@ -184,3 +186,29 @@ def test_the_oldest_entries_are_given_up_beyond_the_limit(spark: Any) -> None:
     assert _freed(huge) and list(registry.entries) == [("s", "b"), ("s", "c")]
     registry.clear()
     assert _freed(second) and _freed(third) and not registry.entries
+
+
+def test_the_application_sets_its_own_limit(spark: Any) -> None:
+    context = spark.sparkContext
+    held = kept_module._REGISTRIES.pop(context, None)  # the registry is made with the setting of its application
+    conf = context._conf
+    try:
+        conf.set(KEPT_ROWS_SETTING, "2_000")
+        assert kept_states(context).limit == 2_000
+    finally:
+        kept_module._REGISTRIES.pop(context, None)
+        conf._jconf.remove(KEPT_ROWS_SETTING)
+        if held is not None:
+            kept_module._REGISTRIES[context] = held
+    assert kept_states(context).limit == KEPT_ROWS
+
+
+@pytest.mark.parametrize(("setting", "limit"), [(None, KEPT_ROWS), ("0", 0), (" 250000 ", 250_000), ("1_000", 1_000)])
+def test_the_limit_setting_is_a_number_of_rows(setting: str | None, limit: int) -> None:
+    assert limit_of(setting) == limit
+
+
+@pytest.mark.parametrize("setting", ["-1", "lots", "1e6", ""])
+def test_a_limit_that_is_not_a_count_of_rows_is_refused(setting: str) -> None:
+    with pytest.raises(ConfigError, match=r"spark\.cdc\.keptRows='.*': give a number of rows"):
+        limit_of(setting)

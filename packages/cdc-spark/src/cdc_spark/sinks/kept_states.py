@@ -22,7 +22,9 @@ fails (an executor that held them lost). Entries live as long as the Spark appli
 ``SparkContext``, whose executors hold the rows), for any sink object that writes the same tables, so a caller that
 builds a sink per batch (``apply_changes`` with a path) keeps them too. A key state's checkpoint holds every column
 of the resolve (about 270 bytes a row for five value columns), so at most :data:`KEPT_ROWS` rows are kept in all,
-as the batches counted them (stored keys and changes), the oldest entries given up first.
+as the batches counted them (stored keys and changes), the oldest entries given up first. The Spark setting
+:data:`KEPT_ROWS_SETTING` sets another limit for the application (0 keeps nothing): executors with little memory
+and many large tables want less, large executors may keep more.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from cdc_core.errors import ConfigError
 from cdc_spark.batch_cache import release
 
 if TYPE_CHECKING:
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 KEPT_ROWS: Final = 6_000_000  # kept rows of all tables, at most, as the batches counted them
+KEPT_ROWS_SETTING: Final = "spark.cdc.keptRows"  # the application's own limit, in place of KEPT_ROWS
 
 
 @attrs.frozen
@@ -122,11 +126,24 @@ _REGISTRIES: Final[weakref.WeakKeyDictionary[SparkContext, KeptStates]] = weakre
 
 
 def kept_states(context: SparkContext) -> KeptStates:
-    """The registry of the Spark application ``context`` runs."""
+    """The registry of the Spark application ``context`` runs, limited by its :data:`KEPT_ROWS_SETTING`."""
     registry = _REGISTRIES.get(context)
     if registry is None:
-        registry = _REGISTRIES[context] = KeptStates()
+        registry = _REGISTRIES[context] = KeptStates(limit_of(context.getConf().get(KEPT_ROWS_SETTING)))
     return registry
 
 
-__all__ = ["KEPT_ROWS", "KeptState", "KeptStates", "Placement", "kept_states"]
+def limit_of(setting: str | None) -> int:
+    """The kept rows' limit a :data:`KEPT_ROWS_SETTING` value gives (:data:`KEPT_ROWS` where it is not set)."""
+    if setting is None:
+        return KEPT_ROWS
+    try:
+        limit = int(setting.strip().replace("_", ""))
+    except ValueError:
+        limit = -1
+    if limit < 0:
+        raise ConfigError(f"{KEPT_ROWS_SETTING}={setting!r}: give a number of rows, 0 or more (0 keeps nothing)")
+    return limit
+
+
+__all__ = ["KEPT_ROWS", "KEPT_ROWS_SETTING", "KeptState", "KeptStates", "Placement", "kept_states", "limit_of"]

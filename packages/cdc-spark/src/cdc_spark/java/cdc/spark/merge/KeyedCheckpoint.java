@@ -79,17 +79,7 @@ public final class KeyedCheckpoint {
     }
     Checked checked = checks(frame, output, positions, partitions);
     LongAccumulator seen = frame.sparkSession().sparkContext().longAccumulator("cdc kept rows: partitions computed");
-    JavaRDD<InternalRow> kept =
-        SQLExecution$.MODULE$.withNewExecutionId(
-            execution,
-            Option.apply("keep rows"),
-            () -> {
-              JavaRDD<InternalRow> rows = new JavaRDD<>(execution.toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
-              JavaRDD<InternalRow> copied =
-                  rows.mapPartitionsWithIndex((index, input) -> new Copied(input, checked, index, seen), true);
-              copied.rdd().localCheckpoint();
-              return copied;
-            });
+    JavaRDD<InternalRow> kept = copied(execution, "keep rows", checked, seen, false);
     LogicalRDD plan = LogicalRDD$.MODULE$.fromDataset(kept.rdd(), frame, false);
     return new Lazily(frame.sparkSession(), plan, positions, partitions, checked, seen);
   }
@@ -162,20 +152,30 @@ public final class KeyedCheckpoint {
 
   /** The frame's rows computed now, copied and kept, each checked by {@code checked} where it is given. */
   private static LogicalRDD checkpointed(Dataset<?> frame, QueryExecution execution, Checked checked) {
-    // one query, as Dataset.localCheckpoint runs its: the plan's own shuffles run in it too
-    JavaRDD<InternalRow> kept =
-        SQLExecution$.MODULE$.withNewExecutionId(
-            execution,
-            Option.apply("localCheckpoint"),
-            () -> {
-              JavaRDD<InternalRow> rows = new JavaRDD<>(execution.toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
-              JavaRDD<InternalRow> copied =
-                  rows.mapPartitionsWithIndex((index, input) -> new Copied(input, checked, index, null), true);
-              copied.rdd().localCheckpoint();
-              copied.count();
-              return copied;
-            });
+    JavaRDD<InternalRow> kept = copied(execution, "localCheckpoint", checked, null, true);
     return LogicalRDD$.MODULE$.fromDataset(kept.rdd(), frame, false);
+  }
+
+  /**
+   * The rows of {@code execution}, copied and kept as the job that reads them computes them: each row checked by
+   * {@code checked} and each partition counted in {@code seen}, where they are given; computed now where {@code now}.
+   */
+  private static JavaRDD<InternalRow> copied(
+      QueryExecution execution, String name, Checked checked, LongAccumulator seen, boolean now) {
+    // one query, as Dataset.localCheckpoint runs its: the plan's own shuffles run in it too
+    return SQLExecution$.MODULE$.withNewExecutionId(
+        execution,
+        Option.apply(name),
+        () -> {
+          JavaRDD<InternalRow> rows = new JavaRDD<>(execution.toRdd(), ClassTag$.MODULE$.apply(InternalRow.class));
+          JavaRDD<InternalRow> copied =
+              rows.mapPartitionsWithIndex((index, input) -> new Copied(input, checked, index, seen), true);
+          copied.rdd().localCheckpoint();
+          if (now) {
+            copied.count();
+          }
+          return copied;
+        });
   }
 
   /**
