@@ -13,8 +13,10 @@ import pytest
 from cdc_core.errors import ConfigError
 from cdc_spark.apply import apply_changes
 from cdc_spark.batch_cache import release
+from cdc_spark.demo import read_table
 from cdc_spark.sinks import kept_states as kept_module
 from cdc_spark.sinks import one_task
+from cdc_spark.sinks.iceberg import IcebergFormat, register_hadoop_catalog
 from cdc_spark.sinks.kept_states import KEPT_ROWS, KEPT_ROWS_SETTING, KeptState, KeptStates, kept_states, limit_of
 from cdc_testing.spark_frames import scanned_frame
 from cdc_testing.spark_plans import jobs_started
@@ -53,21 +55,28 @@ BATCHES = [
 ]
 
 
-def _live(spark: Any, target: Path) -> dict[int, tuple[Any, ...]]:
-    rows = spark.read.format("delta").load(str(target / "shop" / "t")).collect()
-    return {row["id"]: (row["name"], row["amount"]) for row in rows}
+def _live(spark: Any, target: Path, fmt: str = "delta") -> dict[int, tuple[Any, ...]]:
+    """The target's rows by key, read by the format's independent reader (delta-rs reads Delta in Spark's place)."""
+    if fmt == "delta":
+        rows = spark.read.format("delta").load(str(target / "shop" / "t")).collect()
+        return {row["id"]: (row["name"], row["amount"]) for row in rows}
+    table = read_table(str(target), TABLE, fmt).to_pylist()
+    return {row["id"]: (row["name"], row["amount"]) for row in table}
 
 
-def _apply(spark: Any, target: Path, rows: list[Any]) -> int:
+def _apply(spark: Any, target: Path, rows: list[Any], fmt: str = "delta") -> int:
     """One batch applied; the Spark jobs it started."""
     changes = scanned_frame(spark, rows, SCHEMA)
-    group = f"kept-{target.name}-{id(rows)}"
-    return len(jobs_started(spark, group, lambda: apply_changes(changes, str(target), ["id"], table=TABLE)))
+    group = f"kept-{target}-{id(rows)}"  # the test's own path: a group's jobs stay listed under it
+    apply = lambda: apply_changes(changes, str(target), ["id"], table=TABLE, table_format=fmt)  # noqa: E731
+    return len(jobs_started(spark, group, apply))
 
 
-def _entry(spark: Any, target: Path) -> KeptState | None:
-    """The key state rows of the table kept under ``target``."""
+def _entry(spark: Any, target: Path, fmt: str = "delta") -> KeptState | None:
+    """The key state rows of the table kept under ``target`` (a Delta key state's path, or an Iceberg one's name)."""
     entries = kept_states(spark.sparkContext).entries
+    if fmt == "iceberg":
+        return entries.get((_iceberg_key_state(spark, target), TABLE))
     return next((kept for (state, table), kept in entries.items() if str(target) in state and table == TABLE), None)
 
 
@@ -85,29 +94,58 @@ def walked(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("walked")
+@pytest.mark.parametrize(("fmt", "spares"), [("delta", [0, 1, 2, 2]), ("iceberg", [0, 1, 1, 1])])
 def test_kept_rows_give_what_the_files_give_with_fewer_jobs(
-    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, spares: list[int]
 ) -> None:
-    kept_jobs = [_apply(spark, tmp_path / "kept", rows) for rows in BATCHES[:3]]
-    got = _live(spark, tmp_path / "kept")
+    kept_jobs = [_apply(spark, tmp_path / "kept", rows, fmt) for rows in BATCHES[:3]]
+    got = _live(spark, tmp_path / "kept", fmt)
     assert got[40] == ("n40", Decimal("40.00"))  # the late change ignored
     assert got[22] == ("p22", Decimal("22.25"))  # each column from the newest change that set it
     assert 35 not in got and 3 not in got and got[31] == ("again31", Decimal("2.00"))
-    kept_jobs.append(_apply(spark, tmp_path / "kept", BATCHES[3]))
-    assert _entry(spark, tmp_path / "kept") is not None
-    assert _target_entry(spark, tmp_path / "kept") is not None
+    kept_jobs.append(_apply(spark, tmp_path / "kept", BATCHES[3], fmt))
+    assert _entry(spark, tmp_path / "kept", fmt) is not None
+    assert (_target_entry(spark, tmp_path / "kept") is not None) == (fmt == "delta")  # Iceberg rewrites no target
     monkeypatch.setattr(kept_states(spark.sparkContext), "limit", 0)  # nothing kept: every batch reads the files
-    read_jobs = [_apply(spark, tmp_path / "read", rows) for rows in BATCHES]
-    assert _entry(spark, tmp_path / "read") is None
+    read_jobs = [_apply(spark, tmp_path / "read", rows, fmt) for rows in BATCHES]
+    assert _entry(spark, tmp_path / "read", fmt) is None
     assert _target_entry(spark, tmp_path / "read") is None
 
-    got = _live(spark, tmp_path / "kept")
-    assert got == _live(spark, tmp_path / "read")
+    got = _live(spark, tmp_path / "kept", fmt)
+    assert got == _live(spark, tmp_path / "read", fmt)
     assert got == {7: ("after", Decimal("7.00")), 50: ("later", None)}
     # a job fewer where the key state's rows are kept (the stored keys' shuffle), another where the target's are (its
     # rows' shuffle): none in the first batch, the key state's in the second (the first created the target), both after
     spared = [read - kept for kept, read in zip(kept_jobs, read_jobs, strict=True)]
-    assert spared == [0, 1, 2, 2], (kept_jobs, read_jobs)
+    assert spared == spares, (kept_jobs, read_jobs)
+
+
+@pytest.mark.usefixtures("walked")
+def test_an_iceberg_key_state_written_by_another_hand_is_read_from_its_files(spark: Any, tmp_path: Path) -> None:
+    """Iceberg's key state changed after the batch that kept it: by a delete of a key's state, then by a
+    merge-on-read delete (a delete file beside the same data files). Each time the next batch sees the key as new,
+    as the table says."""
+    batch = [change("insert", 10, k, f"n{k}", f"{k}.00") for k in (1, 2, 3)]
+    _apply(spark, tmp_path, batch, "iceberg")
+    assert _entry(spark, tmp_path, "iceberg") is not None
+    keys = _iceberg_key_state(spark, tmp_path)
+    spark.sql(f"""DELETE FROM {keys} WHERE __cdc_key = '{{"id":"1"}}'""")
+    _apply(spark, tmp_path, [change("update", 5, k, "older", "0.50") for k in (1, 2, 3)], "iceberg")
+    assert _live(spark, tmp_path, "iceberg") == {
+        1: ("older", Decimal("0.50")), 2: ("n2", Decimal("2.00")), 3: ("n3", Decimal("3.00"))
+    }  # fmt: skip
+    assert _entry(spark, tmp_path, "iceberg") is not None  # kept again by the batch that read the table
+    spark.sql(f"ALTER TABLE {keys} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
+    spark.sql(f"""DELETE FROM {keys} WHERE __cdc_key = '{{"id":"2"}}'""")
+    _apply(spark, tmp_path, [change("update", 4, k, "oldest", "0.25") for k in (1, 2, 3)], "iceberg")
+    assert _live(spark, tmp_path, "iceberg") == {
+        1: ("older", Decimal("0.50")), 2: ("oldest", Decimal("0.25")), 3: ("n3", Decimal("3.00"))
+    }  # fmt: skip
+
+
+def _iceberg_key_state(spark: Any, target: Path) -> str:
+    """The name of the Iceberg key state of the tables under ``target``, in the catalog its sink registers."""
+    return IcebergFormat(spark, catalog=register_hadoop_catalog(spark, str(target.absolute())), own=True).key_state("")
 
 
 @pytest.mark.usefixtures("walked")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -148,9 +148,21 @@ class IcebergFormat:
     def partition_files(
         self, name: str, column: str, values: Sequence[str], info: TableInfo
     ) -> dict[str, frozenset[str]] | None:
-        """None: this format replaces no partition itself (:meth:`replace_partitions`), so no written files are
-        known to compare with."""
-        return None
+        """The files of each of ``values``' partitions: its data files and the delete files that apply to them (a
+        row deleted by a merge-on-read write changes the set), from the table's manifests as loaded in ``info``,
+        planned by Iceberg on the driver; None where ``column`` is not an identity partition of the table's spec."""
+        files: dict[str, set[str]] = {}
+
+        def add(value: str, task: Any) -> None:
+            paths = files.setdefault(value, set())
+            paths.add(str(task.file().location()))
+            deletes = task.deletes().iterator()
+            while deletes.hasNext():
+                paths.add(f"delete:{deletes.next().location()}")
+
+        if not self._scan_partitions(info.loaded, name, column, values, add):
+            return None
+        return {value: frozenset(paths) for value, paths in files.items()}
 
     def rows_by_partition(
         self, name: str, column: str, values: Sequence[str], info: TableInfo | None = None
@@ -158,20 +170,31 @@ class IcebergFormat:
         """From the data files' row counts in the table's manifests, planned by Iceberg on the driver (no Spark job,
         no data file read), of ``info``'s table as loaded (no second load) when given; None where ``column`` is not
         an identity partition of the table's spec."""
-        table = info.loaded if info is not None else None
+        rows: dict[str, int] = {}
+
+        def count(value: str, task: Any) -> None:
+            rows[value] = rows.get(value, 0) + int(task.file().recordCount())
+
+        loaded = info.loaded if info is not None else None
+        return rows if self._scan_partitions(loaded, name, column, values, count) else None
+
+    def _scan_partitions(
+        self, table: Any, name: str, column: str, values: Sequence[str], visit: Callable[[str, Any], None]
+    ) -> bool:
+        """``visit(value, task)`` for each file scan task of ``values``' partitions of ``table`` (``name`` loaded
+        where None; no table: no task), planned from its manifests; False where ``column`` is not an identity
+        partition of its spec."""
         if table is None:
             table = self._load(name)
         if table is None:
-            return {}
+            return True
         jvm: Any = self.spark._jvm
-        fields = list(table.spec().fields())
-        position = next((i for i, f in enumerate(fields) if f.name() == column and f.transform().isIdentity()), None)
+        position = _identity_position(table, column)
         if position is None:
-            return None
+            return False
         wanted = java_class(jvm, "java.util.ArrayList")()
         for value in values:
             wanted.add(value)
-        rows: dict[str, int] = {}
         among = static_method(jvm, "org.apache.iceberg.expressions.Expressions", "in")(
             column, wanted
         )  # a Python keyword
@@ -179,12 +202,11 @@ class IcebergFormat:
         try:
             found = tasks.iterator()
             while found.hasNext():
-                data_file = found.next().file()
-                value = str(data_file.partition().get(position, java_class(jvm, "java.lang.Object")._java_lang_class))
-                rows[value] = rows.get(value, 0) + int(data_file.recordCount())
+                task = found.next()
+                visit(_partition_value(jvm, task.file(), position), task)
         finally:
             tasks.close()
-        return rows
+        return True
 
     def create_properties(self) -> dict[str, str]:
         return {"format-version": "2"}
@@ -231,8 +253,29 @@ class IcebergFormat:
     def replace_partitions(
         self, name: str, rows: DataFrame, column: str, batch: BatchInfo | None
     ) -> dict[str, frozenset[str]] | None:
-        """Not done: Iceberg's dynamic overwrite plans from its manifests on the driver, without a Spark job."""
-        return None
+        """Every partition of ``name`` that ``rows`` has rows of replaced by them: Spark's dynamic overwrite, which
+        Iceberg plans from its manifests on the driver, in one commit marked with ``batch``. Returns the data files
+        that commit added, by partition value, read from its own snapshot: all that those partitions hold after it.
+        Empty where the table's snapshot after the write is not that commit (another writer committed in between, or
+        nothing was written), or ``column`` is not an identity partition."""
+        before = self._load(name)
+        parent = _snapshot_id(before)
+        with self.marked(batch):
+            rows.writeTo(name).overwritePartitions()
+        table = self._load(name)
+        snapshot = table.currentSnapshot() if table is not None else None
+        position = _identity_position(table, column) if table is not None else None
+        if snapshot is None or position is None or parent is None or snapshot.parentId() != parent:
+            return {}
+        if snapshot.operation() != "overwrite":
+            return {}
+        jvm: Any = self.spark._jvm
+        files: dict[str, set[str]] = {}
+        added = snapshot.addedDataFiles(table.io()).iterator()
+        while added.hasNext():
+            data_file = added.next()
+            files.setdefault(_partition_value(jvm, data_file, position), set()).add(str(data_file.location()))
+        return {value: frozenset(paths) for value, paths in files.items()}
 
     def marked(self, batch: BatchInfo | None) -> AbstractContextManager[None]:
         return session_conf(self.spark, _marks(batch))
@@ -287,6 +330,23 @@ def _summaries(table: Any) -> Iterator[Any]:
         yield snapshot.summary()
         parent = snapshot.parentId()
         snapshot = table.snapshot(parent) if parent is not None else None
+
+
+def _identity_position(table: Any, column: str) -> int | None:
+    """Where ``column`` is among the fields of ``table``'s partition spec, as an identity partition; else None."""
+    fields = list(table.spec().fields())
+    return next((i for i, f in enumerate(fields) if f.name() == column and f.transform().isIdentity()), None)
+
+
+def _partition_value(jvm: Any, data_file: Any, position: int) -> str:
+    """The text of ``data_file``'s partition value at ``position``."""
+    return str(data_file.partition().get(position, java_class(jvm, "java.lang.Object")._java_lang_class))
+
+
+def _snapshot_id(table: Any) -> int | None:
+    """The id of ``table``'s current snapshot; None without a table or a snapshot."""
+    snapshot = table.currentSnapshot() if table is not None else None
+    return int(snapshot.snapshotId()) if snapshot is not None else None
 
 
 def _marks(batch: BatchInfo | None) -> dict[str, str]:

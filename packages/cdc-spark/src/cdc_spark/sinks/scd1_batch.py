@@ -159,8 +159,11 @@ class Scd1Batch:
         read_from = self.format.describe(state, None) if moved else state_info
         written = [plan.spec.table for plan in changed]  # as stored_rows lists them: one listing for both
         reader = self.format.partition_reader(state, TABLE, written, read_from) if read_from and written else None
-        # the files each table's partition is now: where the batch before left them, its rows kept are read instead
-        files = self.format.partition_files(state, TABLE, written, read_from) if reader and read_from else None
+        # the files each table's partition is now, where the batch before kept rows of one (a format that plans its
+        # listing, as Iceberg does, lists nothing otherwise): where it left them, its rows kept are read instead
+        entries = kept_states(self.spark.sparkContext).entries
+        kept_before = any((state, table) in entries for table in written)
+        files = self.format.partition_files(state, TABLE, written, read_from) if read_from and kept_before else None
         # the resolve of a table of the same shape as one before it in the batch is not analyzed again
         resolves = AnalyzedPlans()
         table = functools.partial(
