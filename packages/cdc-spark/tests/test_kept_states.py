@@ -143,6 +143,40 @@ def test_an_iceberg_key_state_written_by_another_hand_is_read_from_its_files(spa
     }  # fmt: skip
 
 
+@pytest.mark.parametrize("another_writer", [False, True], ids=["alone", "another-writer"])
+def test_an_iceberg_replace_names_its_own_files_unless_another_commit_follows_it(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, another_writer: bool
+) -> None:
+    """The dynamic overwrite's own commit names the files it added, by partition. Where another writer commits an
+    overwrite of another partition between that commit and its read-back, the newest snapshot is not the sink's:
+    no files are named (the next batch reads the partitions from the table), and both writes stay."""
+    catalog = register_hadoop_catalog(spark, str(tmp_path.absolute()))
+    fmt = IcebergFormat(spark, catalog=catalog, own=True)
+    name = f"`{catalog}`.`ns`.`keys`"
+    spark.sql(f"CREATE TABLE {name} (p string, v int) USING iceberg PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {name} VALUES ('a', 1), ('b', 2)")
+    load = IcebergFormat._load
+    loads: list[str] = []
+
+    def loaded_after_another_writer(self: IcebergFormat, table: str) -> Any:
+        loads.append(table)
+        if another_writer and len(loads) == 2:  # after the sink's commit, before its read-back
+            spark.createDataFrame([("b", 20)], "p string, v int").writeTo(name).overwritePartitions()
+        return load(self, table)
+
+    monkeypatch.setattr(IcebergFormat, "_load", loaded_after_another_writer)
+    named = fmt.replace_partitions(name, spark.createDataFrame([("a", 10)], "p string, v int"), "p", None)
+    assert len(loads) == 2
+    if another_writer:
+        assert named == {}
+    else:
+        rows = spark.sql(f"SELECT file_path FROM {name}.files WHERE partition.p = 'a'").collect()
+        files = [str(row[0]) for row in rows]
+        assert named == {"a": frozenset(files)} and len(files) == 1
+    expected = [("a", 10), ("b", 20 if another_writer else 2)]
+    assert sorted(tuple(row) for row in spark.table(name).collect()) == expected
+
+
 def _iceberg_key_state(spark: Any, target: Path) -> str:
     """The name of the Iceberg key state of the tables under ``target``, in the catalog its sink registers."""
     return IcebergFormat(spark, catalog=register_hadoop_catalog(spark, str(target.absolute())), own=True).key_state("")
