@@ -88,3 +88,72 @@ def test_changes_without_a_commit_ts_take_their_partitions_seeded_clock(kafka_fr
     finally:
         decoded.release()
         frame.unpersist()
+
+
+_MARK = -0x7E57_0000_0000_0001
+
+
+def test_a_kept_plan_takes_each_batchs_values_of_its_marked_lookups(spark: Any) -> None:
+    """A frame after the shapes' pass looks up each partition's clock; its analyzed plan is kept and given the next
+    batch's clocks (``KeptPlans.frame``'s values): the next batch reads its own clocks, not the first one's, over its
+    own rows. Small values (ints to Python and py4j) and a null value keep their long type."""
+    from pyspark.sql import functions as F
+
+    from cdc_spark.decoding.kept_plans import KeptPlans
+
+    plans = KeptPlans("__batch__")
+
+    def clocked(clock: dict[str, int | None]) -> Any:
+        def build(rows: Any) -> Any:
+            return rows.select("k", lookup(clock, F.col("k"), _MARK).alias("v"))
+
+        return build
+
+    first = spark.createDataFrame([("p0",), ("p1",), ("p9",)], "k string")
+    one = {"p0": 448082741820915712, "p1": 448082741820915999}
+    assert [r["v"] for r in plans.frame("clock", first, clocked(one), {_MARK: list(one.values())}).collect()] == [
+        *one.values(),
+        None,
+    ]
+    second = spark.createDataFrame([("p1",), ("p0",), (None,)], "k string")
+    two = {"p0": 7, "p1": None}
+    found = plans.frame("clock", second, clocked(two), {_MARK: list(two.values())})
+    assert (plans.built, plans.reused) == (1, 1)
+    assert [tuple(r) for r in found.collect()] == [("p1", None), ("p0", 7), (None, None)]
+    assert found.schema["v"].dataType.simpleString() == "bigint"
+
+
+def test_a_kept_plan_whose_marked_lookup_does_not_fit_the_values_is_built_again(spark: Any) -> None:
+    """A marker's lookup read twice in the plan, or given another number of values, is not replaced: the frame is
+    built anew with this call's values (and its plan kept)."""
+    from pyspark.sql import functions as F
+
+    from cdc_spark.decoding.kept_plans import KeptPlans
+
+    plans = KeptPlans("__batch__")
+    rows = spark.createDataFrame([("p0",)], "k string")
+
+    def twice(value: int) -> Any:
+        def build(source: Any) -> Any:
+            looked = lookup({"p0": value}, F.col("k"), _MARK)
+            return source.select((looked + looked).alias("v"))
+
+        return build
+
+    plans.frame("twice", rows, twice(1_000_000_000_000), {_MARK: [1_000_000_000_000]})
+    assert plans.frame("twice", rows, twice(5), {_MARK: [5]}).collect()[0]["v"] == 10
+    assert (plans.built, plans.reused) == (2, 0)
+
+    def once(value: int) -> Any:
+        return lambda source: source.select(lookup({"p0": value}, F.col("k"), _MARK).alias("v"))
+
+    plans.frame("once", rows, once(1), {_MARK: [1]})
+    assert plans.frame("once", rows, once(2), {_MARK: [2, 3]}).collect()[0]["v"] == 2
+    assert (plans.built, plans.reused) == (4, 0)
+
+
+def test_a_marker_is_a_long_outside_the_ints(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    with pytest.raises(ValueError, match="marker"):
+        lookup({"a": 1}, F.col("k"), 12)

@@ -21,11 +21,11 @@ one lineage have the same plan but for the leaf's rows, so their physical plan c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from cdc_spark.decoding.reuse import Reuse
-from cdc_spark.runtime.plan_reuse import analyzed_plan, over, reusable
+from cdc_spark.runtime.plan_reuse import analyzed_plan, over, reusable, with_lookup_values
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -64,18 +64,29 @@ class KeptPlans:
         self.built = 0  # frames built and their plans kept
         self.reused = 0  # frames made from a kept plan
 
-    def frame(self, key: Hashable, source: DataFrame, build: Callable[[DataFrame], DataFrame]) -> DataFrame:
+    def frame(
+        self,
+        key: Hashable,
+        source: DataFrame,
+        build: Callable[[DataFrame], DataFrame],
+        values: Mapping[int, Sequence[int | None]] | None = None,
+    ) -> DataFrame:
         """``build(source)``: from the plan kept under ``key`` for inputs of ``source``'s schema, put over
         ``source``, where there is one that fits; else built over a view of ``source`` and its plan kept. ``build``
-        must read its argument once and capture nothing that ``key`` does not name."""
+        must read its argument once and capture nothing that ``key`` does not name, but the values of its marked
+        lookups (:func:`~cdc_spark.decoding.literal_lookup.lookup`): ``values`` by marker, this call's, which a
+        kept plan takes (the lookups' keys belong in ``key``)."""
         if not reusable(source.sparkSession):
             return build(source)
         kept_key = (key, source._jdf.schema().json())
         kept = self._plans.peek(kept_key)
         if kept is not None and (frame := over(kept.plan, [self.view], [source])) is not None:
-            self.reused += 1
-            inner = lineage_of(source)
-            return frame if inner is None else with_lineage(frame, (kept, *inner))
+            if values:
+                frame = with_lookup_values(frame, values)
+            if frame is not None:
+                self.reused += 1
+                inner = lineage_of(source)
+                return frame if inner is None else with_lineage(frame, (kept, *inner))
         frame = build(source.alias(self.view))
         self._plans.put(kept_key, _Kept(analyzed_plan(frame)))
         self.built += 1

@@ -41,10 +41,15 @@ def key_column(*columns: Column) -> Column:
     return F.concat_ws(_SEPARATOR, *[F.coalesce(column.cast("string"), F.lit(_NULL)) for column in columns])
 
 
-def lookup(mapping: Mapping[str, object], key: Column) -> Column:
-    """``mapping[key]`` as a Spark expression: null where ``key`` is null or not in ``mapping``."""
+def lookup(mapping: Mapping[str, object], key: Column, marker: int | None = None) -> Column:
+    """``mapping[key]`` as a Spark expression: null where ``key`` is null or not in ``mapping``. With ``marker`` (a
+    long; the values are numbers), the values' array ends with it after the null, unread: a kept plan of the
+    expression takes another batch's values of the same keys there (:func:`cdc_spark.runtime.plan_reuse.
+    with_lookup_values`)."""
     from pyspark.sql import functions as F
 
+    if marker is not None and -(1 << 31) <= marker < (1 << 31):
+        raise ValueError(f"a lookup's marker is a long outside the ints (a literal of its own type): {marker}")
     if not mapping:
         return F.lit(None)
     (first, *rest) = mapping
@@ -54,7 +59,8 @@ def lookup(mapping: Mapping[str, object], key: Column) -> Column:
     # the positions are the same whatever the values: the code is too (see the module). A key not found reads the
     # null after the values: Spark 4.1's generated element_at of an array literal ignores a null position and
     # reads the position the previous row left
-    values = F.array(*[F.lit(value) for value in mapping.values()], F.lit(None))
+    end = [F.lit(None)] if marker is None else [F.lit(None), F.lit(marker)]
+    values = F.array(*[F.lit(value) for value in mapping.values()], *end)
     return F.element_at(values, position.otherwise(F.lit(len(mapping) + 1)))
 
 

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 FUNCTION: Final = "cdc_task_clock"
+# The mark of the seeds' lookup: a kept plan of a clocked frame takes each batch's seeds there
+SEEDS_MARKER: Final = -0x5EED_C10C_0000_0002
 DISORDER: Final = -(2**63)  # TaskClock.DISORDER: an offset went back in its task
 CLOCK: Final = "clock_before"
 _TASK: Final = "__task"
@@ -61,6 +63,14 @@ class TaskSeeds:
     topics: Mapping[str, int]
     seeds: Mapping[str, int]
 
+    def plan_key(self) -> tuple[object, ...]:
+        """What a plan of :meth:`clocked` captures but the seeds' values (:meth:`values`)."""
+        return (self.function, tuple(self.topics.items()), tuple(self.seeds))
+
+    def values(self) -> dict[int, list[int | None]]:
+        """The seeds' values, by the marker of their lookup in :meth:`clocked`'s plan."""
+        return {SEEDS_MARKER: list(self.seeds.values())} if self.seeds else {}
+
     def running(self, messages: DataFrame) -> DataFrame:
         """``messages`` with ``__task`` (the Spark partition) and ``__running`` (the task's running clock)."""
         from pyspark.sql import functions as F
@@ -78,7 +88,7 @@ class TaskSeeds:
         clock = F.col(_RUNNING)
         if self.seeds:
             key = key_column(F.col(_TASK), F.col("topic"), F.col("partition"))
-            clock = F.greatest(clock, lookup(self.seeds, key).cast("long"))
+            clock = F.greatest(clock, lookup(self.seeds, key, SEEDS_MARKER).cast("long"))
         return running.withColumn(CLOCK, F.when(F.col(A.TS).isNull(), clock)).drop(_TASK, _RUNNING)
 
 

@@ -11,7 +11,7 @@ not analyze it again; the optimizer still runs over the new inputs. Users: the s
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from cdc_spark.runtime.java_names import static_method
@@ -51,4 +51,21 @@ def over(plan: Any, views: Sequence[str], frames: Sequence[DataFrame]) -> DataFr
     return None if found is None else PyDataFrame(found, spark)
 
 
-__all__ = ["SWITCH_ENV", "analyzed_plan", "over", "reusable"]
+def with_lookup_values(frame: DataFrame, values: Mapping[int, Sequence[int | None]]) -> DataFrame | None:
+    """``frame`` (analyzed) with the values of each marked lookup (:func:`cdc_spark.decoding.literal_lookup.lookup`
+    with a marker, a key of ``values``) replaced by ``values[marker]`` (``cdc.spark.plans.LookupValues``); None where
+    a marker's lookup is not in the plan exactly once or has another number of values."""
+    from pyspark.sql import DataFrame as PyDataFrame
+
+    from cdc_spark.runtime.java_code import jar_on_this_thread
+
+    spark = frame.sparkSession
+    jar_on_this_thread(spark)
+    markers = list(values)
+    found = static_method(spark._jvm, "cdc.spark.plans.LookupValues", "of")(
+        frame._jdf, markers, [list(values[m]) for m in markers]
+    )
+    return None if found is None else PyDataFrame(found, spark)
+
+
+__all__ = ["SWITCH_ENV", "analyzed_plan", "over", "reusable", "with_lookup_values"]

@@ -28,6 +28,7 @@ topic-partition for the codecs that keep state. What is kept from batch to batch
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -40,7 +41,7 @@ from cdc_spark.decoding.adapter import Adapter, GuessesInputs, Route, ShapeReade
 from cdc_spark.decoding.contract import DecodedChanges
 from cdc_spark.decoding.coordinates import COORDINATES, join_on_coordinates
 from cdc_spark.decoding.jvm.caches import JvmCaches
-from cdc_spark.decoding.jvm.clock import reclocked
+from cdc_spark.decoding.jvm.clock import SEEDED_CLOCK_MARKER, reclocked
 from cdc_spark.decoding.jvm.java_typing import (
     Speculation,
     change_rows,
@@ -251,7 +252,7 @@ def _shapes(request: _Request) -> _Shaped:
     settings = planned if in_pass is not None else {}
     with session_conf(spark, settings):
         stored = caches.passes.persist(cached, leaf, settings)
-    cache = ranked(stored)
+    cache = ranked(stored, caches.cache_plans)
     prepared = cache if speculation is None else cache.where(F.col(A.POSITION) == 0)
     known = [*request.known_versions, *request.schemas.values()]
     reused = ShapeReuse(request.app, adapter, caches.shapes, known)
@@ -259,7 +260,7 @@ def _shapes(request: _Request) -> _Shaped:
     # the task clock's ranges come with the shapes where the project's Java code is here
     task_clock = task_clock_function(spark)
     found = find_shapes(cache if typed_changes else prepared, request.messages, reused.kept, changes=typed_changes,
-                        task_clock=task_clock)  # fmt: skip
+                        task_clock=task_clock, plans=caches.cache_plans)  # fmt: skip
     if found.untimed_after_timed and not found.task_found:
         found = attrs.evolve(found, task=task_seeds(prepared, found.topics))
     return _Shaped(found, reused, known, stored, cache, prepared, untyped, records and list(records), speculation,
@@ -339,13 +340,45 @@ def _typed_frame(request: _Request, shaped: _Shaped, learned: _Learned) -> _Type
         wide = changes_wide(changes, functions, request.partition_ts)
     elif in_pass is not None and covers(in_pass, typings):  # the cache holds the messages typed, one change each
         typings = hit_typings(in_pass, typings)
-        structs = [F.col(f"__t{t.index}") for t in typings]
-        changes = found.clocked(shaped.prepared, shaped.prepared, caches.running_clocks).where(routed_here)
-        wide = wide_frame(changes, F.col("__change_bad"), structs, request.partition_ts)
+        wide = _wide_in_pass(request, shaped, typings, routed_here, learned.python_shapes)
     else:
         return _typed_again(request, shaped, typings, routed_here)
     caches.speculated["typed"] += 1
     return _Typed(typings, wide, part_columns_of(request.app, typings, caches.parts), in_cache=True)
+
+
+def _wide_in_pass(
+    request: _Request,
+    shaped: _Shaped,
+    typings: list[TableTyping],
+    routed_here: Column,
+    python_shapes: Sequence[tuple[str, str, str]],
+) -> DataFrame:
+    """The wide frame of a cache that holds the messages typed: their clock, the rows routed here, the common
+    columns and each table's struct. Its analyzed plan is the same every batch of the same tables, shapes left to
+    the codec, clock and topic-partitions, but for the seeds' and the partition clock's values: kept
+    (``JvmCaches.cache_plans``) and given each batch's values."""
+    from pyspark.sql import functions as F
+
+    found, caches, partition_ts = shaped.found, request.caches, request.partition_ts
+    indexes = tuple(t.index for t in typings)
+
+    def build(prepared: DataFrame, planned: Counter[str] | None = None) -> DataFrame:
+        changes = found.clocked(prepared, prepared, Counter() if planned is None else planned).where(routed_here)
+        structs = [F.col(f"__t{index}") for index in indexes]
+        wide: DataFrame = wide_frame(changes, F.col("__change_bad"), structs, partition_ts)
+        return wide
+
+    clock_key = found.clock_key()
+    if clock_key is None:  # the clock joined to the rows: two reads of the messages, planned anew
+        return build(shaped.prepared, caches.running_clocks)
+    if found.untimed_after_timed:  # counted here, as a kept plan is not built again
+        caches.running_clocks["task"] += 1
+    key = ("wide", indexes, tuple(sorted(python_shapes)), clock_key, tuple(partition_ts))
+    values: dict[int, list[int | None]] = found.clock_values()
+    if partition_ts:
+        values[SEEDED_CLOCK_MARKER] = list(partition_ts.values())
+    return caches.cache_plans.frame(key, shaped.prepared, build, values)
 
 
 def _typed_again(request: _Request, shaped: _Shaped, typings: list[TableTyping], routed_here: Column) -> _Typed:

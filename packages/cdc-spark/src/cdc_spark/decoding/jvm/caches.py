@@ -48,6 +48,9 @@ class JvmCaches:
         self.stage_plans = KeptPlans("__cdc_prepared__")
         # its physical plan, where the frame is made of kept plans over a leaf of the messages' rows
         self.passes = KeptPasses()
+        # the analyzed plans of the frames over the batch's cache the same every batch: its rank made again, the
+        # shapes' aggregate
+        self.cache_plans = KeptPlans("__cdc_cache__")
         # batches typed in their shapes' pass ("typed"), again after a speculation that missed ("retyped"), or
         # without one ("unspeculated")
         self.speculated: Counter[str] = Counter()
@@ -59,6 +62,7 @@ class JvmCaches:
         for kept in (self.typings, self.shapes, self.row_calls, self.change_columns, self.parts, self.speculations):
             kept.clear()
         self.stage_plans.clear()
+        self.cache_plans.clear()
         self.passes.clear()
         self.speculated.clear()
         self.running_clocks.clear()

@@ -66,12 +66,18 @@ def clocked(
     return join_on_coordinates(rows, clocks, "left", broadcast=untimed <= BROADCAST_CLOCKS)
 
 
+# The mark of the seeded clock's lookup: a kept plan takes each batch's clock there (KeptPlans.frame's values)
+SEEDED_CLOCK_MARKER: Final = -0x5EED_C10C_0000_0001
+
+
 def seeded_clock(partition_ts: Mapping[PartitionKey, int]) -> Column:
-    """The clock each row's topic-partition ended the last batch on (null for one not seen before)."""
+    """The clock each row's topic-partition ended the last batch on (null for one not seen before), looked up by
+    :data:`SEEDED_CLOCK_MARKER`: the keys are ``partition_ts``'s, in its order, and the values its values."""
     from pyspark.sql import functions as F
 
     here = key_column(F.col("topic"), F.col("partition"))  # a null topic is a key of its own, as the codecs take it
-    return lookup({key_text(t, p): ts for (t, p), ts in partition_ts.items()}, here)
+    by_key = {key_text(t, p): ts for (t, p), ts in partition_ts.items()}
+    return lookup(by_key, here, SEEDED_CLOCK_MARKER)
 
 
 def reclocked(

@@ -8,6 +8,7 @@ payloads the JVM has parsed (:func:`without_payloads`); the residue takes them f
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from decimal import Decimal
@@ -21,6 +22,7 @@ from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Adapter, Route, Sample, ShapeReaders
 from cdc_spark.decoding.coordinates import COORDINATES, at_coordinates, join_on_coordinates
 from cdc_spark.decoding.jvm.clock import clocked
+from cdc_spark.decoding.kept_plans import KeptPlans
 from cdc_spark.decoding.python_path import MESSAGE_COLUMNS, Rank, row_message
 from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.decoding.task_clock import Range, TaskSeeds, disorder, seeded
@@ -61,6 +63,17 @@ class Shapes:
     # come in offset order; None: sorted by a window
     task: TaskSeeds | None = None
     task_found: bool = False  # whether the shapes' aggregate looked for the task clock (else it is found apart)
+
+    def clock_key(self) -> tuple[object, ...] | None:
+        """What :meth:`clocked` of the messages themselves captures but its seeds' values (:meth:`clock_values`), for
+        a kept plan of it; None where it joins a clock to the rows (a plan of two reads of the messages)."""
+        if not self.untimed_after_timed:
+            return ("none",)
+        return None if self.task is None else ("task", *self.task.plan_key())
+
+    def clock_values(self) -> dict[int, list[int | None]]:
+        """The values a kept plan of :meth:`clocked` takes, by marker (:meth:`TaskSeeds.values`)."""
+        return {} if self.task is None or not self.untimed_after_timed else self.task.values()
 
     def clocked(self, rows: DataFrame, messages: DataFrame, planned: Counter[str]) -> DataFrame:
         """``rows`` with the running clock of ``messages`` (:func:`~cdc_spark.decoding.jvm.clock.clocked`, which
@@ -128,47 +141,69 @@ def shape_groups(prepared: DataFrame, changes: bool = False) -> list[Row]:
     return groups_and_ranges(prepared, changes)[0]
 
 
-def groups_and_ranges(
-    prepared: DataFrame, changes: bool = False, task_clock: str | None = None
-) -> tuple[list[Row], list[Range] | None]:
-    """:func:`shape_groups`, and with ``task_clock`` (the session's ``TaskClock`` function) the ranges of the task
-    clock (:func:`~cdc_spark.decoding.task_clock.seeded`) from the same aggregate: it groups by Spark task too, and
-    its rows of one group are then joined into the group's."""
+def _keys(changes: bool) -> list[str]:
+    keys = [A.ROUTE, A.DATABASE, A.TABLE, A.SHAPE, A.SAMPLE, "topic", "partition"]
+    return [*keys, "__tidx", "__change_bad"] if changes else keys
+
+
+def _counts(prepared: DataFrame, changes: bool) -> list[Column]:
+    """The aggregate's counts of messages, of those without a ts, of the codec's payload bytes and of changes."""
     from pyspark.sql import functions as F
 
-    keys = [A.ROUTE, A.DATABASE, A.TABLE, A.SHAPE, A.SAMPLE, "topic", "partition"]
-    rank = F.col(A.RANK)
-    ts, offset, position = rank["ts"], rank["offset"], rank["position"]
     first = F.col(A.POSITION) == 0 if changes else F.lit(True)  # a message's own row
     counts = [
         F.count_if(first).alias("messages"),
         F.max(A.TS).alias("ts"),
         F.count_if(F.col(A.TS).isNull() & first).alias("untimed"),
-        F.min(offset).alias("lowest_offset"),
+        F.min(F.col(A.RANK)["offset"]).alias("lowest_offset"),
     ]
     if _PAYLOAD_BYTES in prepared.columns:  # a long column, not the payloads themselves: a cheap read of the cache
         counts.append(F.sum(_PAYLOAD_BYTES).alias("python_bytes"))
     if changes:
-        keys += ["__tidx", "__change_bad"]
         counts.append(F.count(F.lit(1)).alias("rows"))
+    return counts
+
+
+def first_aggregate(prepared: DataFrame, changes: bool, task_clock: str | None) -> DataFrame:
+    """The frame of :func:`groups_and_ranges`' first aggregate: by ``_keys`` (and Spark task, with ``task_clock``),
+    each group's counts and its newest and oldest rank by offset. It reads ``prepared`` once and captures nothing
+    but ``changes`` and ``task_clock`` (its plan is kept from batch to batch, :class:`ShapePlans`)."""
+    from pyspark.sql import functions as F
+
+    keys, counts = _keys(changes), _counts(prepared, changes)
+    rank = F.col(A.RANK)
+    ts, offset, position = rank["ts"], rank["offset"], rank["position"]
     source, by_task, task_counts = prepared, keys, counts
     if task_clock is not None:  # in a projection: no aggregate takes a non-deterministic argument
         source = prepared.withColumns({_TASK: F.spark_partition_id(), _BACK: disorder(task_clock)})
         by_task = [*keys, _TASK]
         task_counts = [*counts, F.count_if(_BACK).alias("back")]
-    found = _collected(
-        source.groupBy(*by_task).agg(
-            *task_counts,
-            F.max(ts).alias("rank_ts"),
-            F.max(offset).alias("rank_offset"),
-            F.max_by(ts, offset).alias("ts_at_last"),
-            F.max_by(position, offset).alias("rank_position"),
-            F.min(ts).alias("oldest_ts"),
-            F.min(offset).alias("oldest_offset"),
-            F.min_by(ts, offset).alias("ts_at_first"),
-            F.min_by(position, offset).alias("oldest_position"),
-        )
+    return source.groupBy(*by_task).agg(
+        *task_counts,
+        F.max(ts).alias("rank_ts"),
+        F.max(offset).alias("rank_offset"),
+        F.max_by(ts, offset).alias("ts_at_last"),
+        F.max_by(position, offset).alias("rank_position"),
+        F.min(ts).alias("oldest_ts"),
+        F.min(offset).alias("oldest_offset"),
+        F.min_by(ts, offset).alias("ts_at_first"),
+        F.min_by(position, offset).alias("oldest_position"),
     )
+
+
+def groups_and_ranges(
+    prepared: DataFrame, changes: bool = False, task_clock: str | None = None, plans: KeptPlans | None = None
+) -> tuple[list[Row], list[Range] | None]:
+    """:func:`shape_groups`, and with ``task_clock`` (the session's ``TaskClock`` function) the ranges of the task
+    clock (:func:`~cdc_spark.decoding.task_clock.seeded`) from the same aggregate: it groups by Spark task too, and
+    its rows of one group are then joined into the group's. ``plans``: where the first aggregate's analyzed plan is
+    kept from batch to batch (else it is built anew)."""
+    from pyspark.sql import functions as F
+
+    build = functools.partial(first_aggregate, changes=changes, task_clock=task_clock)
+    aggregate = build(prepared) if plans is None else plans.frame(("shapes", changes, task_clock), prepared, build)
+    found = _collected(aggregate)
+    keys = _keys(changes)
     ranges: list[Range] | None = None
     groups = found
     if task_clock is not None:
@@ -177,6 +212,7 @@ def groups_and_ranges(
         groups = _joined(found, keys)
     if all(_in_ts_order(row) for row in groups):
         return groups, ranges
+    counts, position = _counts(prepared, changes), F.col(A.RANK)["position"]
     if all(row["lowest_offset"] >= 0 for row in groups):
         order = _rank_order()
         return (
@@ -237,18 +273,20 @@ def _joined(rows: Sequence[Row], keys: Sequence[str]) -> list[Row]:
     return joined
 
 
-def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[str, str, str], bool],
-                changes: bool = False, task_clock: str | None = None) -> Shapes:  # fmt: skip
+def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[str, str, str], bool], *,
+                changes: bool = False, task_clock: str | None = None, plans: KeptPlans | None = None,
+                ) -> Shapes:  # fmt: skip
     """One aggregate per shape and topic-partition (:func:`shape_groups`), then the newest and the oldest message
     of each sampled shape fetched by their coordinates: no payload goes through the aggregate. A message routed to
     the JVM comes from ``messages`` (the source; ``prepared`` holds no payload of it), any other from ``prepared``
     (the batch's cache holds it whole: the source is not read again). A JVM shape that is ``described(database,
     table, shape)`` already needs no message (its sample has none). With ``changes``, ``prepared`` holds a row per
     typed change (:func:`shape_groups`). With ``task_clock``, the task clock comes from the same aggregate where some
-    change without a commit ts follows a timed one (:attr:`Shapes.task`, :attr:`Shapes.task_found`)."""
+    change without a commit ts follows a timed one (:attr:`Shapes.task`, :attr:`Shapes.task_found`). ``plans``: where
+    the aggregate's analyzed plan is kept (:func:`groups_and_ranges`)."""
     from pyspark.sql import functions as F
 
-    groups, ranges = groups_and_ranges(prepared, changes, task_clock)
+    groups, ranges = groups_and_ranges(prepared, changes, task_clock, plans)
     typed_groups = [row for row in groups if row[A.ROUTE] == Route.JVM] if changes else None
     clock: dict[PartitionKey, int] = {}
     other_clock: dict[PartitionKey, int] = {}
@@ -384,11 +422,15 @@ def without_payloads(prepared: DataFrame, keep_value: bool = False) -> DataFrame
     return stripped.withColumn(_LAST, F.col(A.RANK)["position"]).drop(A.RANK)
 
 
-def ranked(stored: DataFrame) -> DataFrame:
-    """The cache of :func:`without_payloads` with ``A.RANK`` made again (where it is read)."""
+def ranked(stored: DataFrame, plans: KeptPlans | None = None) -> DataFrame:
+    """The cache of :func:`without_payloads` with ``A.RANK`` made again (where it is read); from the analyzed plan
+    kept in ``plans`` where there is one."""
     from pyspark.sql import functions as F
 
-    return stored.withColumn(A.RANK, A.rank(F.col(_LAST))).drop(_LAST)
+    def build(source: DataFrame) -> DataFrame:
+        return source.withColumn(A.RANK, A.rank(F.col(_LAST))).drop(_LAST)
+
+    return build(stored) if plans is None else plans.frame(("ranked",), stored, build)
 
 
 def whole(residue: DataFrame, messages: DataFrame) -> DataFrame:
