@@ -467,7 +467,11 @@ def _result(
                                  topics=found.topics, planned=request.caches.running_clocks)  # fmt: skip
         for name, typing in residue.jvm_tables.items():
             if typed.counts.get(typing.index):
-                parts.setdefault(name, []).append(jvm_part(jvm_rows, typed.parts_of[typing.index], typing.index))
+                # the part's columns are the table's index's and schema's (part_columns)
+                part_key = (request.app, typing.index, typing.schema)
+                part = jvm_part(jvm_rows, typed.parts_of[typing.index], typing.index, request.caches.cache_plans,
+                                part_key)  # fmt: skip
+                parts.setdefault(name, []).append(part)
     codec_messages = 0
     if residue.python is not None:
         with steps.timed("codec"):

@@ -49,8 +49,9 @@ class JvmCaches:
         # its physical plan, where the frame is made of kept plans over a leaf of the messages' rows
         self.passes = KeptPasses()
         # the analyzed plans of the frames over the batch's cache the same every batch: its rank made again, the
-        # shapes' aggregate
-        self.cache_plans = KeptPlans("__cdc_cache__")
+        # shapes' aggregate, the wide frame and each table's part of it (two rank and aggregate plans, as the first
+        # batch's cache holds messages and the later ones' typed changes; then one wide frame and its tables)
+        self.cache_plans = KeptPlans("__cdc_cache__", capacity=8 + TABLES_KEPT)
         # batches typed in their shapes' pass ("typed"), again after a speculation that missed ("retyped"), or
         # without one ("unspeculated")
         self.speculated: Counter[str] = Counter()

@@ -8,7 +8,7 @@ the contract's struct ``__t<index>``. Nothing is shuffled: each task types its o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from cdc_spark.batch_cache import table_rows
@@ -16,6 +16,7 @@ from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route
 from cdc_spark.decoding.jvm.clock import seeded_clock
 from cdc_spark.decoding.jvm.table_typing import TableTyping, Typing
+from cdc_spark.decoding.kept_plans import KeptPlans
 from cdc_spark.partition_clock import PartitionKey
 from cdc_spark.session_conf import session_conf
 
@@ -94,12 +95,24 @@ def wide_frame(
     )  # fmt: skip
 
 
-def jvm_part(wide: DataFrame, part: tuple[Column, list[Column]], index: int) -> DataFrame:
+def jvm_part(
+    wide: DataFrame,
+    part: tuple[Column, list[Column]],
+    index: int,
+    plans: KeptPlans | None = None,
+    key: Hashable = None,
+) -> DataFrame:
     """Table ``index``'s change frame: its ``part`` (rows and columns) of ``wide``, read from the checkpoint
-    without the other tables' rows where the JVM can (:func:`~cdc_spark.batch_cache.table_rows`)."""
+    without the other tables' rows where the JVM can (:func:`~cdc_spark.batch_cache.table_rows`). With ``plans``,
+    its analyzed plan is kept under ``key``, which names ``part`` (the table's index and schema, say)."""
     rows, columns = part
-    frame: DataFrame = table_rows(wide, index).where(rows).select(*columns)
-    return frame
+
+    def build(source: DataFrame) -> DataFrame:
+        frame: DataFrame = source.where(rows).select(*columns)
+        return frame
+
+    source = table_rows(wide, index)
+    return build(source) if plans is None else plans.frame(("part", key), source, build)
 
 
 def typed_counts(
