@@ -749,10 +749,59 @@ def test_a_later_avro_batch_is_typed_in_its_shapes_pass_and_decodes_alike(
         assert decoded.paths["codec"] >= (3 if batch is messages else 0)
         ways += [k for k, v in jvm.jvm.speculated.items() if v != before.get(k, 0)]
     assert ways == ["unspeculated", "retyped", "typed", "typed"]
+    # with the extension (changes with a commit ts before a tombstone), the batches typed in their pass read the
+    # tombstones' running clock there; without it no change has a ts, and none needs a clock
+    assert jvm.jvm.running_clocks["pass"] == (2 if encoder else 0), jvm.jvm.running_clocks
     # the first batch's cache holds its records, the others' (the one that missed too) the typed changes alone
     records = (avro_path._record("k", ""), avro_path._record("v", ""))
     held = [any(c.startswith(records) for c in columns) for columns in stored]
     assert (held, ["__change_bad" in columns for columns in stored]) == ([True] + [False] * 3, [False] + [True] * 3)
+
+
+def _topics_of_one_hash(spark: Any) -> tuple[str, str]:
+    """Two topic names Spark hashes alike (``hash``, 32 bits: a few pairs among 300,000 names)."""
+    from pyspark.sql import functions as F
+
+    names = spark.range(300_000).select(F.concat(F.lit("cdc-"), F.col("id").cast("string")).alias("t"))
+    found = names.groupBy(F.hash("t").alias("h")).agg(F.sort_array(F.collect_list("t")).alias("ts"))
+    pair = found.where(F.size("ts") > 1).orderBy("h").first()
+    assert pair is not None
+    return pair["ts"][0], pair["ts"][1]
+
+
+@pytest.mark.parametrize("same_hash", [False, True], ids=["topics-apart", "topics-of-one-hash"])
+def test_avro_tombstones_of_two_topics_take_the_running_clock_read_in_the_pass_unless_the_topics_share_a_hash(
+    spark: Any, schema_registry: Any, same_hash: bool
+) -> None:
+    """The shapes' pass of a batch typed in it reads each message's running clock as it reads the messages, the
+    topic numbered by its hash; the frames after it read that clock as data. Two topics of one hash would share a
+    clock there: that batch's clock is read again after the pass, each topic numbered apart. Either way the
+    tombstones of both topics are ordered as the codec orders them."""
+    if "avro" not in installed_codecs():
+        pytest.skip("needs cdc-avro")
+    options = {"schema-registry": schema_registry.url}
+    messages = list(encode(generate(seed=5, transactions=20), "avro", {**options, "enable-tidb-extension": True}))
+    first, second = _topics_of_one_hash(spark) if same_hash else ("cdc-a", "cdc-b")
+    # the topics' messages interleaved in each partition, each topic's offsets rising
+    batch = [attrs.evolve(m, topic=first if n % 2 else second) for n, m in enumerate(messages)]
+    decoder = Decoder()
+    for _ in range(2):  # the second batch is typed in its shapes' pass
+        decoded = assert_same_decode(spark, batch, "avro", options, decoder=decoder)
+    tombstones = [r for n in decoded.tables() for r in decoded.table(*n).collect() if r["_cdc_commit_ts"] is None]
+    assert tombstones
+    assert {r["_cdc_topic"] for r in tombstones} == {first, second}
+    clocks = decoder.jvm.running_clocks
+    assert (clocks["pass"], clocks["task"]) == ((0, 2) if same_hash else (1, 1)), clocks
+    # a clock read as data lets each table's frame read its own rows of the checkpoint; one read as the tasks read
+    # (not deterministic) reads every row of the batch
+    for name in decoded.tables():
+        frame = decoded.table(*name)
+        plan = frame._jdf.queryExecution().analyzed()
+        while plan.children().size():
+            plan = plan.children().apply(0)
+        read = int(plan.rdd().count())
+        assert read > frame.count() if same_hash else read == frame.count(), (name, read)
+    decoded.release()
 
 
 def test_later_avro_batches_of_the_same_schema_ids_are_built_from_the_plans_analyzed_before(

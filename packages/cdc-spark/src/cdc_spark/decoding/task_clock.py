@@ -38,6 +38,10 @@ DISORDER: Final = -(2**63)  # TaskClock.DISORDER: an offset went back in its tas
 CLOCK: Final = "clock_before"
 _TASK: Final = "__task"
 _RUNNING: Final = "__running"
+# The task and running clock of each message as the shapes' pass read it, kept in the batch's cache
+# (:func:`read_in_pass`): the frames after the pass then read them as data, deterministic
+PASS_TASK: Final = "__pass_task"
+PASS_RUNNING: Final = "__pass_running"
 
 
 def task_clock_function(spark: SparkSession) -> str | None:
@@ -62,10 +66,13 @@ class TaskSeeds:
     function: str
     topics: Mapping[str, int]
     seeds: Mapping[str, int]
+    # the running clock and task of each message are in the frame, as its pass read them (read_in_pass), and the
+    # batch's topics have hashes of their own
+    in_pass: bool = False
 
     def plan_key(self) -> tuple[object, ...]:
         """What a plan of :meth:`clocked` captures but the seeds' values (:meth:`values`)."""
-        return (self.function, tuple(self.topics.items()), tuple(self.seeds))
+        return (self.function, tuple(self.topics.items()), tuple(self.seeds), self.in_pass)
 
     def values(self) -> dict[int, list[int | None]]:
         """The seeds' values, by the marker of their lookup in :meth:`clocked`'s plan."""
@@ -84,10 +91,12 @@ class TaskSeeds:
         commit ts before each message without one in its topic-partition, null for a message with a ts."""
         from pyspark.sql import functions as F
 
-        running = self.running(messages)
-        clock = F.col(_RUNNING)
+        if self.in_pass and PASS_RUNNING in messages.columns:  # read as data: a filter may go below it
+            running, task, clock = messages, F.col(PASS_TASK), F.col(PASS_RUNNING)
+        else:
+            running, task, clock = self.running(messages), F.col(_TASK), F.col(_RUNNING)
         if self.seeds:
-            key = key_column(F.col(_TASK), F.col("topic"), F.col("partition"))
+            key = key_column(task, F.col("topic"), F.col("partition"))
             clock = F.greatest(clock, lookup(self.seeds, key, SEEDS_MARKER).cast("long"))
         return running.withColumn(CLOCK, F.when(F.col(A.TS).isNull(), clock)).drop(_TASK, _RUNNING)
 
@@ -118,6 +127,17 @@ def task_seeds(messages: DataFrame, topics: Sequence[str]) -> TaskSeeds | None:
 
 
 Range = tuple[int, str | None, int | None, int, int, int | None, int]  # task, topic, partition, low, high, ts, back
+
+
+def read_in_pass(messages: DataFrame, function: str) -> DataFrame:
+    """``messages`` (the rows of the shapes' pass, one per message, as its tasks read them) with each one's Spark
+    partition (:data:`PASS_TASK`) and running clock (:data:`PASS_RUNNING`, or :data:`DISORDER` where its offset went
+    back in its task), kept in the batch's cache. The topic's number is its hash, as in :func:`disorder`: a batch
+    whose topics share a hash does not read its clock from them (:meth:`TaskSeeds.clocked`)."""
+    from pyspark.sql import functions as F
+
+    call = F.call_udf(function, F.hash("topic"), F.col("partition").cast("int"), F.col("offset"), F.col(A.TS))
+    return messages.withColumns({PASS_TASK: F.spark_partition_id(), PASS_RUNNING: call})
 
 
 def disorder(function: str) -> Column:
@@ -174,9 +194,12 @@ __all__ = [
     "CLOCK",
     "DISORDER",
     "FUNCTION",
+    "PASS_RUNNING",
+    "PASS_TASK",
     "Range",
     "TaskSeeds",
     "disorder",
+    "read_in_pass",
     "seeded",
     "task_clock_function",
     "task_seeds",

@@ -15,6 +15,7 @@ import logging
 import os
 import subprocess
 import tempfile
+import threading
 import weakref
 import zipfile
 from pathlib import Path
@@ -33,6 +34,8 @@ COMPILE_TIMEOUT_S: Final = 300.0
 _LOG = logging.getLogger(__name__)
 # Per SparkContext (gone with its application): whether the jar is on its class path
 _INSTALLED: Final[weakref.WeakKeyDictionary[SparkContext, bool]] = weakref.WeakKeyDictionary()
+# per Python thread: the Spark contexts whose class loader its JVM thread has (jar_on_this_thread)
+_THREAD: Final = threading.local()
 
 
 class JavaCodeError(CdcError, RuntimeError):
@@ -125,12 +128,23 @@ def install(spark: SparkSession) -> bool:
 
 def jar_on_this_thread(spark: SparkSession) -> None:
     """Make the session's class loader (which has the jar) this thread's in the JVM: the jar was added on the thread
-    that installed it, and this one (a stream's batch callback, a table's worker) finds the classes through it."""
-    jvm = spark.sparkContext._jvm
+    that installed it, and this one (a stream's batch callback, a table's worker) finds the classes through it.
+    Done once per Python thread and Spark context where PySpark pins each Python thread to a JVM thread of its own
+    (its default): five py4j calls, a decode made them about ten times a batch."""
+    context = spark.sparkContext
+    pinned = os.environ.get("PYSPARK_PIN_THREAD", "true").lower() != "false"
+    done: weakref.WeakSet[SparkContext] | None = getattr(_THREAD, "contexts", None) if pinned else None
+    if done is not None and context in done:
+        return
+    jvm = context._jvm
     assert jvm is not None
     static_method(jvm, "java.lang.Thread", "currentThread")().setContextClassLoader(
         spark._jsparkSession.sharedState().jarClassLoader()
     )
+    if pinned:
+        if done is None:
+            done = _THREAD.contexts = weakref.WeakSet()
+        done.add(context)
 
 
 def callable_here(spark: SparkSession) -> bool:

@@ -67,7 +67,7 @@ from cdc_spark.decoding.jvm.wide import (
 from cdc_spark.decoding.python_path import MESSAGE_COLUMNS, SEED_RANK, PythonPath, Rank, assemble, newest
 from cdc_spark.decoding.reuse import app_of
 from cdc_spark.decoding.steps import Steps
-from cdc_spark.decoding.task_clock import task_clock_function, task_seeds
+from cdc_spark.decoding.task_clock import read_in_pass, task_clock_function, task_seeds
 from cdc_spark.partition_clock import PartitionKey, merge_clocks
 from cdc_spark.runtime.jit import executors_compile_huge_methods
 from cdc_spark.session_conf import session_conf
@@ -111,7 +111,8 @@ class _Request:
 
     @functools.cached_property
     def messages(self) -> DataFrame:
-        return self.df.select(*MESSAGE_COLUMNS)
+        # a projection of the source's columns, the same every batch of a source: analyzed once
+        return self.caches.source_plans.frame(("messages",), self.df, lambda df: df.select(*MESSAGE_COLUMNS))
 
     @functools.cached_property
     def app(self) -> str | None:
@@ -237,16 +238,20 @@ def _shapes(request: _Request) -> _Shaped:
         in_pass_kept = caches.speculations.peek(speculation_key)
         in_pass = typings_in_pass(in_pass_kept, prepared_text.columns)
     keep_value = adapter.java_rows is not None and speculation is None
+    # the task clock's ranges come with the shapes where the project's Java code is here
+    task_clock = task_clock_function(spark)
     if in_pass is not None:
         typing_key = typings_key(request.app, adapter, in_pass)
         built = caches.typings.get(typing_key, functools.partial(build_typing, in_pass))
         typing_tables = in_pass
 
         def typed_in_pass(source: DataFrame) -> DataFrame:
-            return without_payloads(typed_messages(source, built, typing_tables, records or []), keep_value)
+            typed = without_payloads(typed_messages(source, built, typing_tables, records or []), keep_value)
+            # a row per message: the running clock read as the pass reads them, kept for the frames after it
+            return typed if task_clock is None else read_in_pass(typed, task_clock)
 
         # the same projections every batch of these typings: analyzed once, put over each batch's messages
-        cached = caches.stage_plans.frame((typing_key, keep_value), prepared_text, typed_in_pass)
+        cached = caches.stage_plans.frame((typing_key, keep_value, task_clock), prepared_text, typed_in_pass)
     else:
         cached = without_payloads(prepared_text, keep_value)
     settings = planned if in_pass is not None else {}
@@ -257,8 +262,6 @@ def _shapes(request: _Request) -> _Shaped:
     known = [*request.known_versions, *request.schemas.values()]
     reused = ShapeReuse(request.app, adapter, caches.shapes, known)
     typed_changes = speculation is not None or in_pass is not None  # their counts come with the shapes
-    # the task clock's ranges come with the shapes where the project's Java code is here
-    task_clock = task_clock_function(spark)
     found = find_shapes(cache if typed_changes else prepared, request.messages, reused.kept, changes=typed_changes,
                         task_clock=task_clock, plans=caches.cache_plans)  # fmt: skip
     if found.untimed_after_timed and not found.task_found:
@@ -372,8 +375,8 @@ def _wide_in_pass(
     clock_key = found.clock_key()
     if clock_key is None:  # the clock joined to the rows: two reads of the messages, planned anew
         return build(shaped.prepared, caches.running_clocks)
-    if found.untimed_after_timed:  # counted here, as a kept plan is not built again
-        caches.running_clocks["task"] += 1
+    if found.untimed_after_timed and found.task is not None:  # counted here, as a kept plan is not built again
+        caches.running_clocks["pass" if found.task.in_pass else "task"] += 1
     key = ("wide", indexes, tuple(sorted(python_shapes)), clock_key, tuple(partition_ts))
     values: dict[int, list[int | None]] = found.clock_values()
     if partition_ts:

@@ -48,6 +48,8 @@ class JvmCaches:
         self.stage_plans = KeptPlans("__cdc_prepared__")
         # its physical plan, where the frame is made of kept plans over a leaf of the messages' rows
         self.passes = KeptPasses()
+        # the analyzed plan of the source's message columns (a projection of the source, the same every batch)
+        self.source_plans = KeptPlans("__cdc_source__", capacity=4)
         # the analyzed plans of the frames over the batch's cache the same every batch: its rank made again, the
         # shapes' aggregate, the wide frame and each table's part of it (two rank and aggregate plans, as the first
         # batch's cache holds messages and the later ones' typed changes; then one wide frame and its tables)
@@ -55,7 +57,8 @@ class JvmCaches:
         # batches typed in their shapes' pass ("typed"), again after a speculation that missed ("retyped"), or
         # without one ("unspeculated")
         self.speculated: Counter[str] = Counter()
-        # how the running clock was planned: by the tasks as they read ("task") or sorted by a window ("sorted")
+        # how the running clock was planned: by the tasks as they read ("task"), by the shapes' pass's tasks and
+        # kept in the batch's cache ("pass"), or sorted by a window ("sorted")
         self.running_clocks: Counter[str] = Counter()
 
     def clear(self) -> None:
@@ -64,6 +67,7 @@ class JvmCaches:
             kept.clear()
         self.stage_plans.clear()
         self.cache_plans.clear()
+        self.source_plans.clear()
         self.passes.clear()
         self.speculated.clear()
         self.running_clocks.clear()

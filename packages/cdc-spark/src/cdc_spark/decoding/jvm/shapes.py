@@ -25,7 +25,7 @@ from cdc_spark.decoding.jvm.clock import clocked
 from cdc_spark.decoding.kept_plans import KeptPlans
 from cdc_spark.decoding.python_path import MESSAGE_COLUMNS, Rank, row_message
 from cdc_spark.decoding.reuse import Reuse
-from cdc_spark.decoding.task_clock import Range, TaskSeeds, disorder, seeded
+from cdc_spark.decoding.task_clock import DISORDER, PASS_RUNNING, PASS_TASK, Range, TaskSeeds, disorder, seeded
 from cdc_spark.partition_clock import PartitionKey
 from cdc_spark.session_conf import session_conf
 
@@ -97,6 +97,7 @@ class Shapes:
 # against the decimal's 0.40 s), kept for a frame's own offsets below zero.
 _OFFSET_DIGITS: Final = 10**19
 _TASK: Final = "__task"  # the Spark partition a row was read in (the task clock's ranges)
+_TOPIC_HASH: Final = "topic_hash"  # a group's topic's number in the pass's running clock (read_in_pass)
 _BACK: Final = "__back"  # whether a row's offset went back in its task
 _RANK_ORDER: Final = "decimal(38,0)"
 
@@ -174,7 +175,12 @@ def first_aggregate(prepared: DataFrame, changes: bool, task_clock: str | None) 
     rank = F.col(A.RANK)
     ts, offset, position = rank["ts"], rank["offset"], rank["position"]
     source, by_task, task_counts = prepared, keys, counts
-    if task_clock is not None:  # in a projection: no aggregate takes a non-deterministic argument
+    if task_clock is not None and PASS_RUNNING in prepared.columns:  # as the pass read them (read_in_pass)
+        source = prepared.withColumns({_TASK: F.col(PASS_TASK), _BACK: F.col(PASS_RUNNING) == F.lit(DISORDER)})
+        by_task = [*keys, _TASK]
+        # the topic's hash, its number in the pass's clock: a batch whose topics share one does not read that clock
+        task_counts = [*counts, F.count_if(_BACK).alias("back"), F.max(F.hash("topic")).alias(_TOPIC_HASH)]
+    elif task_clock is not None:  # in a projection: no aggregate takes a non-deterministic argument
         source = prepared.withColumns({_TASK: F.spark_partition_id(), _BACK: disorder(task_clock)})
         by_task = [*keys, _TASK]
         task_counts = [*counts, F.count_if(_BACK).alias("back")]
@@ -198,11 +204,21 @@ def groups_and_ranges(
     clock (:func:`~cdc_spark.decoding.task_clock.seeded`) from the same aggregate: it groups by Spark task too, and
     its rows of one group are then joined into the group's. ``plans``: where the first aggregate's analyzed plan is
     kept from batch to batch (else it is built anew)."""
+    groups, ranges, _ = _aggregated(prepared, changes, task_clock, plans)
+    return groups, ranges
+
+
+def _aggregated(
+    prepared: DataFrame, changes: bool, task_clock: str | None, plans: KeptPlans | None
+) -> tuple[list[Row], list[Range] | None, bool]:
+    """:func:`groups_and_ranges`, and whether the running clock the pass read serves (:func:`_clock_read_in_pass`,
+    of the first aggregate's rows)."""
     from pyspark.sql import functions as F
 
     build = functools.partial(first_aggregate, changes=changes, task_clock=task_clock)
     aggregate = build(prepared) if plans is None else plans.frame(("shapes", changes, task_clock), prepared, build)
     found = _collected(aggregate)
+    in_pass = _clock_read_in_pass(found)
     keys = _keys(changes)
     ranges: list[Range] | None = None
     groups = found
@@ -211,24 +227,20 @@ def groups_and_ranges(
                   for r in found]  # fmt: skip
         groups = _joined(found, keys)
     if all(_in_ts_order(row) for row in groups):
-        return groups, ranges
+        return groups, ranges, in_pass
     counts, position = _counts(prepared, changes), F.col(A.RANK)["position"]
     if all(row["lowest_offset"] >= 0 for row in groups):
         order = _rank_order()
-        return (
-            _collected(
-                prepared.groupBy(*keys).agg(
-                    *counts,
-                    F.max(order).alias("rank"),
-                    F.max_by(position, order).alias("rank_position"),
-                    F.min(order).alias("oldest"),
-                    F.min_by(position, order).alias("oldest_position"),
-                )
-            )
-        ), ranges
-    return _collected(
-        prepared.groupBy(*keys).agg(*counts, F.max(A.RANK).alias("rank"), F.min(A.RANK).alias("oldest"))
-    ), ranges
+        by_offset = prepared.groupBy(*keys).agg(
+            *counts,
+            F.max(order).alias("rank"),
+            F.max_by(position, order).alias("rank_position"),
+            F.min(order).alias("oldest"),
+            F.min_by(position, order).alias("oldest_position"),
+        )
+        return _collected(by_offset), ranges, in_pass
+    by_rank = prepared.groupBy(*keys).agg(*counts, F.max(A.RANK).alias("rank"), F.min(A.RANK).alias("oldest"))
+    return _collected(by_rank), ranges, in_pass
 
 
 def _collected(frame: DataFrame) -> list[Row]:
@@ -286,7 +298,7 @@ def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[s
     the aggregate's analyzed plan is kept (:func:`groups_and_ranges`)."""
     from pyspark.sql import functions as F
 
-    groups, ranges = groups_and_ranges(prepared, changes, task_clock, plans)
+    groups, ranges, clock_in_pass = _aggregated(prepared, changes, task_clock, plans)
     typed_groups = [row for row in groups if row[A.ROUTE] == Route.JVM] if changes else None
     clock: dict[PartitionKey, int] = {}
     other_clock: dict[PartitionKey, int] = {}
@@ -325,6 +337,8 @@ def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[s
     untimed_after_timed = bool(untimed & clock.keys())
     topics = tuple(sorted({row["topic"] for row in groups if row["topic"] is not None}))
     task = seeded(task_clock, topics, ranges) if untimed_after_timed and task_clock and ranges is not None else None
+    if task is not None and clock_in_pass:
+        task = attrs.evolve(task, in_pass=True)
     task_found = task_clock is not None
     small = python_bytes is not None and 0 < python_messages <= HELD_MESSAGES and python_bytes <= HELD_BYTES
     if not newest and not small:
@@ -372,6 +386,19 @@ def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[s
         held=tuple(held) if held and len(held) == python_messages else None, topics=topics, task=task,
         task_found=task_found,
     )  # fmt: skip
+
+
+def _clock_read_in_pass(groups: Sequence[Row]) -> bool:
+    """Whether the batch's cache holds the running clock its pass read (the first aggregate's ``groups`` have each
+    topic's hash) and that clock kept the topics apart: no null topic, no two topics of one hash."""
+    if not groups or _TOPIC_HASH not in groups[0].__fields__:
+        return False
+    hashes: dict[str, int] = {}
+    for row in groups:
+        if row["topic"] is None:
+            return False
+        hashes[row["topic"]] = row[_TOPIC_HASH]
+    return len(set(hashes.values())) == len(hashes)
 
 
 _WHOLE: Final = "__whole"  # a fetched message wanted by the frame's condition, not only by its coordinates
