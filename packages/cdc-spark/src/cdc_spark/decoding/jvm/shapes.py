@@ -293,9 +293,8 @@ def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[s
     the JVM comes from ``messages`` (the source; ``prepared`` holds no payload of it), any other from ``prepared``
     (the batch's cache holds it whole: the source is not read again). A JVM shape that is ``described(database,
     table, shape)`` already needs no message (its sample has none). With ``changes``, ``prepared`` holds a row per
-    typed change (:func:`shape_groups`). With ``task_clock``, the task clock comes from the same aggregate where some
-    change without a commit ts follows a timed one (:attr:`Shapes.task`, :attr:`Shapes.task_found`). ``plans``: where
-    the aggregate's analyzed plan is kept (:func:`groups_and_ranges`)."""
+    typed change. With ``task_clock``, the task clock comes from the same aggregate where a change without a commit
+    ts follows a timed one (:attr:`Shapes.task`). ``plans``: where the aggregate's plan is kept."""
     from pyspark.sql import functions as F
 
     groups, ranges, clock_in_pass = _aggregated(prepared, changes, task_clock, plans)
@@ -337,8 +336,7 @@ def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[s
     untimed_after_timed = bool(untimed & clock.keys())
     topics = tuple(sorted({row["topic"] for row in groups if row["topic"] is not None}))
     task = seeded(task_clock, topics, ranges) if untimed_after_timed and task_clock and ranges is not None else None
-    if task is not None and clock_in_pass:
-        task = attrs.evolve(task, in_pass=True)
+    task = attrs.evolve(task, in_pass=True) if task is not None and clock_in_pass else task
     task_found = task_clock is not None
     small = python_bytes is not None and 0 < python_messages <= HELD_MESSAGES and python_bytes <= HELD_BYTES
     if not newest and not small:
