@@ -168,7 +168,7 @@ def _counts(prepared: DataFrame, changes: bool) -> list[Column]:
 def first_aggregate(prepared: DataFrame, changes: bool, task_clock: str | None) -> DataFrame:
     """The frame of :func:`groups_and_ranges`' first aggregate: by ``_keys`` (and Spark task, with ``task_clock``),
     each group's counts and its newest and oldest rank by offset. It reads ``prepared`` once and captures nothing
-    but ``changes`` and ``task_clock`` (its plan is kept from batch to batch, :class:`ShapePlans`)."""
+    but ``changes`` and ``task_clock`` (its plan is kept from batch to batch, ``JvmCaches.cache_plans``)."""
     from pyspark.sql import functions as F
 
     keys, counts = _keys(changes), _counts(prepared, changes)
@@ -198,21 +198,20 @@ def first_aggregate(prepared: DataFrame, changes: bool, task_clock: str | None) 
 
 
 def groups_and_ranges(
-    prepared: DataFrame, changes: bool = False, task_clock: str | None = None, plans: KeptPlans | None = None
+    prepared: DataFrame, changes: bool = False, task_clock: str | None = None
 ) -> tuple[list[Row], list[Range] | None]:
     """:func:`shape_groups`, and with ``task_clock`` (the session's ``TaskClock`` function) the ranges of the task
     clock (:func:`~cdc_spark.decoding.task_clock.seeded`) from the same aggregate: it groups by Spark task too, and
-    its rows of one group are then joined into the group's. ``plans``: where the first aggregate's analyzed plan is
-    kept from batch to batch (else it is built anew)."""
-    groups, ranges, _ = _aggregated(prepared, changes, task_clock, plans)
+    its rows of one group are then joined into the group's."""
+    groups, ranges, _ = _aggregated(prepared, changes, task_clock, None)
     return groups, ranges
 
 
 def _aggregated(
     prepared: DataFrame, changes: bool, task_clock: str | None, plans: KeptPlans | None
 ) -> tuple[list[Row], list[Range] | None, bool]:
-    """:func:`groups_and_ranges`, and whether the running clock the pass read serves (:func:`_clock_read_in_pass`,
-    of the first aggregate's rows)."""
+    """:func:`groups_and_ranges`, its first aggregate's plan kept in ``plans`` (None: built anew), and whether the
+    running clock the pass read serves (:func:`_clock_read_in_pass` of the first aggregate's rows)."""
     from pyspark.sql import functions as F
 
     build = functools.partial(first_aggregate, changes=changes, task_clock=task_clock)
