@@ -100,14 +100,11 @@ def jvm_part(
     part: tuple[Column, list[Column]],
     index: int,
     plans: KeptPlans | None = None,
-    *,
     key: Hashable = None,
-    schema: str | None = None,
 ) -> DataFrame:
     """Table ``index``'s change frame: its ``part`` (rows and columns) of ``wide``, read from the checkpoint
     without the other tables' rows where the JVM can (:func:`~cdc_spark.batch_cache.table_rows`). With ``plans``,
-    its analyzed plan is kept under ``key``, which names ``part`` (the table's index and schema, say); ``schema``:
-    ``wide``'s schema as JSON, where the caller has it."""
+    its analyzed plan is kept under ``key``, which names ``part`` (the table's index and schema, say)."""
     rows, columns = part
 
     def build(source: DataFrame) -> DataFrame:
@@ -115,7 +112,7 @@ def jvm_part(
         return frame
 
     source = table_rows(wide, index)
-    return build(source) if plans is None else plans.frame(("part", key), source, build, schema=schema)
+    return build(source) if plans is None else plans.frame(("part", key), source, build)
 
 
 def typed_counts(
