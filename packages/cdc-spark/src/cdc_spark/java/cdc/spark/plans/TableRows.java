@@ -1,14 +1,19 @@
 package cdc.spark.plans;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionSet;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
@@ -56,7 +61,7 @@ public final class TableRows {
     }
     LogicalRDD checkpoint = (LogicalRDD) node;
     int ordinal = Columns.only(checkpoint.output(), column, DataTypes.IntegerType);
-    if (ordinal < 0 || !passedThrough(analyzed.output(), checkpoint.output().apply(ordinal))) {
+    if (ordinal < 0 || !passedThrough(chain, analyzed.output(), checkpoint.output().apply(ordinal))) {
       return null;
     }
     LogicalPlan plan = sliced(checkpoint, ordinal, value);
@@ -81,9 +86,30 @@ public final class TableRows {
     return true;
   }
 
-  private static boolean passedThrough(Seq<Attribute> output, Attribute column) {
+  /**
+   * Whether {@code output}, the top of {@code chain}, has {@code column} under its name (the caller filters the top
+   * by the name), itself or renamed: a plan kept from an earlier batch and put over this batch's checkpoint gives each
+   * of the new checkpoint's columns its old id ({@code AnalyzedPlans.over}), so the column reaches the top through
+   * projections that only rename it.
+   */
+  private static boolean passedThrough(List<LogicalPlan> chain, Seq<Attribute> output, Attribute column) {
+    Set<ExprId> ids = new HashSet<>();
+    ids.add(column.exprId());
+    for (int i = chain.size() - 1; i >= 0; i--) {
+      if (chain.get(i) instanceof Project project) {
+        Seq<NamedExpression> columns = project.projectList();
+        for (int j = 0; j < columns.size(); j++) {
+          if (columns.apply(j) instanceof Alias alias
+              && alias.child() instanceof Attribute renamed
+              && ids.contains(renamed.exprId())) {
+            ids.add(alias.exprId());
+          }
+        }
+      }
+    }
     for (int i = 0; i < output.size(); i++) {
-      if (output.apply(i).exprId().equals(column.exprId())) {
+      Attribute top = output.apply(i);
+      if (ids.contains(top.exprId()) && top.name().equals(column.name())) {
         return true;
       }
     }
