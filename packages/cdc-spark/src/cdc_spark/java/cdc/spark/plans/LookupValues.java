@@ -56,21 +56,10 @@ public final class LookupValues {
 
   private static LogicalPlan replaced(
       LogicalPlan node, long[] markers, List<List<Object>> values, int[] found, boolean[] fits) {
+    // Catalyst's own walk: a node whose children and expressions come back the same is kept as it is
     LogicalPlan here =
         node.mapExpressions(expression -> replaced(expression, markers, values, found, fits));
-    Seq<LogicalPlan> children = here.children();
-    if (children.isEmpty()) {
-      return here;
-    }
-    List<LogicalPlan> now = new ArrayList<>(children.size());
-    boolean changed = false;
-    for (int i = 0; i < children.size(); i++) {
-      LogicalPlan child = children.apply(i);
-      LogicalPlan next = replaced(child, markers, values, found, fits);
-      changed |= next != child;
-      now.add(next);
-    }
-    return changed ? here.withNewChildren(ScalaSeqs.of(now)) : here;
+    return here.mapChildren(child -> replaced(child, markers, values, found, fits));
   }
 
   private static Expression replaced(
@@ -95,19 +84,7 @@ public final class LookupValues {
         return array.withNewChildren(ScalaSeqs.of(items));
       }
     }
-    Seq<Expression> children = expression.children();
-    if (children.isEmpty()) {
-      return expression;
-    }
-    List<Expression> now = new ArrayList<>(children.size());
-    boolean changed = false;
-    for (int i = 0; i < children.size(); i++) {
-      Expression child = children.apply(i);
-      Expression next = replaced(child, markers, values, found, fits);
-      changed |= next != child;
-      now.add(next);
-    }
-    return changed ? expression.withNewChildren(ScalaSeqs.of(now)) : expression;
+    return expression.mapChildren(child -> replaced(child, markers, values, found, fits));
   }
 
   /** Which of {@code markers} ends {@code array} (a long literal of the array's element type), or -1. */
