@@ -70,15 +70,18 @@ class KeptPlans:
         source: DataFrame,
         build: Callable[[DataFrame], DataFrame],
         values: Mapping[int, Sequence[int | None]] | None = None,
+        *,
+        schema: str | None = None,
     ) -> DataFrame:
         """``build(source)``: from the plan kept under ``key`` for inputs of ``source``'s schema, put over
         ``source``, where there is one that fits; else built over a view of ``source`` and its plan kept. ``build``
         must read its argument once and capture nothing that ``key`` does not name, but the values of its marked
         lookups (:func:`~cdc_spark.decoding.literal_lookup.lookup`): ``values`` by marker, this call's, which a
-        kept plan takes (the lookups' keys belong in ``key``)."""
+        kept plan takes (the lookups' keys belong in ``key``). ``schema``: ``source``'s schema as JSON, where the caller
+        has it (else it is asked of the JVM)."""
         if not reusable(source.sparkSession):
             return build(source)
-        kept_key = (key, source._jdf.schema().json())
+        kept_key = (key, source._jdf.schema().json() if schema is None else schema)
         kept = self._plans.peek(kept_key)
         if kept is not None and (frame := over(kept.plan, [self.view], [source])) is not None:
             if values:

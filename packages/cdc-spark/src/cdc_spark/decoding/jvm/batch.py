@@ -468,12 +468,15 @@ def _result(
         if found.untimed_after_timed and dead_letters:
             jvm_rows = reclocked(jvm_rows, shaped.prepared, dead_letters, partition_ts, untimed=found.untimed,
                                  topics=found.topics, planned=request.caches.running_clocks)  # fmt: skip
+        # every table's part reads frames of the wide frame's columns: its schema asked of the JVM once, not per
+        # table (it holds every table's struct)
+        wide_schema = jvm_rows._jdf.schema().json() if residue.jvm_tables else None
         for name, typing in residue.jvm_tables.items():
             if typed.counts.get(typing.index):
                 # the part's columns are the table's index's and schema's (part_columns)
                 part_key = (request.app, typing.index, typing.schema)
                 part = jvm_part(jvm_rows, typed.parts_of[typing.index], typing.index, request.caches.cache_plans,
-                                part_key)  # fmt: skip
+                                key=part_key, schema=wide_schema)  # fmt: skip
                 parts.setdefault(name, []).append(part)
     codec_messages = 0
     if residue.python is not None:

@@ -100,11 +100,14 @@ def jvm_part(
     part: tuple[Column, list[Column]],
     index: int,
     plans: KeptPlans | None = None,
+    *,
     key: Hashable = None,
+    schema: str | None = None,
 ) -> DataFrame:
     """Table ``index``'s change frame: its ``part`` (rows and columns) of ``wide``, read from the checkpoint
     without the other tables' rows where the JVM can (:func:`~cdc_spark.batch_cache.table_rows`). With ``plans``,
-    its analyzed plan is kept under ``key``, which names ``part`` (the table's index and schema, say)."""
+    its analyzed plan is kept under ``key``, which names ``part`` (the table's index and schema, say); ``schema``:
+    ``wide``'s schema as JSON, where the caller has it."""
     rows, columns = part
 
     def build(source: DataFrame) -> DataFrame:
@@ -112,7 +115,7 @@ def jvm_part(
         return frame
 
     source = table_rows(wide, index)
-    return build(source) if plans is None else plans.frame(("part", key), source, build)
+    return build(source) if plans is None else plans.frame(("part", key), source, build, schema=schema)
 
 
 def typed_counts(
