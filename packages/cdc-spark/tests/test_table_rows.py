@@ -79,7 +79,8 @@ def test_a_decoded_batchs_tables_each_read_their_own_rows(spark: Any) -> None:
     messages = encode(generate(seed=5, transactions=30), "canal-json", {})
     stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
     rows = [(m.key, m.value, "shop", 0, i, stamp, 0, None) for i, m in enumerate(messages)]
-    # the second batch is made of the first one's kept plans (JvmCaches.cache_plans), put over its own checkpoint
+    # the second batch is typed in its shapes' pass, and the third is made of the second's kept plans
+    # (JvmCaches.cache_plans) put over its own checkpoint, which rename that checkpoint's columns
     for batch in range(3):
         decoded = decode(spark.createDataFrame(rows, KAFKA_COLUMNS), "canal-json", {}, plan="jvm")
         try:
@@ -87,7 +88,6 @@ def test_a_decoded_batchs_tables_each_read_their_own_rows(spark: Any) -> None:
             assert len(tables) > 1
             for database, table in tables:
                 changes = decoded.table(database, table)
-                print("ZZ", batch, decoded.paths, _leaf_rows(changes), changes.count(), changes._jdf.queryExecution().analyzed().treeString()[-900:])
                 assert (batch, _leaf_rows(changes)) == (batch, changes.count()) and changes.count() > 0
         finally:
             decoded.release()
