@@ -1,4 +1,5 @@
-"""Java classes and static methods by their full names: the same objects as py4j's lookup, one round trip a call."""
+"""Java classes and static methods by their full names: the same objects as py4j's lookup, one round trip a call;
+PySpark's own helpers found on the Python side after their first use."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cdc_spark.runtime.java_names import java_class, option, static_method
+from cdc_spark.runtime.java_names import PYSPARK_NAMES, java_class, keep_pyspark_names, option, static_method
 
 
 @contextlib.contextmanager
@@ -70,3 +71,28 @@ def test_a_name_that_is_no_class_fails_when_called(spark: Any) -> None:
 
     with pytest.raises(Py4JError):
         static_method(spark._jvm, "cdc.no.SuchClass", "of")()
+
+
+def test_pyspark_functions_are_called_in_one_round_trip_each(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    jvm = spark._jvm  # the suite's session came from build_session, which keeps the names
+    F.col("id"), F.lit(1), F.upper(F.col("id"))  # each method looked up once, on first use
+    with round_trips(jvm) as sent:
+        total = F.col("id") + F.lit(1)
+        upper = F.upper(F.col("id").cast("string"))
+    # col, lit, plus; col, cast, upper: py4j's lookups gave col and lit three round trips each, upper two
+    assert len(sent) == 6, sent
+    assert [tuple(r) for r in spark.range(2).select(total, upper).collect()] == [(1, "0"), (2, "1")]
+
+
+def test_the_kept_names_are_the_classes_py4j_resolves_them_to(spark: Any) -> None:
+    from py4j.java_gateway import JVMView
+
+    jvm = spark._jvm
+    keep_pyspark_names(jvm)  # a second time: nothing changes
+    for name in PYSPARK_NAMES:
+        kept = vars(jvm)[name]
+        assert kept._fqn == JVMView.__getattr__(jvm, name)._fqn, name
+        assert kept is getattr(jvm, name)
+

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Final
 from cdc_core.errors import CdcError
 from cdc_core.jvm import classpath, maven_available, spark_packages
 from cdc_spark.runtime.class_sharing import DRIVER_OPTIONS, connectors_of, driver_options
+from cdc_spark.runtime.java_names import keep_pyspark_names
 from cdc_spark.runtime.jit import COMPILE_HUGE_METHODS, EXECUTOR_OPTIONS, with_huge_methods
 from cdc_spark.runtime.local_files import local_file_settings
 from cdc_spark.runtime.masters import local_cores
@@ -186,6 +187,7 @@ def build_session(
         builder = builder.config(key, value)
     session = _start(builder, master, user)
     session.sparkContext.setLogLevel(log_level)
+    keep_pyspark_names(session._jvm)
     return session
 
 

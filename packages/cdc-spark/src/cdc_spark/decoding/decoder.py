@@ -21,6 +21,7 @@ from cdc_spark.decoding.contract import DecodedChanges
 from cdc_spark.decoding.jvm.caches import JvmCaches
 from cdc_spark.decoding.reuse import Reuse, options_key
 from cdc_spark.partition_clock import PartitionKey
+from cdc_spark.runtime.java_names import keep_pyspark_names
 from cdc_spark.source.checks import batch_frame
 from cdc_spark.time_text import check_time_as
 
@@ -55,6 +56,7 @@ class Decoder:
             found = cls._shared.get(spark.sparkContext)
             if found is None:
                 found = cls._shared[spark.sparkContext] = cls()
+                keep_pyspark_names(spark._jvm)  # a session the caller built: its decodes call PySpark's functions
             return found
 
     def clear(self) -> None:

@@ -6,6 +6,11 @@ path. A T = 50 batch made 7,263 such lookups (6.1 s of its threads' time), and i
 the driver they were a sixth of the py4j threads' samples. A class named here in full is made on the Python side
 (py4j's ``JavaClass``, kept per gateway): a constructor call is then one round trip, and a static method (py4j's
 ``JavaMember`` with the static target) is called in one, with no reflection before it.
+
+PySpark itself looks its helpers up the same way on every call: ``F.col(name)`` asks the JVM view for
+``functions`` (a name the JVM tries as a class of the default package and then under each of PySpark's star imports,
+each miss a search of every jar), then for the method ``col``, and only then calls it: three round trips for one.
+:func:`keep_pyspark_names` resolves those names once per gateway, as py4j would, and keeps each method found.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ if TYPE_CHECKING:
 _KEPT: Final[dict[tuple[int, str], Any]] = {}
 _LOCK: Final = threading.Lock()
 _STATIC: Final = "z:"  # py4j's prefix of a static target
+_KEPT_NAMES: Final = "_cdc_kept_names"  # on a JVM view: the gateway client its names were kept for
 
 
 def java_class(jvm: Any, name: str) -> Any:
@@ -35,6 +41,53 @@ def java_class(jvm: Any, name: str) -> Any:
         with _LOCK:
             _KEPT[key] = found
     return found
+
+
+# The names PySpark's Python code looks up on the JVM view per call, most first (counted over decode tests: the
+# functions by either name about three lookups in four, PythonUtils one in seven)
+PYSPARK_NAMES: Final = (
+    "org.apache.spark.sql.functions",
+    "functions",
+    "PythonUtils",
+    "PythonSQLUtils",
+    "org.apache.spark.sql.classic.SparkSession",
+    "SimplePythonFunction",
+    "org.apache.spark.sql.execution.python.UserDefinedPythonFunction",
+    "PythonRDD",
+    "SerDeUtil",
+)
+
+
+def _kept_members_class() -> type:
+    from py4j.java_gateway import JavaClass, JavaMember
+
+    class KeptMembers(JavaClass):  # type: ignore[misc]
+        """py4j's ``JavaClass`` that keeps each static method it finds: looked up in the JVM once, not per call
+        (a static field is read each time, as its value may change)."""
+
+        def __getattr__(self, name: str) -> Any:
+            found = super().__getattr__(name)
+            if isinstance(found, JavaMember):
+                self.__dict__[name] = found
+            return found
+
+    return KeptMembers
+
+
+def keep_pyspark_names(jvm: Any) -> None:
+    """Give ``jvm`` (PySpark's py4j ``JVMView``) each of :data:`PYSPARK_NAMES` as the class py4j resolves it to,
+    kept on the view, whose static methods are looked up once: PySpark's calls then find them on the Python side.
+    A name py4j resolves to no class (a package, another Spark) is left to py4j."""
+    from py4j.java_gateway import JavaClass, JVMView
+
+    if not isinstance(jvm, JVMView) or vars(jvm).get(_KEPT_NAMES) is jvm._gateway_client:
+        return
+    kept = _kept_members_class()
+    for name in PYSPARK_NAMES:
+        found = JVMView.__getattr__(jvm, name)  # py4j's own resolution, once
+        if isinstance(found, JavaClass):
+            setattr(jvm, name, kept(found._fqn, jvm._gateway_client))
+    setattr(jvm, _KEPT_NAMES, jvm._gateway_client)
 
 
 def static_method(jvm: Any, class_name: str, method: str) -> Any:
@@ -66,4 +119,4 @@ def option(jvm: Any, value: Any) -> Any:
     return static_method(jvm, "scala.Option", "apply")(value)
 
 
-__all__ = ["java_array", "java_class", "option", "static_method"]
+__all__ = ["PYSPARK_NAMES", "java_array", "java_class", "keep_pyspark_names", "option", "static_method"]
