@@ -95,4 +95,3 @@ def test_the_kept_names_are_the_classes_py4j_resolves_them_to(spark: Any) -> Non
         kept = vars(jvm)[name]
         assert kept._fqn == JVMView.__getattr__(jvm, name)._fqn, name
         assert kept is getattr(jvm, name)
-
