@@ -81,7 +81,8 @@ def render() -> str:
         lines.append(row)
     lines += [
         "",
-        "`BIGINT UNSIGNED` and `BIT(64)` become `decimal(20,0)` on Spark, `DECIMAL` wider than 38 digits a string.",
+        "`BIGINT UNSIGNED`, `BIT(64)` and a `bit` whose width the message does not carry (TiCDC's Canal-JSON) become",
+        "`decimal(20,0)` on Spark, since such a `bit` may hold 64 bits; `DECIMAL` wider than 38 digits a string.",
         "Spatial types become `struct<wkb:binary,srid:int>`, `array<T>` an array of `T`'s Spark type.",
         "Spatial types and arrays are not TiDB types: Simple and Avro refuse them (`EncodeError`), Canal-JSON",
         "writes spatial values as Canal does (SRID + WKB as ISO-8859-1 text) and refuses arrays.",

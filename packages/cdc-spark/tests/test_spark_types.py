@@ -10,7 +10,7 @@ import pytest
 
 from cdc_core.types import DataType, MySQLType, parse_type_text
 from cdc_core.values import EnumIndex, Geometry, SetBits
-from cdc_spark.decoding.spark_types import spark_type, spark_value
+from cdc_spark.decoding.spark_types import ValueRangeError, spark_type, spark_value
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,38 @@ def test_array_elements_take_their_own_spark_form() -> None:
     assert spark_value([Decimal("1.5"), None], prices) == [Decimal("1.50"), None]
     days = parse_type_text("array<date>")
     assert spark_value([dt.date(2024, 2, 29)], days) == [dt.date(2024, 2, 29)]
+
+
+@pytest.mark.parametrize(
+    ("type_text", "spark", "largest"),
+    [
+        ("bit(8)", "bigint", 255),
+        ("bit(63)", "bigint", 2**63 - 1),
+        ("bit(64)", "decimal(20,0)", Decimal(2**64 - 1)),
+        # TiCDC's Canal-JSON says ``bit`` without the width: it may be BIT(64), whose upper half no bigint holds
+        ("bit", "decimal(20,0)", Decimal(2**64 - 1)),
+    ],
+)
+def test_a_bit_column_holds_its_widest_value(type_text: str, spark: str, largest: int | Decimal) -> None:
+    data_type = parse_type_text(type_text)
+    assert spark_type(data_type).simpleString() == spark
+    value = spark_value(int(largest), data_type)
+    assert value == largest and type(value) is type(largest)
+
+
+@pytest.mark.parametrize(
+    ("type_text", "value"),
+    [
+        ("tinyint(4)", 128),
+        ("smallint(6)", -(2**15) - 1),
+        ("int(11)", 2**31),
+        ("bigint(20)", 2**63),
+        ("bigint(20) unsigned", 10**20),
+        ("bit(8)", 2**63),
+    ],
+)
+def test_an_integer_beyond_its_spark_type_is_a_range_error(type_text: str, value: int) -> None:
+    """A decoder's int that its column's Spark type cannot hold is that message's error, not the Arrow conversion's
+    of the whole batch."""
+    with pytest.raises(ValueRangeError, match=f"{value} does not fit"):
+        spark_value(value, parse_type_text(type_text))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 
 from cdc_core.types import DataType, LogicalTypeVisitor, integer_range
 from cdc_spark.decoding.jvm_values import Reader, TextReader, Typed
-from cdc_spark.decoding.spark_types import decimal_shape, spark_type
+from cdc_spark.decoding.spark_types import INTEGER_RANGES, decimal_shape, spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -27,13 +27,16 @@ if TYPE_CHECKING:
 FUNCTION_CLASS: Final = "cdc.spark.text.TextValueFunction"
 SWITCH_ENV: Final = "CDC_JAVA_READERS"  # "off": the Spark SQL readers only
 _TEMPORAL: Final = ("date", "datetime", "timestamp", "located")  # readers with zero dates
-# The Java reader of each integral Spark type, and the values the type holds
+# The Java reader of each integral Spark type, with that type's range
 INTEGRAL: Final = {
-    "byte": ("byte", -(2**7), 2**7 - 1),
-    "short": ("short", -(2**15), 2**15 - 1),
-    "integer": ("int", -(2**31), 2**31 - 1),
-    "long": ("long", -(2**63), 2**63 - 1),
-    "decimal": ("wide", -(10**20) + 1, 10**20 - 1),  # BIGINT UNSIGNED and BIT(64): decimal(20,0)
+    name: (reader, *INTEGER_RANGES[name])
+    for name, reader in (
+        ("byte", "byte"),
+        ("short", "short"),
+        ("integer", "int"),
+        ("long", "long"),
+        ("decimal", "wide"),
+    )
 }
 
 

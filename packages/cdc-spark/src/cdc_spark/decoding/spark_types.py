@@ -108,7 +108,9 @@ class _SparkType(LogicalTypeVisitor["SparkType"]):
         return self.T.ArrayType(self.T.StringType())
 
     def visit_bit(self, data_type: DataType) -> SparkType:
-        return self.T.DecimalType(20, 0) if data_type.bit_width > 63 else self.T.LongType()
+        # a BIT whose width the message does not carry (Canal-JSON's plain ``bit``) may be BIT(64)
+        width = data_type.known_bit_width
+        return self.T.DecimalType(20, 0) if width is None or width > 63 else self.T.LongType()
 
     def visit_json(self, data_type: DataType) -> SparkType:
         return self.T.StringType()
@@ -151,10 +153,29 @@ def _same(value: Any) -> Any:
     return value
 
 
+# Each integral Spark type's values (decimal(20,0): BIGINT UNSIGNED, BIT(64) or of unknown width). An int beyond its
+# column's would fail the Arrow conversion of the whole batch, not the one message.
+INTEGER_RANGES: Final = {
+    "byte": (-(2**7), 2**7 - 1),
+    "short": (-(2**15), 2**15 - 1),
+    "integer": (-(2**31), 2**31 - 1),
+    "long": (-(2**63), 2**63 - 1),
+    "decimal": (-(10**20) + 1, 10**20 - 1),
+}
+
+
 def _integer(data_type: DataType) -> Callable[[Any], Any]:
-    if spark_type(data_type).typeName() == "decimal":  # BIGINT UNSIGNED, BIT(64): beyond a long
-        return lambda value: Decimal(int(value))
-    return int
+    target = spark_type(data_type)
+    low, high = INTEGER_RANGES[target.typeName()]
+    wide = target.typeName() == "decimal"
+
+    def convert(value: Any) -> Any:
+        number = int(value)
+        if not low <= number <= high:
+            raise ValueRangeError(f"{number} does not fit {target.simpleString()}")
+        return Decimal(number) if wide else number
+
+    return convert
 
 
 def _decimal(data_type: DataType) -> Callable[[Any], Any]:
