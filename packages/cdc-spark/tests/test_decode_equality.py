@@ -17,7 +17,7 @@ import os
 import re
 import struct
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,8 @@ from cdc_spark.decoding.java_text import SWITCH_ENV
 from cdc_spark.decoding.jvm import clock, shapes
 from cdc_spark.decoding.jvm.shapes import ShapeReuse
 from cdc_spark.decoding.reuse import Reuse
+from cdc_spark.expression_mode import FACTORY_MODE, expression_mode
+from cdc_spark.session_conf import session_conf
 from cdc_spark.source.columns import KAFKA_COLUMNS
 from cdc_testing.changefeed import encode, generate, schema_versions
 from cdc_testing.corpus import corpus_files
@@ -56,6 +58,21 @@ def _frame(spark: Any, messages: list[Message]) -> Any:
         (m.key, m.value, m.topic or "shop", (m.partition or 0) % 3, i, stamp, 0, None) for i, m in enumerate(messages)
     ]
     return spark.createDataFrame(rows, KAFKA_COLUMNS)
+
+
+_MOST_MESSAGES = 2_000  # no test here decodes a larger batch
+
+
+@pytest.fixture(autouse=True)
+def batch_expressions(request: pytest.FixtureRequest, spark: Any) -> Iterator[None]:
+    """Each test's batches are small, so their decodes and reads run with the expressions ``cdc apply`` gives a
+    batch of their size: Spark's interpreted ones (:mod:`cdc_spark.expression_mode`). The tests marked
+    ``compiled`` (every column type of each protocol, the corpora, what real Debezium wrote) run Spark's generated
+    code, as a batch of 20,000 messages would: both ways of evaluating the decode's expressions are compared with
+    the codec on every column type."""
+    compiled = request.node.get_closest_marker("compiled") is not None
+    with session_conf(spark, {FACTORY_MODE: expression_mode(None if compiled else _MOST_MESSAGES)}):
+        yield
 
 
 def _nan_free(value: Any) -> Any:
@@ -302,6 +319,7 @@ def _kitchen_sink(protocol: str, encoder: dict[str, object], count: int) -> list
     return messages
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize(
     ("protocol", "encoder"),
     [
@@ -339,6 +357,7 @@ def _corpus(pattern: str, keys: bool) -> list[Message]:
     return messages
 
 
+@pytest.mark.compiled
 def test_the_debezium_corpus_decodes_alike(spark: Any) -> None:
     if "debezium" not in installed_codecs():
         pytest.skip("needs cdc-debezium")
@@ -353,6 +372,7 @@ def test_the_debezium_corpus_decodes_alike(spark: Any) -> None:
     assert_same_decode(spark, schemaless, "debezium", jvm_share=0)  # without a table-schema: the codec reads them
 
 
+@pytest.mark.compiled
 def test_the_canal_corpus_decodes_alike(spark: Any, text_readers: str) -> None:
     if "canal-json" not in installed_codecs():
         pytest.skip("needs cdc-canal")
@@ -942,6 +962,7 @@ def avro_readers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     return _java_descriptors(monkeypatch)
 
 
+@pytest.mark.compiled
 def test_every_column_type_decodes_alike_in_avro(spark: Any, schema_registry: Any, avro_readers: list[str]) -> None:
     """Decimals as bytes and BIGINT UNSIGNED as longs here; as text in the test of values the JVM cannot read."""
     if "avro" not in installed_codecs():
@@ -1703,6 +1724,7 @@ def _captured_avro(name: str, registry: Any) -> list[Message]:
     return with_schema_ids(_captured(folder / f"{name}.jsonl"), registry.register_captured(schemas))
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize("name", DEBEZIUM_AVRO_CAPTURES)
 def test_what_real_debezium_wrote_through_the_avro_converter_decodes_alike(
     spark: Any, schema_registry: Any, name: str
