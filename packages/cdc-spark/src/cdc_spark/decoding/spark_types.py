@@ -7,6 +7,7 @@ codec values with :func:`spark_value`; a test holds them equal value for value.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
@@ -276,7 +277,13 @@ def spark_value(value: Any, data_type: DataType) -> Any:
     """A decoded value in the Python form Spark expects for :func:`spark_type`."""
     if value is None or isinstance(value, ZeroTemporal):
         return None
-    return _SPARK_VALUE.visit(data_type)(value)
+    return _converter(data_type)(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _converter(data_type: DataType) -> Callable[[Any], Any]:
+    """A column type's converter, made once: the codec's path converts every value it hands Spark."""
+    return _SPARK_VALUE.visit(data_type)
 
 
 def spark_image(schema: TableSchema, image: Mapping[str, Any] | None) -> tuple[list[Any], dict[str, str]]:
