@@ -96,6 +96,27 @@ def spark() -> Iterator[Any]:
         session.stop()
 
 
+_MOST_MESSAGES: Final = 2_000  # no test using batch_expressions decodes a larger batch
+
+
+@pytest.fixture
+def batch_expressions(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The test's queries run with the expressions ``cdc apply`` gives a batch of its size: Spark's interpreted ones
+    (:mod:`cdc_spark.expression_mode`), where Spark would generate and compile each task's projections. A test
+    marked ``compiled`` runs Spark's generated code, as a large batch would. A file opts in with
+    ``pytestmark = pytest.mark.usefixtures("batch_expressions")``; a test without Spark starts none."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    from cdc_spark.expression_mode import FACTORY_MODE, expression_mode
+    from cdc_spark.session_conf import session_conf
+
+    compiled = request.node.get_closest_marker("compiled") is not None
+    mode = expression_mode(None if compiled else _MOST_MESSAGES)
+    with session_conf(request.getfixturevalue("spark"), {FACTORY_MODE: mode}):
+        yield
+
+
 @pytest.fixture
 def kafka_frame(spark: Any) -> Callable[[list[Message]], Any]:
     """Messages as a Kafka-source DataFrame: topic ``shop``, partition = the message's modulo 3, offset = index."""

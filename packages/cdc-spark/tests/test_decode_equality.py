@@ -17,7 +17,7 @@ import os
 import re
 import struct
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +38,15 @@ from cdc_spark.decoding.java_text import SWITCH_ENV
 from cdc_spark.decoding.jvm import clock, shapes
 from cdc_spark.decoding.jvm.shapes import ShapeReuse
 from cdc_spark.decoding.reuse import Reuse
-from cdc_spark.expression_mode import FACTORY_MODE, expression_mode
-from cdc_spark.session_conf import session_conf
 from cdc_spark.source.columns import KAFKA_COLUMNS
 from cdc_testing.changefeed import encode, generate, schema_versions
 from cdc_testing.corpus import corpus_files
 from cdc_testing.spark_plans import created_maps
 
-pytestmark = pytest.mark.spark
+# small batches: interpreted, as cdc apply runs them; the tests marked ``compiled`` (every column type of each
+# protocol, the corpora, what real Debezium wrote) run Spark's generated code, as a batch of 20,000 messages would:
+# both ways of evaluating the decode's expressions are compared with the codec on every column type
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("batch_expressions")]
 
 HERE = Path(__file__).resolve()
 CAPTURES = HERE.parents[2]  # packages/
@@ -58,21 +59,6 @@ def _frame(spark: Any, messages: list[Message]) -> Any:
         (m.key, m.value, m.topic or "shop", (m.partition or 0) % 3, i, stamp, 0, None) for i, m in enumerate(messages)
     ]
     return spark.createDataFrame(rows, KAFKA_COLUMNS)
-
-
-_MOST_MESSAGES = 2_000  # no test here decodes a larger batch
-
-
-@pytest.fixture(autouse=True)
-def batch_expressions(request: pytest.FixtureRequest, spark: Any) -> Iterator[None]:
-    """Each test's batches are small, so their decodes and reads run with the expressions ``cdc apply`` gives a
-    batch of their size: Spark's interpreted ones (:mod:`cdc_spark.expression_mode`). The tests marked
-    ``compiled`` (every column type of each protocol, the corpora, what real Debezium wrote) run Spark's generated
-    code, as a batch of 20,000 messages would: both ways of evaluating the decode's expressions are compared with
-    the codec on every column type."""
-    compiled = request.node.get_closest_marker("compiled") is not None
-    with session_conf(spark, {FACTORY_MODE: expression_mode(None if compiled else _MOST_MESSAGES)}):
-        yield
 
 
 def _nan_free(value: Any) -> Any:

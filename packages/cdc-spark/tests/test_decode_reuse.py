@@ -34,6 +34,9 @@ LOCAL_TEXT = "2024-01-01 10:00:00"  # a TIMESTAMP value as TiDB prints it: wall 
 UTC_MICROS = 1_704_103_200_000_000  # LOCAL_TEXT read in UTC
 SHANGHAI_MICROS = UTC_MICROS - 8 * 3_600_000_000  # LOCAL_TEXT read in Asia/Shanghai (UTC+8)
 
+# batches of a few messages: interpreted, as cdc apply runs them; what is kept and reused is the same either way
+pytestmark = pytest.mark.usefixtures("batch_expressions")
+
 
 def _message(number: int, value: str, value_type: tuple[str, int] = ("int(11)", 4), table: str = EVENTS[1]) -> Message:
     document = {
@@ -168,6 +171,7 @@ def test_the_java_row_typer_is_registered_once_per_plan(
 
 
 @pytest.mark.spark
+@pytest.mark.compiled  # its kept plans' whole-stage codegen
 @pytest.mark.parametrize(("rows", "typing_codegen"), [("off", False), ("on", True)])
 def test_the_batch_caches_are_planned_as_their_typing_needs_and_the_session_is_left_as_it_was(
     spark: Any, monkeypatch: pytest.MonkeyPatch, rows: str, typing_codegen: bool

@@ -18,6 +18,9 @@ from cdc_spark.decoding.jvm_values import TextReader
 from cdc_spark.decoding.simple import SimpleJavaText, SimpleRowText, _SimpleReader
 from cdc_spark.runtime.java_code import JavaCodeError, install, jar, jar_path, javac
 
+# a few texts a query: interpreted, as cdc apply types a small batch
+pytestmark = pytest.mark.usefixtures("batch_expressions")
+
 SESSION_ZONE = "UTC"
 _INTEGERS = [
     "0", "-0", "1", "-1", "007", "127", "128", "-128", "-129", "255", "256", "32767", "-32768", "32768", "8388607",
@@ -298,6 +301,7 @@ _WAYS: dict[str, dict[tuple[str, str], str | None]] = {
 }
 
 
+@pytest.mark.compiled  # the three ways compared under generated code, as a large batch types them
 @pytest.mark.parametrize("protocol", ["canal-json", "simple"])
 def test_a_protocol_is_typed_by_the_java_readers_and_alike_without_them(
     java: Any, kafka_frame: Any, monkeypatch: pytest.MonkeyPatch, protocol: str

@@ -21,7 +21,8 @@ from cdc_spark.sinks.kept_states import KEPT_ROWS, KEPT_ROWS_SETTING, KeptState,
 from cdc_testing.spark_frames import scanned_frame
 from cdc_testing.spark_plans import jobs_started
 
-pytestmark = pytest.mark.spark
+# batches of a few dozen changes: interpreted, as cdc apply runs them (the sink chooses its own where it reads more)
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("batch_expressions")]
 
 TABLE = "shop.t"
 SEQ = "struct<commit_ts:bigint,partition:int,offset:bigint,position:int>"

@@ -12,7 +12,8 @@ from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.jvm.shapes import _fetched, _rank, groups_and_ranges, shape_groups
 from cdc_spark.decoding.task_clock import task_clock_function
 
-pytestmark = pytest.mark.spark
+# a few hundred messages: interpreted, as cdc apply's decode of a small batch runs the aggregate
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("batch_expressions")]
 
 LONG_MAX = 2**63 - 1
 
