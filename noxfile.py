@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 import shutil
 import sys
 from pathlib import Path
@@ -185,6 +186,24 @@ def fuzz(session: nox.Session) -> None:
     bindir = workspace(session)
     session.run(str(bindir / "python"), "-m", "pip", "install", "-q", "atheris", external=True)
     session.run(str(bindir / "python"), "fuzz/run.py", *session.posargs, external=True, env=_env(bindir))
+
+
+@nox.session(venv_backend="none", default=False)
+def draws(session: nox.Session) -> None:
+    """The decode-equality check of every column type over rows drawn afresh (not in CI, whose draws are fixed by
+    the tests' source): ``nox -s draws [-- SEED [ROWS]]``. The seed is printed; given again, it draws the same
+    rows in the same order."""
+    provision(session, "jvm")
+    bindir = workspace(session)
+    seed = session.posargs[0] if session.posargs else str(secrets.randbelow(1 << 31))
+    rows = session.posargs[1] if len(session.posargs) > 1 else "300"
+    if not (seed.isdigit() and rows.isdigit()):
+        session.error("usage: nox -s draws [-- SEED [ROWS]] (whole numbers)")
+    session.log(f"draws: seed {seed}, {rows} rows a set-up (again: nox -s draws -- {seed} {rows})")
+    env = {**_env(bindir), "CDC_DRAWS_SEED": seed, "CDC_DRAWS_ROWS": rows}
+    test = "packages/cdc-spark/tests/test_decode_equality.py::test_fresh_draws_of_every_column_type_decode_alike"
+    session.run(str(bindir / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--benchmark-disable", test,
+                external=True, env=env)  # fmt: skip
 
 
 @nox.session(venv_backend="none")
