@@ -803,6 +803,71 @@ def test_a_later_avro_batch_is_typed_in_its_shapes_pass_and_decodes_alike(
     assert (held, ["__change_bad" in columns for columns in stored]) == ([True] + [False] * 3, [False] + [True] * 3)
 
 
+def _hostile_ddl(messages: list[Message]) -> tuple[list[Message], set[int]]:
+    """The changefeed with DDL messages of the testing switch after its first: five the codec refuses (a string type,
+    no table, a number for the schema, a string commit ts, no JSON) and one it reads (its fields in another order,
+    spaced), each a commit ts past every change's (the one read, a lower one), then a plain tombstone (no commit ts:
+    it takes its partition's running clock). A refused DDL read as good would move the partition's clocks ahead of
+    the codec's. Also returns the offsets of the refused."""
+    at = next(i for i, m in enumerate(messages) if m.value and m.value[:1] == b"\x01")
+    document = json.loads((messages[at].value or b"")[1:])
+    late = (1 << 62) + 10  # past every commit ts of the changefeed (TSOs of 2026)
+    refused = [
+        {**document, "type": str(document["type"]), "commitTs": late},
+        {k: v for k, v in document.items() if k != "table"} | {"commitTs": late},
+        {**document, "schema": 5, "commitTs": late},
+        {**document, "commitTs": str(late)},
+    ]
+    bodies = [json.dumps(d).encode() for d in refused] + [b"{not json, " + str(late).encode() + b"}"]
+    read = json.dumps(dict(reversed({**document, "commitTs": late - 5}.items())), indent=1).encode()
+    added = [attrs.evolve(messages[at], value=b"\x01" + body) for body in [*bodies, read]]
+    ddl = messages[at]  # the running clock is its topic's and partition's
+    row = next(m for m in messages[:at] if m.key and m.value and m.value[:1] == b"\x00" and m.topic == ddl.topic)
+    added.append(attrs.evolve(row, value=None, partition=ddl.partition))
+    return [*messages[: at + 1], *added, *messages[at + 1 :]], set(range(at + 1, at + 1 + len(bodies)))
+
+
+@pytest.mark.compiled  # the pass's whole-stage code
+def test_an_avro_pass_of_one_whole_stage_stage_decodes_alike(
+    spark: Any, schema_registry: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the executors compile huge methods (a local session of ``build_session``; the tests' JVM does not), a
+    batch typed in its shapes' pass is one whole-stage stage, each typing stage in a generated method of its own
+    (``decoding.jvm.own_methods``), and the DDL's commit ts read from a variant. Such a batch, broken records and
+    DDL messages the codec refuses among its messages, decodes as the codec does, the partitions' clocks too."""
+    if "avro" not in installed_codecs():
+        pytest.skip("needs cdc-avro")
+    from cdc_spark.decoding.jvm import batch as jvm_batch
+    from cdc_spark.decoding.jvm.own_methods import in_whole_stage
+    from cdc_spark.decoding.kept_passes import KeptPasses
+
+    options = {"schema-registry": schema_registry.url}
+    encoder = {**options, "enable-tidb-extension": True, "avro-enable-watermark": True}
+    messages, refused = _hostile_ddl(_broken_avro(list(encode(generate(seed=7, transactions=24), "avro", encoder))))
+    monkeypatch.setattr(jvm_batch, "executors_compile_huge_methods", lambda _spark: True)
+    persisted: list[Any] = []
+    persist = KeptPasses.persist
+
+    def spied(self: Any, frame: Any, *args: Any) -> Any:
+        persisted.append(frame)
+        return persist(self, frame, *args)
+
+    monkeypatch.setattr(KeptPasses, "persist", spied)
+    decoder = Decoder()
+    for _ in range(2):
+        decoded = assert_same_decode(spark, messages, "avro", options, decoder=decoder)
+        assert refused <= {r["offset"] for r in decoded.dead_letters().collect()}
+        decoded.release()
+    assert decoder.jvm.speculated["typed"] == 1, decoder.jvm.speculated
+    assert in_whole_stage(persisted[-1])
+    debug = getattr(getattr(spark._jvm.org.apache.spark.sql.execution.debug, "package$"), "MODULE$")
+    stages = spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(
+        debug.codegenStringSeq(persisted[-1]._jdf.queryExecution().executedPlan())
+    )
+    assert len(stages) == 1  # the pass's one stage, and each of its four typing stages in a method of its own
+    assert len(re.findall(r"private void project_doConsume_\d+\(", stages[0]._2())) >= 4
+
+
 def _topics_of_one_hash(spark: Any) -> tuple[str, str]:
     """Two topic names Spark hashes alike (``hash``, 32 bits). Found once among 300,000 names ``cdc-<n>`` (a search
     of seconds); checked here, as Spark hashes them now."""

@@ -54,6 +54,7 @@ from cdc_spark.decoding.jvm.java_typing import (
     typings_in_pass,
     with_typed_rows,
 )
+from cdc_spark.decoding.jvm.own_methods import in_whole_stage
 from cdc_spark.decoding.jvm.shapes import ShapeReuse, Shapes, find_shapes, ranked, whole, without_payloads
 from cdc_spark.decoding.jvm.table_typing import TableTyping, build_typing, part_columns_of, typings_key
 from cdc_spark.decoding.jvm.wide import (
@@ -245,13 +246,19 @@ def _shapes(request: _Request) -> _Shaped:
         built = caches.typings.get(typing_key, functools.partial(build_typing, in_pass))
         typing_tables = in_pass
 
-        def typed_in_pass(source: DataFrame) -> DataFrame:
-            typed = without_payloads(typed_messages(source, built, typing_tables, records or []), keep_value)
+        def typed_in_pass(source: DataFrame, own_methods: bool) -> DataFrame:
+            messages = typed_messages(source, built, typing_tables, records or [], own_methods=own_methods)
+            typed = without_payloads(messages, keep_value)
             # a row per message: the running clock read as the pass reads them, kept for the frames after it
             return typed if task_clock is None else read_in_pass(typed, task_clock)
 
+        def pass_stages(source: DataFrame) -> DataFrame:
+            # whole-stage code: the pass one stage, each typing stage in a generated method of its own (own_methods)
+            staged = None if planned else typed_in_pass(source, own_methods=True)
+            return staged if staged is not None and in_whole_stage(staged) else typed_in_pass(source, False)
+
         # the same projections every batch of these typings: analyzed once, put over each batch's messages
-        cached = caches.stage_plans.frame((typing_key, keep_value, task_clock), prepared_text, typed_in_pass)
+        cached = caches.stage_plans.frame((typing_key, keep_value, task_clock), prepared_text, pass_stages)
     else:
         cached = without_payloads(prepared_text, keep_value)
     settings = planned if in_pass is not None else {}

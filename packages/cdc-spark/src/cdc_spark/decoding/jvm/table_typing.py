@@ -285,11 +285,17 @@ def _zero_map(zeros: Sequence[tuple[str, Column]]) -> Column:
 
     if not zeros:
         return F.lit(None).cast("map<string,string>")
-    entries = [F.when(c.isNotNull(), F.struct(F.lit(n).alias("key"), c.alias("value"))) for n, c in zeros]
+    # each entry an array of one or none, flattened: array_compact (a filter lambda) has no generated code, and its
+    # projection would break the pass's whole-stage stage in two, every message's row copied between them
+    none = F.array().cast("array<struct<key:string,value:string>>")
+    entries = [
+        F.when(c.isNotNull(), F.array(F.struct(F.lit(n).alias("key"), c.alias("value")))).otherwise(none)
+        for n, c in zeros
+    ]
     any_zero = F.lit(False)
     for _, c in zeros:
         any_zero = any_zero | c.isNotNull()
-    return F.when(any_zero, F.map_from_entries(F.array_compact(F.array(*entries))))
+    return F.when(any_zero, F.map_from_entries(F.flatten(F.array(*entries))))
 
 
 def _image_contract_stage(typing: TableTyping, layout: list[tuple[str, bool]]) -> tuple[Column, Column]:

@@ -15,6 +15,7 @@ from cdc_spark.batch_cache import table_rows
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route
 from cdc_spark.decoding.jvm.clock import seeded_clock
+from cdc_spark.decoding.jvm.own_methods import own_method
 from cdc_spark.decoding.jvm.table_typing import TableTyping, Typing
 from cdc_spark.decoding.kept_plans import KeptPlans
 from cdc_spark.partition_clock import PartitionKey
@@ -51,22 +52,34 @@ def typed_wide(rows: DataFrame, typing: Typing, partition_ts: Mapping[PartitionK
 
 
 def typed_messages(
-    prepared: DataFrame, typing: Typing, typings: Sequence[TableTyping], records: Sequence[str]
+    prepared: DataFrame,
+    typing: Typing,
+    typings: Sequence[TableTyping],
+    records: Sequence[str],
+    *,
+    own_methods: bool = False,
 ) -> DataFrame:
     """``prepared`` (an adapter's whose rows are its messages, their parsed values in ``records``) typed by
     ``typing`` as the rows of :func:`change_rows` are: ``__tidx``, each table's contract struct ``__t<index>``,
     ``__change_bad``, and the position and version of its one change; neither the stages nor the records are kept
-    (should the speculation miss, the messages are typed from the source)."""
+    (should the speculation miss, the messages are typed from the source).
+
+    ``own_methods`` where the pass runs as whole-stage code: each of the four stages in a generated method of its
+    own, and the parse below them in another (:mod:`.own_methods`), so the one stage the pass becomes stays under
+    the JVM's limit on a method. Without whole-stage code each boundary would copy the row once more."""
     from pyspark.sql import functions as F
+
+    def apart(frame: DataFrame) -> DataFrame:
+        return own_method(frame) if own_methods else frame
 
     added = {
         "__tidx": F.when(F.col(A.ROUTE) == Route.JVM, typing.index).otherwise(-1),
         A.POSITION: F.lit(0),
         **({} if A.VERSION in prepared.columns else {A.VERSION: F.lit(None).cast("long")}),
     }
-    staged = prepared.withColumns(added).select("*", *typing.first)
-    staged = staged.select("*", *typing.after).select("*", *typing.before)
-    typed = staged.select("*", *typing.structs, typing.bad.alias("__change_bad"))
+    staged = apart(prepared.withColumns(added)).select("*", *typing.first)
+    staged = apart(apart(staged).select("*", *typing.after)).select("*", *typing.before)
+    typed = apart(staged).select("*", *typing.structs, typing.bad.alias("__change_bad"))
     kept = {*added, "__change_bad", *(f"__t{t.index}" for t in typings)}
     stages = [c for c in typed.columns if c not in prepared.columns and c not in kept]
     return typed.drop(*stages, *records)
