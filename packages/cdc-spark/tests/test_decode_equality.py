@@ -41,7 +41,7 @@ from cdc_spark.decoding.reuse import Reuse
 from cdc_spark.source.columns import KAFKA_COLUMNS
 from cdc_testing.changefeed import encode, generate, schema_versions
 from cdc_testing.corpus import corpus_files
-from cdc_testing.spark_plans import created_maps
+from cdc_testing.spark_plans import consumer_methods, created_maps, generated_stages
 
 # small batches: interpreted, as cdc apply runs them; the tests marked ``compiled`` (every column type of each
 # protocol, the corpora, what real Debezium wrote) run Spark's generated code, as a batch of 20,000 messages would:
@@ -860,12 +860,9 @@ def test_an_avro_pass_of_one_whole_stage_stage_decodes_alike(
         decoded.release()
     assert decoder.jvm.speculated["typed"] == 1, decoder.jvm.speculated
     assert in_whole_stage(persisted[-1])
-    debug = getattr(getattr(spark._jvm.org.apache.spark.sql.execution.debug, "package$"), "MODULE$")
-    stages = spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(
-        debug.codegenStringSeq(persisted[-1]._jdf.queryExecution().executedPlan())
-    )
+    stages = generated_stages(persisted[-1])
     assert len(stages) == 1  # the pass's one stage, and each of its four typing stages in a method of its own
-    assert len(re.findall(r"private void project_doConsume_\d+\(", stages[0]._2())) >= 4
+    assert consumer_methods(stages[0]) >= 4
 
 
 def _topics_of_one_hash(spark: Any) -> tuple[str, str]:

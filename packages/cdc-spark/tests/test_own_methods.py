@@ -3,13 +3,13 @@ values unchanged, and the check that a plan's projections all run in whole-stage
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 
 from cdc_spark.decoding.jvm.own_methods import in_whole_stage, own_method
 from cdc_spark.session_conf import session_conf
+from cdc_testing.spark_plans import consumer_methods, generated_stages
 
 pytestmark = pytest.mark.spark
 
@@ -30,13 +30,8 @@ def _frame(spark: Any) -> Any:
 
 
 def _consumer_methods(frame: Any) -> int:
-    """How many operators' consumers the frame's whole-stage code puts in methods of their own."""
-    jvm = frame.sparkSession._jvm
-    debug = getattr(getattr(jvm.org.apache.spark.sql.execution.debug, "package$"), "MODULE$")
-    stages = jvm.scala.jdk.javaapi.CollectionConverters.asJava(
-        debug.codegenStringSeq(frame._jdf.queryExecution().executedPlan())
-    )
-    return sum(len(re.findall(r"private void \w+_doConsume_\d+\(", stage._2())) for stage in stages)
+    """How many projections' consumers the frame's whole-stage code puts in methods of their own."""
+    return sum(consumer_methods(source) for source in generated_stages(frame))
 
 
 def _above(frame: Any) -> Any:

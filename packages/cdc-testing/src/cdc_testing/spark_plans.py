@@ -9,6 +9,8 @@ from typing import Any
 # how Spark prints a map(...) expression in a plan; map_keys(...), map_from_entries(...), map<...> types and a
 # literal map (map(keys: [...], values: [...])) differ
 _CREATE_MAP = re.compile(r"(?<![\w<])map\((?!keys: \[)")
+# a method whole-stage code generation made of a projection's consumer
+_CONSUMER_METHOD = re.compile(r"private void project_doConsume_\d+\(")
 
 
 def analyzed(frame: Any) -> str:
@@ -29,6 +31,21 @@ def compiled_classes(spark: Any) -> int:
     not hold (whole-stage code and the projections outside it alike)."""
     metrics = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics
     return int(metrics.METRIC_COMPILATION_TIME().getCount())
+
+
+def generated_stages(frame: Any) -> list[str]:
+    """The Java source Spark generates for each whole-stage stage of ``frame``'s physical plan."""
+    jvm = frame.sparkSession._jvm
+    debug = getattr(getattr(jvm.org.apache.spark.sql.execution.debug, "package$"), "MODULE$")
+    stages = jvm.scala.jdk.javaapi.CollectionConverters.asJava(
+        debug.codegenStringSeq(frame._jdf.queryExecution().executedPlan())
+    )
+    return [str(stage._2()) for stage in stages]
+
+
+def consumer_methods(source: str) -> int:
+    """How many projections' consumers a stage's generated ``source`` puts in methods of their own."""
+    return len(_CONSUMER_METHOD.findall(source))
 
 
 def jobs_started(spark: Any, group: str, run: Callable[[], Any]) -> list[int]:
@@ -64,4 +81,12 @@ def kept_plans(monkeypatch: Any) -> list[str]:
     return plans
 
 
-__all__ = ["analyzed", "compiled_classes", "created_maps", "kept_plans"]
+__all__ = [
+    "analyzed",
+    "compiled_classes",
+    "consumer_methods",
+    "created_maps",
+    "generated_stages",
+    "jobs_started",
+    "kept_plans",
+]
