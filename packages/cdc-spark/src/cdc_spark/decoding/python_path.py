@@ -33,6 +33,7 @@ from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_spark.batch_cache import persist_batch, table_rows
 from cdc_spark.decoding.coordinates import join_on_coordinates
+from cdc_spark.decoding.origins import Origins
 from cdc_spark.decoding.spark_types import (
     CONTROL_SCHEMA,
     DEAD_LETTER_SCHEMA,
@@ -167,6 +168,7 @@ def _first_pass_rows(
                 **values}  # fmt: skip
 
     clock = PartitionClock()
+    origins = Origins()
     seen = 0
     changes: dict[tuple[str, str], int] = {}  # the second pass's rows by table
     for message in messages:
@@ -180,13 +182,13 @@ def _first_pass_rows(
             out.append(row("dead", message, error_type=type(exc).__name__, error=str(exc)))
             continue
         clock.see((message.topic, message.partition), events)
-        for position, event in enumerate(events):
+        for event, (origin, position) in zip(events, origins.placed(message, events), strict=True):
             change = _change(event)
             if change is not None:
                 changes[change[1], change[2]] = changes.get((change[1], change[2]), 0) + 1
             if isinstance(event, RowChange):
                 if event.schema is not None:
-                    learn(event.schema, event.commit_ts, message, position)
+                    learn(event.schema, event.commit_ts, origin, position)
             elif isinstance(event, Watermark):
                 out.append(row("watermark", message, commit_ts=event.ts))
             elif isinstance(event, Bootstrap):
@@ -269,6 +271,7 @@ class _SecondPass:
         index_of = {(t.database, t.table): i for i, t in enumerate(tables)}
         decoders = _Decoders(self.protocol, self.options, self.primed)
         clock = PartitionClock(self.partition_ts)
+        origins = Origins()
         out: list[dict[str, Any]] = []
         for message in messages:
             try:
@@ -283,20 +286,20 @@ class _SecondPass:
                     f"failed in the second: {exc}"
                 ) from exc
             where = (message.topic, message.partition)
-            for position, event in enumerate(events):
+            for event, (origin, position) in zip(events, origins.placed(message, events), strict=True):
                 change = _change(event)
                 if change is None:
                     continue
                 op, database, table, before, after, changed, commit_ts, version = change
                 common = {
                     "_cdc_op": op, "_cdc_commit_ts": commit_ts,
-                    "_cdc_sequence": {"commit_ts": clock.order_ts(where, commit_ts), "partition": message.partition,
-                                      "offset": message.offset, "position": position},
+                    "_cdc_sequence": {"commit_ts": clock.order_ts(where, commit_ts), "partition": origin.partition,
+                                      "offset": origin.offset, "position": position},
                     "_cdc_database": database, "_cdc_table": table, "_cdc_schema_version": version,
-                    "_cdc_topic": message.topic, "_cdc_partition": message.partition, "_cdc_offset": message.offset,
+                    "_cdc_topic": origin.topic, "_cdc_partition": origin.partition, "_cdc_offset": origin.offset,
                 }  # fmt: skip
                 index = index_of.get((database, table))
-                dead = {**common, "__table": NO_SCHEMA, "key": message.key, "value": message.value}
+                dead = {**common, "__table": NO_SCHEMA, "key": origin.key, "value": origin.value}
                 if index is None:
                     out.append({**dead, "error_type": "SchemaError",
                                 "error": f"no schema known for table {database}.{table}"})  # fmt: skip
