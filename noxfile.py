@@ -191,9 +191,9 @@ def fuzz(session: nox.Session) -> None:
 @nox.session(venv_backend="none", default=False)
 def draws(session: nox.Session) -> None:
     """The decode-equality checks over input drawn afresh (not in CI, whose draws are fixed by the tests' source):
-    rows of every column type, and changefeeds of three tables with their DDL, watermarks and a broken message over
-    three partitions (ROWS / 3 transactions). ``nox -s draws [-- SEED [ROWS]]``. The seed is printed; given again,
-    it draws the same input in the same order."""
+    rows of every column type; changefeeds of three tables with their DDL, watermarks, replays and a broken message
+    over three partitions (ROWS / 3 transactions), decoded, and applied by the job to tables equal to the source's.
+    ``nox -s draws [-- SEED [ROWS]]``. The seed is printed; given again, it draws the same input in the same order."""
     provision(session, "jvm")
     bindir = workspace(session)
     seed = session.posargs[0] if session.posargs else str(secrets.randbelow(1 << 31))
@@ -202,8 +202,8 @@ def draws(session: nox.Session) -> None:
         session.error("usage: nox -s draws [-- SEED [ROWS]] (whole numbers)")
     session.log(f"draws: seed {seed}, {rows} rows a set-up (again: nox -s draws -- {seed} {rows})")
     env = {**_env(bindir), "CDC_DRAWS_SEED": seed, "CDC_DRAWS_ROWS": rows}
-    tests = "packages/cdc-spark/tests/test_decode_equality.py"
-    session.run(str(bindir / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--benchmark-disable", tests,
+    tests = [f"packages/cdc-spark/tests/{name}.py" for name in ("test_decode_equality", "test_job")]
+    session.run(str(bindir / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--benchmark-disable", *tests,
                 "-k", "fresh_draws or fresh_changefeeds", external=True, env=env)  # fmt: skip
 
 

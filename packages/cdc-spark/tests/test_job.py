@@ -10,6 +10,7 @@ commit (mid-batch) and after every table's commit but before Spark records the b
 
 from __future__ import annotations
 
+import os
 import random
 import zlib
 from pathlib import Path
@@ -143,6 +144,36 @@ def test_changefeed_with_replays_ends_in_the_source_state(
     run(spark, config(tmp_path, protocol, job_options), reports.append, stream(spark, tmp_path / "messages"))
     assert [r.batch_id for r in reports] == [0, 1, 2]
     assert all(r.decoded["jvm"] > 0 for r in reports)  # the row changes were typed by Spark
+    assert differences(str(tmp_path / "tables"), feed) == []
+
+
+DRAWS_SEED_ENV = "CDC_DRAWS_SEED"  # set by ``nox -s draws``
+
+
+@pytest.mark.skipif(not os.environ.get(DRAWS_SEED_ENV), reason=f"changefeeds drawn where {DRAWS_SEED_ENV} is set")
+@pytest.mark.parametrize("protocol", ["debezium", "canal-json", "simple", "avro"])
+def test_fresh_changefeeds_with_replays_end_in_the_source_state(
+    spark: Any, tmp_path: Path, protocol: str, request: pytest.FixtureRequest
+) -> None:
+    """:func:`test_changefeed_with_replays_ends_in_the_source_state` over a changefeed, replays and batches drawn
+    from the run's seed (``nox -s draws``; ``CDC_DRAWS_ROWS`` / 3 transactions), each target table then equal to
+    the source's table."""
+    if protocol not in installed_codecs():
+        pytest.skip(f"needs the {protocol} codec")
+    seed = int(os.environ[DRAWS_SEED_ENV])
+    encoder_options: dict[str, object] = {} if protocol == "simple" else {"enable-tidb-extension": True}
+    if protocol == "canal-json":
+        encoder_options["content-compatible"] = True
+    job_options: dict[str, str] = {}
+    if protocol == "avro":
+        registry = request.getfixturevalue("schema_registry")
+        encoder_options["schema-registry"] = job_options["schema-registry"] = registry.url
+    feed = generate(seed=seed, transactions=max(4, int(os.environ.get("CDC_DRAWS_ROWS", "300")) // 3))
+    files = 2 + seed % 3
+    record(spark, feed, tmp_path / "messages", files=files, seed=seed, protocol=protocol, options=encoder_options)
+    reports: list[BatchReport] = []
+    run(spark, config(tmp_path, protocol, job_options), reports.append, stream(spark, tmp_path / "messages"))
+    assert [r.batch_id for r in reports] == list(range(files))
     assert differences(str(tmp_path / "tables"), feed) == []
 
 
