@@ -25,14 +25,19 @@ def _coordinates(message: Message) -> Coordinates:
 
 @attrs.define
 class Origins:
-    """One task's messages that gave no event when read (rows a codec held back), until a later message gives
-    their events out."""
+    """One task's messages that gave no event when read from a decoder that holds rows back, until a later message
+    gives their events out. Only such a decoder's are kept: another's message without events (a Debezium
+    tombstone after its delete, a Canal statement) is never given out later, and keeping each to the task's end
+    would hold them all in memory."""
 
     _waiting: dict[Coordinates, Message] = attrs.field(factory=dict)
 
-    def placed(self, message: Message, events: Sequence[Event]) -> list[tuple[Message, int]]:
+    def placed(self, message: Message, events: Sequence[Event], *, holding: bool) -> list[tuple[Message, int]]:
         """Each of ``events`` (what the codec gave for ``message``) with the message it came in and its place among
-        that message's events."""
+        that message's events. ``holding``: whether ``message``'s decoder holds rows back
+        (:class:`~cdc_core.codec.SchemaHoldingDecoder`)."""
+        if not holding:
+            return [(message, place) for place in range(len(events))]
         if not events:
             self._waiting[_coordinates(message)] = message
             return []

@@ -121,6 +121,10 @@ class _Decoders:
                     decoder.prime(schema)
         return decoder.decode(message)
 
+    def holding(self, message: Message) -> bool:
+        """Whether the decoder that read ``message`` holds rows back until their schema arrives."""
+        return isinstance(self.by_partition.get((message.topic, message.partition)), SchemaHoldingDecoder)
+
     def unreleased(self) -> list[tuple[Message, str]]:
         """Rows a decoder still holds at the end of the task: their schema never came; they are dead letters."""
         held: list[tuple[Message, str]] = []
@@ -182,7 +186,8 @@ def _first_pass_rows(
             out.append(row("dead", message, error_type=type(exc).__name__, error=str(exc)))
             continue
         clock.see((message.topic, message.partition), events)
-        for event, (origin, position) in zip(events, origins.placed(message, events), strict=True):
+        placed = origins.placed(message, events, holding=decoders.holding(message))
+        for event, (origin, position) in zip(events, placed, strict=True):
             change = _change(event)
             if change is not None:
                 changes[change[1], change[2]] = changes.get((change[1], change[2]), 0) + 1
@@ -286,7 +291,8 @@ class _SecondPass:
                     f"failed in the second: {exc}"
                 ) from exc
             where = (message.topic, message.partition)
-            for event, (origin, position) in zip(events, origins.placed(message, events), strict=True):
+            placed = origins.placed(message, events, holding=decoders.holding(message))
+            for event, (origin, position) in zip(events, placed, strict=True):
                 change = _change(event)
                 if change is None:
                     continue
