@@ -124,10 +124,9 @@ def config(tmp_path: Path, protocol: str = "debezium", options: dict[str, str] |
     )
 
 
-@pytest.mark.parametrize("protocol", ["debezium", "canal-json", "simple", "avro"])
-def test_changefeed_with_replays_ends_in_the_source_state(
-    spark: Any, tmp_path: Path, protocol: str, request: pytest.FixtureRequest
-) -> None:
+def _feed_options(protocol: str, request: pytest.FixtureRequest) -> tuple[dict[str, object], dict[str, str]]:
+    """The encoder's and the job's options for a changefeed of ``protocol`` (skipped where its codec is not
+    installed)."""
     if protocol not in installed_codecs():
         pytest.skip(f"needs the {protocol} codec")
     # Avro's deletes stay TiCDC's default tombstones (no commit ts): the job orders them by their partition
@@ -138,6 +137,14 @@ def test_changefeed_with_replays_ends_in_the_source_state(
     if protocol == "avro":  # a real registry (Apicurio): executors register and fetch schemas too
         registry = request.getfixturevalue("schema_registry")
         encoder_options["schema-registry"] = job_options["schema-registry"] = registry.url
+    return encoder_options, job_options
+
+
+@pytest.mark.parametrize("protocol", ["debezium", "canal-json", "simple", "avro"])
+def test_changefeed_with_replays_ends_in_the_source_state(
+    spark: Any, tmp_path: Path, protocol: str, request: pytest.FixtureRequest
+) -> None:
+    encoder_options, job_options = _feed_options(protocol, request)
     feed = generate(seed=11, transactions=60)
     record(spark, feed, tmp_path / "messages", files=3, seed=1, protocol=protocol, options=encoder_options)
     reports: list[BatchReport] = []
@@ -158,16 +165,8 @@ def test_fresh_changefeeds_with_replays_end_in_the_source_state(
     """:func:`test_changefeed_with_replays_ends_in_the_source_state` over a changefeed, replays and batches drawn
     from the run's seed (``nox -s draws``; ``CDC_DRAWS_ROWS`` / 3 transactions), each target table then equal to
     the source's table."""
-    if protocol not in installed_codecs():
-        pytest.skip(f"needs the {protocol} codec")
+    encoder_options, job_options = _feed_options(protocol, request)
     seed = int(os.environ[DRAWS_SEED_ENV])
-    encoder_options: dict[str, object] = {} if protocol == "simple" else {"enable-tidb-extension": True}
-    if protocol == "canal-json":
-        encoder_options["content-compatible"] = True
-    job_options: dict[str, str] = {}
-    if protocol == "avro":
-        registry = request.getfixturevalue("schema_registry")
-        encoder_options["schema-registry"] = job_options["schema-registry"] = registry.url
     feed = generate(seed=seed, transactions=max(4, int(os.environ.get("CDC_DRAWS_ROWS", "300")) // 3))
     files = 2 + seed % 3
     record(spark, feed, tmp_path / "messages", files=files, seed=seed, protocol=protocol, options=encoder_options)
