@@ -1817,7 +1817,7 @@ def test_the_running_clock_is_read_as_the_tasks_read_unless_the_input_is_out_of_
     messages, expected = [], {}
     newest: dict[int, int] = {}
     for number in range(60):
-        partition, ts = number % 3, 1000 + 7 * number - (number % 4) * 5  # each partition's ts rise, with steps back
+        partition, ts = number % 3, 1000 + 7 * (number - number % 6)  # each partition's ts rise, two at a time equal
         document: dict[str, Any] = {
             "id": number, "database": "shop", "table": "lines", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
             "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
@@ -1877,6 +1877,61 @@ def test_changes_without_a_ts_before_any_timed_one_take_the_last_batchs_clock(sp
     frame.unpersist()
     assert decoder.jvm.speculated["typed"] == 1, decoder.jvm.speculated
     assert orders == [{0: 5000, 1: 5000, 2: 9000, 3: 9000}] * 3
+
+
+def _canal_change(number: int, kind: str, commit_ts: int | None, table: str = "resent") -> bytes:
+    """A Canal-JSON change of row ``number``, its commit ts in TiCDC's extension (none: a change without one)."""
+    document: dict[str, Any] = {
+        "id": number, "database": "shop", "table": table, "pkNames": ["id"], "isDdl": False, "type": kind,
+        "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
+        "mysqlType": {"id": "int(11)"}, "sqlType": {"id": 4}, "data": [{"id": str(number)}],
+    }  # fmt: skip
+    if commit_ts is not None:
+        document["_tidb"] = {"commitTs": commit_ts}
+    return json.dumps(document).encode()
+
+
+def test_a_tail_sent_again_orders_changes_without_a_ts_by_the_next_ts_after_them(spark: Any) -> None:
+    """TiCDC restarted and sent a partition's tail again from its checkpoint: row 1 deleted (no ts, as TiCDC Avro's
+    tombstones) and inserted again inside it. The newest ts before the second delete is the first sending's end
+    (150), which would put that delete after the insert that follows it and leave row 1 deleted. Both plans order it
+    by the next ts after it (120) instead, so row 1's last change is that insert. The JVM plan sorts: its tasks'
+    running maximum cannot know the next ts. A second batch opens with a delete whose next ts is older than where the
+    first ended (``partition_ts``): it too takes the next ts. Decoded twice by the JVM (the second typed in its
+    shapes' pass)."""
+    from pyspark.sql import functions as F
+
+    sent = [(1, "INSERT", 100), (2, "INSERT", 110), (1, "DELETE", None), (1, "INSERT", 120), (3, "INSERT", 150)]
+    again = [*sent[1:], (3, "DELETE", None)]  # from after offset 0; the batch ends with a delete
+    stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+    rows = [(None, _canal_change(n, kind, ts), "shop", 0, offset, stamp, 0, None)
+            for offset, (n, kind, ts) in enumerate(sent + again)]  # fmt: skip
+    opening = [(None, _canal_change(n, kind, ts), "shop", 0, 10 + offset, stamp, 0, None)
+               for offset, (n, kind, ts) in enumerate([(1, "DELETE", None), (1, "INSERT", 120)])]  # fmt: skip
+    batches = [(spark.createDataFrame(rows, KAFKA_COLUMNS).repartitionByRange(2, "offset").cache(), {}),
+               (spark.createDataFrame(opening, KAFKA_COLUMNS).coalesce(1).cache(), {("shop", 0): 150})]  # fmt: skip
+    orders: list[list[dict[int, int | None]]] = []
+    decoder = Decoder()
+    for plan in ("python", "jvm", "jvm"):
+        found = []
+        for frame, seeds in batches:
+            decoded = decode(frame, "canal-json", plan=plan, partition_ts=seeds, decoder=decoder)
+            try:
+                table = decoded.table("shop", "resent").select("_cdc_offset", F.col("_cdc_sequence.commit_ts"))
+                found.append({r["_cdc_offset"]: r["commit_ts"] for r in table.collect()})
+                assert decoded.dead_letters().count() == 0
+            finally:
+                decoded.release()
+        orders.append(found)
+    for frame, _ in batches:
+        frame.unpersist()
+    assert set(decoder.jvm.running_clocks) == {"sorted"}, decoder.jvm.running_clocks
+    untimed = [{2: 110, 6: 120, 9: 150}, {10: 120}]  # offsets 2 and 9 in commit order: the newest ts before them
+    assert [[{o: ts for o, ts in batch.items() if o in want} for batch, want in zip(plan, untimed, strict=True)]
+            for plan in orders] == [untimed] * 3  # fmt: skip
+    changes = [(o, n, kind) for o, (n, kind, _) in enumerate(sent + again)]
+    last = max((orders[0][0][o], o, kind) for o, n, kind in changes if n == 1 and o != 0)
+    assert last[2] == "INSERT"
 
 
 def test_changes_without_a_ts_take_the_clock_of_their_own_topic(spark: Any) -> None:

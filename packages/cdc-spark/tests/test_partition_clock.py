@@ -8,7 +8,7 @@ import pytest
 
 from cdc_core.errors import StorageError
 from cdc_core.events import Op, RowChange, Watermark
-from cdc_spark.partition_clock import PartitionClock, load_clock, merge_clocks, save_clock
+from cdc_spark.partition_clock import NextTimed, PartitionClock, load_clock, merge_clocks, next_times, save_clock
 
 
 def _row(commit_ts: int | None, op: Op = Op.INSERT) -> RowChange:
@@ -28,6 +28,35 @@ def test_a_tombstone_takes_the_newest_ts_of_its_partition_only() -> None:
     assert clock.order_ts(("t", 2), None) is None  # nothing known: stays unordered, as the message says
     clock.see(("t", 0), [_row(None, Op.DELETE)])
     assert clock.snapshot()[("t", 0)] == 120
+
+
+def test_a_tail_sent_again_orders_its_tombstones_by_the_next_ts_after_them() -> None:
+    """TiCDC sends a partition's tail again from its checkpoint: inside it the newest ts before a tombstone is the end
+    of the first sending. Runs of tombstones whose next ts is older than that clock are found (offsets and next ts),
+    and their order ts is that next ts; in commit order nothing is found and the clock orders them as before."""
+    here, other = ("t", 0), ("t", 1)
+    sent = [
+        (0, [_row(100)]), (1, [_row(None, Op.DELETE)]), (2, [_row(110)]),  # in order: the run 1 needs nothing
+        (3, [_row(150)]),  # the end of the first sending
+        (4, [_row(None, Op.DELETE)]), (5, [_row(None, Op.DELETE)]), (6, [_row(110)]),  # sent again: 4-5 before 110
+        (7, [_row(None, Op.DELETE)]),  # the batch ends: nothing after it
+    ]  # fmt: skip
+    found = NextTimed({other: 500})
+    for offset, events in sent:
+        found.see(here, offset, events)
+    found.see(other, 0, [_row(None, Op.DELETE)])  # seeded, then 400: older than the last batch's clock
+    found.see(other, 1, [Watermark(ts=400)])
+    assert found.runs == [(here, 4, 5, 110), (other, 0, 0, 400)]
+    after = next_times(found.runs)
+    assert [after(here, o) for o in (1, 3, 4, 5, 7)] == [None, None, 110, 110, None]
+    assert after(other, 0) == 400 and after(("u", 0), 4) is None
+    clock = PartitionClock()
+    for _, events in sent[:5]:
+        clock.see(here, events)
+    assert clock.order_ts(here, None, after(here, 4)) == 110  # not 150
+    assert clock.order_ts(here, None, None) == 150
+    assert clock.order_ts(here, 7, 110) == 7
+    assert PartitionClock().order_ts(here, None, 110) is None  # nothing before it: unordered, as without a run
 
 
 def test_the_clock_survives_a_restart_through_the_checkpoint(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """The running clock read by each task as it reads (``cdc_spark.decoding.task_clock``), against the newest ts
-before each message of its topic-partition worked out here in Python, and its refusal of input out of offset order."""
+before each message of its topic-partition worked out here in Python, and its refusal of input out of offset order
+or of commit order."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ import attrs
 import pytest
 
 from cdc_spark.decoding import adapter as A
-from cdc_spark.decoding.task_clock import CLOCK, task_seeds
+from cdc_spark.decoding.task_clock import CLOCK, seeded, task_seeds
 
 TOPICS = ("items", "orders")
 
 
-def _messages(seed: int) -> list[tuple[str, int, int, int | None]]:
+def _messages(seed: int, back: bool = False) -> list[tuple[str, int, int, int | None]]:
     """(topic, partition, offset, ts): two topics of two partitions, gaps in the offsets, a third without a ts, and
-    the ts of each partition rising with an odd step back (a partition is in commit order, but its clock is a max)."""
+    the ts of each partition rising, some equal (a partition is in commit order); with ``back``, an odd step back."""
     chance = random.Random(seed)
     rows = []
     for topic in TOPICS:
@@ -25,7 +26,7 @@ def _messages(seed: int) -> list[tuple[str, int, int, int | None]]:
             offset, ts = chance.randrange(5), 1000
             for _ in range(40):
                 offset += chance.choice((1, 1, 2, 7))
-                ts += chance.choice((3, 5, -2))
+                ts += chance.choice((3, 5, 0, -2) if back else (3, 5, 0))
                 rows.append((topic, partition, offset, None if chance.random() < 0.34 else ts))
     return rows
 
@@ -80,14 +81,17 @@ def test_a_message_of_several_rows_takes_the_clock_before_it_on_each(spark: Any)
         frame.unpersist()
 
 
-@pytest.mark.parametrize("disorder", ["backwards", "interleaved"])
+@pytest.mark.parametrize("disorder", ["backwards", "interleaved", "commit-ts-back"])
 def test_messages_out_of_offset_order_have_no_task_clock(spark: Any, disorder: str) -> None:
-    """Offsets going back within a task, or two tasks each in order but reading offsets of one topic-partition in
-    between each other's: no seeds (the decode then sorts with a window)."""
+    """Offsets going back within a task, two tasks each in order but reading offsets of one topic-partition in
+    between each other's, or offsets in order with commit ts going back: no seeds (the decode then sorts with a
+    window)."""
     from pyspark.sql import functions as F
 
-    frame = _frame(spark, _messages(seed=7))
-    if disorder == "backwards":
+    frame = _frame(spark, _messages(seed=7, back=disorder == "commit-ts-back"))
+    if disorder == "commit-ts-back":
+        frame = frame.repartitionByRange(2, "topic", "partition", "offset").sortWithinPartitions("offset")
+    elif disorder == "backwards":
         frame = frame.repartitionByRange(2, "topic", "partition", "offset").sortWithinPartitions(F.desc("offset"))
     else:
         frame = frame.repartition(2).sortWithinPartitions("topic", "partition", "offset")  # round robin
@@ -96,6 +100,33 @@ def test_messages_out_of_offset_order_have_no_task_clock(spark: Any, disorder: s
         assert task_seeds(frame, TOPICS) is None
     finally:
         frame.unpersist()
+
+
+def test_a_commit_ts_going_back_within_a_task_leaves_no_task_clock(spark: Any) -> None:
+    """A partition whose commit ts go back (TiCDC sent its tail again) is not in commit order: a change without a ts
+    there is ordered no later than the next ts after it, which the running maximum does not know. So no seeds."""
+    rows = [("items", 0, 1, 10), ("items", 0, 2, 50), ("items", 0, 3, None), ("items", 0, 4, 20)]
+    frame = _frame(spark, rows).coalesce(1).cache()
+    try:
+        assert task_seeds(frame, TOPICS) is None
+        assert task_seeds(frame.where("offset < 4"), TOPICS) is not None  # the same, without the step back
+    finally:
+        frame.unpersist()
+
+
+def test_ranges_that_go_back_from_the_ones_below_or_from_the_last_batch_have_no_seeds() -> None:
+    """Each range in commit order, but a range's oldest ts older than the newest of the ranges below it, or than
+    where its partition ended the last batch (``partition_ts``): no seeds, the decode sorts."""
+    # task, topic, partition, low and high offset, newest ts, rows that went back, oldest ts
+    low = (0, "items", 0, 0, 9, 500, 0, 100)
+    in_order = (1, "items", 0, 10, 19, 900, 0, 500)
+    back = (1, "items", 0, 10, 19, 900, 0, 499)
+    found = seeded("f", TOPICS, [low, in_order])
+    assert found is not None and list(found.seeds.values()) == [500]
+    assert seeded("f", TOPICS, [low, back]) is None
+    assert seeded("f", TOPICS, [low, in_order], {("items", 0): 100}) is not None
+    assert seeded("f", TOPICS, [low, in_order], {("items", 0): 101}) is None
+    assert seeded("f", TOPICS, [low, in_order], {("items", 1): 900}) is not None  # another partition's clock
 
 
 def test_the_java_readers_switched_off_leave_no_task_clock(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:

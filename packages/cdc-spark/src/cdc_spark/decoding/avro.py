@@ -10,7 +10,7 @@ per schema id, the header cut off in the JVM. A change is:
   an insert without a commit ts otherwise), its one image the value record;
 * a tombstone delete (a key with a null value, or the testing switch's ``0x03`` + TSO), its image the key record
   and its commit ts none (plain tombstone) or the TSO: such a change is ordered after the newest commit ts before
-  it in its partition (``clock_before`` of :mod:`cdc_spark.decoding.jvm.clock`);
+  it in its partition, no later than the next one after it (:mod:`cdc_spark.decoding.jvm.clock`);
 * the testing switch's watermark (``0x02`` + TSO), a control row made in the JVM.
 
 A shape is the pair of schema ids (key, value); the codec decodes one sample of each on the driver (once: a later

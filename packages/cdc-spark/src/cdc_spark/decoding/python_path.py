@@ -4,7 +4,9 @@ Messages are grouped by topic-partition and sorted by offset inside each task, s
 schema cache, Avro's registry client) sees its partition in order. Two ``mapInArrow`` passes:
 
 1. every message is decoded; the pass emits only control rows (DDL, watermark, bootstrap), dead letters, the
-   newest schema of each table with its rank, and the partition clock. The driver collects this small result
+   newest schema of each table with its rank, the partition clock, and the runs of changes without a commit ts
+   whose next timed message is older than the clock before them (:class:`~cdc_spark.partition_clock.NextTimed`,
+   a tail sent again). The driver collects this small result
    (a dead letter as its coordinates and error: its payload is joined back from the messages in the executors).
    Where the driver holds every message already (samples, :meth:`PythonPath.run`), the pass runs there.
 2. every message is decoded again with the tables' final schemas broadcast; each row change becomes one wide
@@ -42,7 +44,7 @@ from cdc_spark.decoding.spark_types import (
     spark_image,
 )
 from cdc_spark.local_frames import arrow_frame, empty_frame, rows_frame
-from cdc_spark.partition_clock import PartitionClock, PartitionKey, merge_clocks
+from cdc_spark.partition_clock import NextTimed, PartitionClock, PartitionKey, Run, merge_clocks, next_times
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -53,7 +55,7 @@ Rank = tuple[int, int, int, int]  # commit ts (-1: none), partition, offset, pos
 MESSAGE_COLUMNS: Final = ("key", "value", "topic", "partition", "offset", "timestamp")
 FIRST_PASS: Final = (
     "kind string, database string, table string, commit_ts bigint, sql string, ddl_type string, schema_json string,"
-    " topic string, partition int, offset bigint, position int, error_type string, error string"
+    " topic string, partition int, offset bigint, position int, error_type string, error string, last_offset bigint"
 )
 _FIRST_PASS_NAMES: Final = tuple(field.split()[0] for field in FIRST_PASS.split(","))
 COMMON: Final = (
@@ -141,7 +143,9 @@ def _schema_json(schema: TableSchema) -> str:
     return json.dumps(schema_to_json(schema))
 
 
-def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) -> Any:
+def _first_pass(
+    protocol: str, options: dict[str, object], primed: list[str], partition_ts: dict[PartitionKey, int]
+) -> Any:
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType, _parse_datatype_string
@@ -151,15 +155,21 @@ def _first_pass(protocol: str, options: dict[str, object], primed: list[str]) ->
     schema = to_arrow_schema(parsed)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield pa.RecordBatch.from_pylist(_first_pass_rows(_messages(batches), protocol, options, primed), schema=schema)
+        rows = _first_pass_rows(_messages(batches), protocol, options, primed, partition_ts)
+        yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
     return run
 
 
 def _first_pass_rows(
-    messages: Iterable[Message], protocol: str, options: dict[str, object], primed: list[str]
+    messages: Iterable[Message],
+    protocol: str,
+    options: dict[str, object],
+    primed: list[str],
+    partition_ts: Mapping[PartitionKey, int],
 ) -> list[dict[str, Any]]:
-    """The first pass over ``messages`` (each topic-partition's in offset order): its rows (:data:`FIRST_PASS`)."""
+    """The first pass over ``messages`` (each topic-partition's in offset order): its rows (:data:`FIRST_PASS`).
+    ``partition_ts``: the clock each topic-partition ended the last batch on."""
     decoders = _Decoders(protocol, options, primed)
     newest: dict[tuple[str, str], tuple[Rank, TableSchema, Message]] = {}
     out: list[dict[str, Any]] = []
@@ -175,6 +185,7 @@ def _first_pass_rows(
                 **values}  # fmt: skip
 
     clock = PartitionClock()
+    later = NextTimed(partition_ts)
     origins = Origins()
     seen = 0
     changes: dict[tuple[str, str], int] = {}  # the second pass's rows by table
@@ -189,6 +200,7 @@ def _first_pass_rows(
             out.append(row("dead", message, error_type=type(exc).__name__, error=str(exc)))
             continue
         clock.see((message.topic, message.partition), events)
+        later.see((message.topic, message.partition), message.offset or 0, events)
         placed = origins.placed(message, events, holding=decoders.holding(message))
         for event, (origin, position) in zip(events, placed, strict=True):
             change = _change(event)
@@ -218,6 +230,9 @@ def _first_pass_rows(
         out.append(row("dead", message, error_type="SchemaError", error=reason))
     for (topic, partition), ts in clock.snapshot().items():
         out.append({"kind": "clock", "topic": topic, "partition": partition, "commit_ts": ts})
+    for (topic, partition), first, last, ts in later.runs:
+        out.append({"kind": "next", "topic": topic, "partition": partition, "offset": first, "last_offset": last,
+                    "commit_ts": ts})  # fmt: skip
     for (database, table), count in changes.items():
         out.append({"kind": "changes", "database": database, "table": table, "offset": count})
     out.append({"kind": "seen", "offset": seen})
@@ -267,6 +282,7 @@ class _SecondPass:
     partition_ts: dict[PartitionKey, int]
     first_pass_dead: frozenset[tuple[str | None, int | None, int | None]]
     primed: list[str]
+    next_runs: tuple[Run, ...] = ()  # the first pass's NextTimed runs
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return self.over(_messages(batches))
@@ -279,6 +295,7 @@ class _SecondPass:
         index_of = {(t.database, t.table): i for i, t in enumerate(tables)}
         decoders = _Decoders(self.protocol, self.options, self.primed)
         clock = PartitionClock(self.partition_ts)
+        next_ts = next_times(self.next_runs)
         origins = Origins()
         out: list[dict[str, Any]] = []
         for message in messages:
@@ -300,10 +317,12 @@ class _SecondPass:
                 if change is None:
                     continue
                 op, database, table, before, after, changed, commit_ts, version = change
+                after_ts = None if commit_ts is not None else next_ts(where, origin.offset)
+                order_ts = clock.order_ts(where, commit_ts, after_ts)
                 common = {
                     "_cdc_op": op, "_cdc_commit_ts": commit_ts,
-                    "_cdc_sequence": {"commit_ts": clock.order_ts(where, commit_ts), "partition": origin.partition,
-                                      "offset": origin.offset, "position": position},
+                    "_cdc_sequence": {"commit_ts": order_ts, "partition": origin.partition, "offset": origin.offset,
+                                      "position": position},
                     "_cdc_database": database, "_cdc_table": table, "_cdc_schema_version": version,
                     "_cdc_topic": origin.topic, "_cdc_partition": origin.partition, "_cdc_offset": origin.offset,
                 }  # fmt: skip
@@ -360,6 +379,11 @@ class FirstPass:
     def clock(self) -> dict[PartitionKey, int]:
         return {(r["topic"], r["partition"]): r["commit_ts"] for r in self.of_kind("clock")}
 
+    def next_runs(self) -> tuple[Run, ...]:
+        """The runs of changes without a commit ts that their next timed message orders (:class:`NextTimed`)."""
+        return tuple(((r["topic"], r["partition"]), r["offset"], r["last_offset"], r["commit_ts"])
+                     for r in self.of_kind("next"))  # fmt: skip
+
     def changed_tables(self) -> frozenset[tuple[str, str]]:
         """The tables the messages have changes of (each a row of the second pass, typed or a dead letter)."""
         return frozenset((r["database"], r["table"]) for r in self.of_kind("changes"))
@@ -407,23 +431,26 @@ class PythonPath:
         held: Sequence[Message] | None = None,
         *,
         spark: SparkSession | None = None,
+        partition_ts: Mapping[PartitionKey, int] | None = None,
     ) -> PythonPath:
         """Group ``messages`` by topic-partition in offset order and run the first pass (one collected job). Where
         the driver holds every one of them already (``held``: the samples of shapes of one or two messages, such as
         Simple's schema messages, or a small residue), the first pass runs there, over them, in the same order: no
         job, and ``messages`` given as a function (with ``spark``) is not even built unless a later step reads them
-        (a second pass, a dead letter's payload)."""
+        (a second pass, a dead letter's payload). ``partition_ts``: the clock each topic-partition ended the last
+        batch on."""
         codec_options = dict(options)
+        clock = dict(partition_ts or {})
         primed = [_schema_json(t) for t in known_versions]
         source = messages if callable(messages) else functools.partial(_same, messages)
         if held is not None:
             session = spark if spark is not None else source().sparkSession
             ordered = sorted(held, key=lambda m: (m.topic or "", m.partition or 0, m.offset or 0))
-            rows_here = _first_pass_rows(ordered, protocol, codec_options, primed)
+            rows_here = _first_pass_rows(ordered, protocol, codec_options, primed, clock)
             found = [{n: r.get(n) for n in _FIRST_PASS_NAMES} for r in rows_here]
             return cls(protocol, codec_options, session, source, primed, FirstPass(found), held=tuple(ordered))
         grouped = _grouped(source())
-        rows = grouped.mapInArrow(_first_pass(protocol, codec_options, primed), FIRST_PASS).collect()
+        rows = grouped.mapInArrow(_first_pass(protocol, codec_options, primed, clock), FIRST_PASS).collect()
         return cls(protocol, codec_options, grouped.sparkSession, source, primed, FirstPass(rows), grouped)
 
     def _second_pass(
@@ -439,6 +466,7 @@ class PythonPath:
             partition_ts=dict(partition_ts),
             first_pass_dead=self.first.dead_coordinates(),
             primed=self.primed,
+            next_runs=self.first.next_runs(),
         )
 
     def typed(self, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int]) -> DataFrame:

@@ -31,7 +31,8 @@ def decode(
     steps = Steps()
     with steps.timed("codec"):
         held = held_messages(df) if on_driver else None
-        python = PythonPath.run(df, protocol, options, [*known_versions, *schemas.values()], held)
+        python = PythonPath.run(df, protocol, options, [*known_versions, *schemas.values()], held,
+                                partition_ts=partition_ts)  # fmt: skip
     candidates: dict[tuple[str, str], list[tuple[Rank, TableSchema]]] = {
         name: [(SEED_RANK, schema)] for name, schema in schemas.items()
     }

@@ -6,19 +6,22 @@ Spark's Kafka source reads each topic-partition's offsets in order, one range pe
 into ranges over several tasks). Then the running maximum each task keeps as it reads (the Java function
 ``cdc.spark.clock.TaskClock``) is that clock, short of the ranges other tasks read before its own.
 
-The ranges are per task and topic-partition: the lowest and highest offset, the newest ts and whether an offset
-went back. The JVM decode finds them in the shapes' aggregate (:func:`disorder` in its projection, then
-:func:`seeded`); :func:`task_seeds` runs one small aggregate of its own over the messages. Where none went back and
-no two ranges of a topic-partition overlap, a range's seed is the newest ts of the ranges below it, and a message's
-clock is the greater of its range's seed and its task's running maximum (:meth:`TaskSeeds.clocked`). Otherwise (the
-frame was repartitioned, say) there are no seeds and the caller sorts.
+The ranges are per task and topic-partition: the lowest and highest offset, the oldest and newest ts and whether an
+offset or a ts went back. The JVM decode finds them in the shapes' aggregate (:func:`disorder` in its projection,
+then :func:`seeded`); :func:`task_seeds` runs one small aggregate of its own over the messages. Where none went
+back and no two ranges of a topic-partition overlap, a range's seed is the newest ts of the ranges below it, and a
+message's clock is the greater of its range's seed and its task's running maximum (:meth:`TaskSeeds.clocked`).
+Otherwise (the frame was repartitioned, say) there are no seeds and the caller sorts. It sorts too where a commit ts
+goes back: within a task, below the ranges before it, or below where the partition ended the last batch (a tail
+sent again). A change without a ts there is ordered no later than the next ts after it, which the running maximum
+does not know; in commit order that never matters.
 
 Both read the same frame, the batch's cache, whose partitions give their rows in the same order on every read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -101,10 +104,13 @@ class TaskSeeds:
         return running.withColumn(CLOCK, F.when(F.col(A.TS).isNull(), clock)).drop(_TASK, _RUNNING)
 
 
-def task_seeds(messages: DataFrame, topics: Sequence[str]) -> TaskSeeds | None:
+def task_seeds(
+    messages: DataFrame, topics: Sequence[str], partition_ts: Mapping[tuple[str | None, int | None], int] | None = None
+) -> TaskSeeds | None:
     """The task clock of ``messages`` (one row per message, read in the order its source gives them), or None where
-    it has none: no Java code here, an offset going back within a task, or two tasks' ranges of a topic-partition
-    overlapping. ``topics``: every topic of ``messages``."""
+    it has none: no Java code here, an offset or a commit ts going back, or two tasks' ranges of a topic-partition
+    overlapping. ``topics``: every topic of ``messages``; ``partition_ts``: the clock each topic-partition ended the
+    last batch on."""
     from pyspark.sql import functions as F
 
     function = task_clock_function(messages.sparkSession)
@@ -119,14 +125,17 @@ def task_seeds(messages: DataFrame, topics: Sequence[str]) -> TaskSeeds | None:
             F.max("offset").alias("high"),
             F.max(A.TS).alias("ts"),
             F.count_if(F.col(_RUNNING) == F.lit(DISORDER)).alias("back"),
+            F.min(A.TS).alias("oldest_ts"),
         )
         .collect()
     )
-    return seeded(function, topics, [(r[_TASK], r["topic"], r["partition"], r["low"], r["high"], r["ts"], r["back"])
-                                     for r in ranges])  # fmt: skip
+    found = [(r[_TASK], r["topic"], r["partition"], r["low"], r["high"], r["ts"], r["back"], r["oldest_ts"])
+             for r in ranges]  # fmt: skip
+    return seeded(function, topics, found, partition_ts)
 
 
-Range = tuple[int, str | None, int | None, int, int, int | None, int]  # task, topic, partition, low, high, ts, back
+# task, topic, partition, low and high offset, newest ts, how many rows went back, oldest ts
+Range = tuple[int, str | None, int | None, int, int, int | None, int, int | None]
 
 
 def read_in_pass(messages: DataFrame, function: str) -> DataFrame:
@@ -151,38 +160,54 @@ def disorder(function: str) -> Column:
     return call == F.lit(DISORDER)
 
 
-def seeded(function: str, topics: Sequence[str], ranges: Iterable[Range]) -> TaskSeeds | None:
+def seeded(
+    function: str,
+    topics: Sequence[str],
+    ranges: Iterable[Range],
+    partition_ts: Mapping[tuple[str | None, int | None], int] | None = None,
+) -> TaskSeeds | None:
     """The task clock of a frame whose rows' ``ranges`` were found (per task and topic-partition: the lowest and
-    highest offset, the newest ts and how many rows went back), as :func:`task_seeds` finds them; None where a row
-    went back or two tasks' ranges of a topic-partition overlap. A task and topic-partition may come in several
-    parts (an aggregate by finer keys): they are joined first."""
-    joined: dict[tuple[int, str | None, int | None], tuple[int, int, int | None, int]] = {}
-    for task, topic, partition, low, high, ts, back in ranges:
+    highest offset, the newest ts, how many rows went back and the oldest ts), as :func:`task_seeds` finds them;
+    None where a row went back, two tasks' ranges of a topic-partition overlap, or a range's oldest ts is older than
+    the newest below it (of the ranges before it, or ``partition_ts``, where the partition ended the last batch). A
+    task and topic-partition may come in several parts (an aggregate by finer keys): they are joined first."""
+    joined: dict[tuple[int, str | None, int | None], tuple[int, int, int | None, int, int | None]] = {}
+    for task, topic, partition, low, high, ts, back, oldest in ranges:
         where = (task, topic, partition)
         was = joined.get(where)
         if was is None:
-            joined[where] = (low, high, ts, back)
+            joined[where] = (low, high, ts, back, oldest)
             continue
-        later = was[2] if ts is None or (was[2] is not None and was[2] > ts) else ts
-        joined[where] = (min(low, was[0]), max(high, was[1]), later, back + was[3])
-    by_partition: dict[tuple[str | None, int | None], list[tuple[int, int, int | None, int]]] = {}
-    for (task, topic, partition), (low, high, ts, back) in joined.items():
+        joined[where] = (min(low, was[0]), max(high, was[1]), _either(max, ts, was[2]), back + was[3],
+                         _either(min, oldest, was[4]))  # fmt: skip
+    by_partition: dict[tuple[str | None, int | None], list[tuple[int, int, int | None, int | None, int]]] = {}
+    for (task, topic, partition), (low, high, ts, back, oldest) in joined.items():
         if back:
             return None
-        by_partition.setdefault((topic, partition), []).append((low, high, ts, task))
+        by_partition.setdefault((topic, partition), []).append((low, high, ts, oldest, task))
     seeds: dict[str, int] = {}
     for (topic, partition), found in by_partition.items():
         newest: int | None = None
+        floor = (partition_ts or {}).get((topic, partition))
         previous_high: int | None = None
-        for low, high, ts, task in sorted(found):
+        for low, high, ts, oldest, task in sorted(found):
             if previous_high is not None and low <= previous_high:
                 return None  # two tasks read offsets of one topic-partition in between each other's
+            below = _either(max, newest, floor)
+            if oldest is not None and below is not None and oldest < below:
+                return None  # a commit ts went back: a tail sent again
             if newest is not None:
                 seeds[key_text(task, topic, partition)] = newest
-            if ts is not None and (newest is None or ts > newest):
-                newest = ts
+            newest = _either(max, ts, newest)
             previous_high = high
     return TaskSeeds(function, _numbers(topics), seeds)
+
+
+def _either(pick: Callable[[int, int], int], one: int | None, other: int | None) -> int | None:
+    """``pick`` of two numbers where both are known, else the one that is (None for neither)."""
+    if one is None or other is None:
+        return other if one is None else one
+    return pick(one, other)
 
 
 def _numbers(topics: Sequence[str]) -> dict[str, int]:

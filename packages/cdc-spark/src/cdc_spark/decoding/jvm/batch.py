@@ -270,9 +270,9 @@ def _shapes(request: _Request) -> _Shaped:
     reused = ShapeReuse(request.app, adapter, caches.shapes, known)
     typed_changes = speculation is not None or in_pass is not None  # their counts come with the shapes
     found = find_shapes(cache if typed_changes else prepared, request.messages, reused.kept, changes=typed_changes,
-                        task_clock=task_clock, plans=caches.cache_plans)  # fmt: skip
+                        task_clock=task_clock, plans=caches.cache_plans, partition_ts=request.partition_ts)  # fmt: skip
     if found.untimed_after_timed and not found.task_found:
-        found = attrs.evolve(found, task=task_seeds(prepared, found.topics))
+        found = attrs.evolve(found, task=task_seeds(prepared, found.topics, request.partition_ts))
     return _Shaped(found, reused, known, stored, cache, prepared, untyped, records and list(records), speculation,
                    in_pass, in_pass_kept, planned)  # fmt: skip
 
@@ -443,7 +443,7 @@ def _residue(
         held = found.held if first and typed.bad_messages is None else None
         source = functools.partial(whole, residue, request.messages)  # built only where a later step reads it
         python = PythonPath.run(source, request.adapter.protocol, request.options, shaped.known, held,
-                                spark=request.df.sparkSession)  # fmt: skip
+                                spark=request.df.sparkSession, partition_ts=request.partition_ts)  # fmt: skip
         merged: dict[Named, list[tuple[Rank, TableSchema]]] = {n: [v] for n, v in provisional.items()}
         for name, ranked_schema in python.first.schemas().items():
             merged.setdefault(name, []).append(ranked_schema)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Final
 
@@ -98,7 +98,8 @@ class Shapes:
 _OFFSET_DIGITS: Final = 10**19
 _TASK: Final = "__task"  # the Spark partition a row was read in (the task clock's ranges)
 _TOPIC_HASH: Final = "topic_hash"  # a group's topic's number in the pass's running clock (read_in_pass)
-_BACK: Final = "__back"  # whether a row's offset went back in its task
+_BACK: Final = "__back"  # whether a row's offset or commit ts went back in its task
+_LEAST_TS: Final = "least_ts"  # the oldest commit ts of a group and task (a range's, for the task clock)
 _RANK_ORDER: Final = "decimal(38,0)"
 
 # A residue of at most this many messages and bytes (keys and values) is fetched whole by the samples' job, so the
@@ -179,11 +180,12 @@ def first_aggregate(prepared: DataFrame, changes: bool, task_clock: str | None) 
         source = prepared.withColumns({_TASK: F.col(PASS_TASK), _BACK: F.col(PASS_RUNNING) == F.lit(DISORDER)})
         by_task = [*keys, _TASK]
         # the topic's hash, its number in the pass's clock: a batch whose topics share one does not read that clock
-        task_counts = [*counts, F.count_if(_BACK).alias("back"), F.max(F.hash("topic")).alias(_TOPIC_HASH)]
+        task_counts = [*counts, F.count_if(_BACK).alias("back"), F.min(A.TS).alias(_LEAST_TS),
+                       F.max(F.hash("topic")).alias(_TOPIC_HASH)]  # fmt: skip
     elif task_clock is not None:  # in a projection: no aggregate takes a non-deterministic argument
         source = prepared.withColumns({_TASK: F.spark_partition_id(), _BACK: disorder(task_clock)})
         by_task = [*keys, _TASK]
-        task_counts = [*counts, F.count_if(_BACK).alias("back")]
+        task_counts = [*counts, F.count_if(_BACK).alias("back"), F.min(A.TS).alias(_LEAST_TS)]
     return source.groupBy(*by_task).agg(
         *task_counts,
         F.max(ts).alias("rank_ts"),
@@ -222,8 +224,8 @@ def _aggregated(
     ranges: list[Range] | None = None
     groups = found
     if task_clock is not None:
-        ranges = [(r[_TASK], r["topic"], r["partition"], r["lowest_offset"], r["rank_offset"], r["ts"], r["back"])
-                  for r in found]  # fmt: skip
+        ranges = [(r[_TASK], r["topic"], r["partition"], r["lowest_offset"], r["rank_offset"], r["ts"], r["back"],
+                   r[_LEAST_TS]) for r in found]  # fmt: skip
         groups = _joined(found, keys)
     if all(_in_ts_order(row) for row in groups):
         return groups, ranges, in_pass
@@ -286,14 +288,15 @@ def _joined(rows: Sequence[Row], keys: Sequence[str]) -> list[Row]:
 
 def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[str, str, str], bool], *,
                 changes: bool = False, task_clock: str | None = None, plans: KeptPlans | None = None,
-                ) -> Shapes:  # fmt: skip
+                partition_ts: Mapping[PartitionKey, int] | None = None) -> Shapes:  # fmt: skip
     """One aggregate per shape and topic-partition (:func:`shape_groups`), then the newest and the oldest message
     of each sampled shape fetched by their coordinates: no payload goes through the aggregate. A message routed to
     the JVM comes from ``messages`` (the source; ``prepared`` holds no payload of it), any other from ``prepared``
     (the batch's cache holds it whole: the source is not read again). A JVM shape that is ``described(database,
     table, shape)`` already needs no message (its sample has none). With ``changes``, ``prepared`` holds a row per
     typed change. With ``task_clock``, the task clock comes from the same aggregate where a change without a commit
-    ts follows a timed one (:attr:`Shapes.task`). ``plans``: where the aggregate's plan is kept."""
+    ts follows a timed one (:attr:`Shapes.task`). ``plans``: where the aggregate's plan is kept; ``partition_ts``:
+    the clock each topic-partition ended the last batch on (a batch that goes back from it has no task clock)."""
     from pyspark.sql import functions as F
 
     groups, ranges, clock_in_pass = _aggregated(prepared, changes, task_clock, plans)
@@ -334,7 +337,9 @@ def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[s
             oldest[key] = (first, row["topic"])
     untimed_after_timed = bool(untimed & clock.keys())
     topics = tuple(sorted({row["topic"] for row in groups if row["topic"] is not None}))
-    task = seeded(task_clock, topics, ranges) if untimed_after_timed and task_clock and ranges is not None else None
+    task = None
+    if untimed_after_timed and task_clock and ranges is not None:
+        task = seeded(task_clock, topics, ranges, partition_ts)
     task = attrs.evolve(task, in_pass=True) if task is not None and clock_in_pass else task
     task_found = task_clock is not None
     small = python_bytes is not None and 0 < python_messages <= HELD_MESSAGES and python_bytes <= HELD_BYTES

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cdc_spark.batch_cache import table_rows
 from cdc_spark.decoding import adapter as A
 from cdc_spark.decoding.adapter import Route
-from cdc_spark.decoding.jvm.clock import seeded_clock
+from cdc_spark.decoding.jvm.clock import order_clock, seeded_clock
 from cdc_spark.decoding.jvm.own_methods import own_method
 from cdc_spark.decoding.jvm.table_typing import TableTyping, Typing
 from cdc_spark.decoding.kept_plans import KeptPlans
@@ -93,7 +93,9 @@ def wide_frame(
 
     clock_ts = seeded_clock(partition_ts)
     running = F.col("clock_before") if "clock_before" in staged.columns else F.lit(None).cast("long")
-    order_ts = F.coalesce(F.col(A.TS), F.greatest(running, clock_ts.cast("long")) if partition_ts else running)
+    before = F.greatest(running, clock_ts.cast("long")) if partition_ts else running
+    after = F.col("clock_after") if "clock_after" in staged.columns else None  # a window's (not the task clock's)
+    order_ts = F.coalesce(F.col(A.TS), order_clock(before, after))
     return staged.select(
         "topic", "partition", "offset", "__tidx",
         F.col(A.OP).alias("_cdc_op"),

@@ -15,7 +15,9 @@ import org.apache.spark.sql.types.DataTypes;
  *
  * <p>Rows of one message (its changes) repeat its offset and take the same clock. An offset lower than the last one
  * of its topic-partition in this task returns {@link #DISORDER}: the input is not in offset order, and the caller
- * sorts instead ({@code cdc_spark.decoding.task_clock}). A null offset is disorder too.
+ * sorts instead ({@code cdc_spark.decoding.task_clock}). A null offset is disorder too. So is a commit ts older than
+ * the newest before it: the partition is not in commit order (a tail sent again), and a change without a ts there
+ * is ordered no later than the next ts after it, which only a sort finds.
  *
  * <p>The state is the instance's: Spark deserializes a function for every task, so each task starts empty. The
  * function is registered as non-deterministic ({@link #function}), so that Spark calls it for every row, in the order
@@ -24,7 +26,7 @@ import org.apache.spark.sql.types.DataTypes;
 public final class TaskClock implements UDF4<Integer, Integer, Long, Long, Long> {
   private static final long serialVersionUID = 1L;
 
-  /** Returned for a row whose offset goes back: no clock can be read without sorting. */
+  /** Returned for a row whose offset or commit ts goes back: no clock can be read without sorting. */
   public static final long DISORDER = Long.MIN_VALUE;
 
   /** One topic-partition's state: its last offset, the clock before that offset and the newest ts up to it. */
@@ -57,6 +59,9 @@ public final class TaskClock implements UDF4<Integer, Integer, Long, Long, Long>
     if (offset > state.offset) {
       state.offset = offset;
       state.before = state.newest;
+    }
+    if (ts != null && state.newest != null && ts < state.newest) {
+      return DISORDER;
     }
     if (ts != null && (state.newest == null || ts > state.newest)) {
       state.newest = ts;
