@@ -2,8 +2,9 @@
 
 The input is the changefeed generator (three tables, an ADD COLUMN half way, updates and tombstone deletes)
 written by the Avro encoder with ``enable-tidb-extension`` into a real Apicurio registry (fixture
-``schema_registry``), as Kafka-shaped rows over three partitions, then replicated in the JVM
-(``CDC_BENCH_AVRO_COPIES`` copies, default 10: about 100,000 messages) with distinct offsets. The baseline reads
+``schema_registry``), as Kafka-shaped rows over three partitions: ``CDC_BENCH_AVRO_COPIES`` copies (default 10:
+about 100,000 messages), each written an hour after the one before, so commit ts rise in every partition. The
+baseline reads
 each value record with spark-avro's ``from_avro`` and its writer schema (header cut off, one ``from_avro`` per
 schema id): no keys, no tombstones, no typing to the contract, no dead letters. ``plan="jvm"`` produces the full
 change-frame contract on the same input; ``plan="python"`` runs on one copy only (it is several times slower).
@@ -21,17 +22,19 @@ two take turns on a machine whose speed drifts within a run; the ratio printed i
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from spark_timing import bench_session, best_of, from_avro_baseline, kafka_frames, noop, time_decode_against
+from spark_timing import bench_session, best_of, from_avro_baseline, kafka_runs, noop, time_decode_against
 
 from cdc_core.registry import installed_codecs
 
-TRANSACTIONS = 4_000
+TRANSACTIONS = 4_000  # about 200 s of commits (up to 50 ms apart): a copy an hour later starts after the last
+START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 COPIES = int(os.environ.get("CDC_BENCH_AVRO_COPIES", "10"))
 
 pytestmark = pytest.mark.skipif("avro" not in installed_codecs(), reason="needs cdc-avro")
@@ -52,9 +55,14 @@ def test_avro_decode_against_from_avro(benchmark: Any, spark: Any, schema_regist
     from cdc_testing.changefeed import encode, generate
 
     options = {"schema-registry": schema_registry.url}
-    changefeed = generate(seed=11, transactions=TRANSACTIONS)
-    messages = encode(changefeed, "avro", {**options, "enable-tidb-extension": True})
-    one, many = kafka_frames(spark, messages, COPIES, partition=lambda position, _message: position % 3)
+    # each copy the same changefeed an hour later: every partition's commit ts rise, as TiCDC writes them (byte for
+    # byte copies would go back at each copy, as a tail TiCDC sends again does, which the decode sorts for)
+    runs = [
+        list(encode(generate(seed=11, transactions=TRANSACTIONS, start=START + dt.timedelta(hours=copy)), "avro",
+                    {**options, "enable-tidb-extension": True}))
+        for copy in range(COPIES)
+    ]  # fmt: skip
+    one, many = kafka_runs(spark, runs, partition=lambda position, _message: position % 3)
     large = many.count()
 
     registry = Registry(RegistrySettings(url=schema_registry.url))

@@ -11,7 +11,7 @@ import contextlib
 import datetime as dt
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from cdc_core.message import Message
@@ -68,6 +68,22 @@ def kafka_frames(
     offset = F.col("copy") * len(rows) + F.col("offset")
     many = in_offset_order(one.crossJoin(copy).withColumn("offset", offset).drop("copy"))
     return one, many
+
+
+def kafka_runs(
+    spark: Any, runs: Sequence[Sequence[Message]], partition: Callable[[int, Message], int] = own_partition
+) -> tuple[Any, Any]:
+    """As :func:`kafka_frames`, but the copies are ``runs`` (each its own messages, in the order a producer sent
+    them): ``one`` the first, ``many`` all of them one after another, offset their position among them."""
+    from cdc_spark.source.columns import KAFKA_COLUMNS
+
+    def in_offset_order(messages: Sequence[Message]) -> Any:
+        rows = [(m.key, m.value, "bench", partition(i, m), i, STAMP, 0, None) for i, m in enumerate(messages)]
+        coordinates = ("topic", "partition", "offset")
+        frame = spark.createDataFrame(rows, KAFKA_COLUMNS)
+        return frame.repartitionByRange(2, *coordinates).sortWithinPartitions(*coordinates).cache()
+
+    return in_offset_order(runs[0]), in_offset_order([m for run in runs for m in run])
 
 
 def noop(frame: Any) -> None:
