@@ -113,6 +113,9 @@ def test_a_primed_decoder_needs_no_bootstrap_and_reports_what_it_still_holds(
     ((message, reason),) = decoder.unreleased()
     assert message.offset == 8
     assert "shop.items version 200" in reason
+    ((awaited),) = decoder.awaited()  # what a host may have learned from another partition
+    assert (awaited.message, awaited.database, awaited.table, awaited.version) == (message, "shop", "items", 200)
+    assert awaited.commit_ts == 400
 
 
 def test_mid_stream_start_after_ddl_decodes_each_row_with_its_own_version(

@@ -313,6 +313,40 @@ def test_simple_rows_held_for_their_schema_keep_their_own_coordinates(spark: Any
         decoded.release()
 
 
+def test_simple_rows_whose_schema_came_on_another_partition_decode_alike(spark: Any) -> None:
+    """TiCDC with ``send-bootstrap-to-all-partition=false`` sends a table's BOOTSTRAP to partition 0 only: a consumer
+    that starts mid-stream learns the schema of partition 1's rows there. Both plans type them (the codec's decoder
+    of partition 1 never saw the BOOTSTRAP; the batch did), each at its own coordinates; a row of a version nothing
+    in the batch brings is a dead letter of both."""
+    if "simple" not in installed_codecs():
+        pytest.skip("needs simple")
+    from decimal import Decimal
+
+    from cdc_core.events import Bootstrap
+    from cdc_testing.changefeed import INITIAL_VERSION, schemas
+
+    items = schemas()["items"]
+    codec = get_codec("simple").encoder({})
+
+    def row(order: int, partition: int, version: int = INITIAL_VERSION) -> Message:
+        after = {"order_id": order, "sku": "A-1", "quantity": 1, "unit_price": Decimal("1.50")}
+        change = RowChange(op="insert", database="shop", table="items", table_id=103, schema=items,
+                           schema_version=version, commit_ts=INITIAL_VERSION + order, after=after)  # fmt: skip
+        [message] = codec.encode(change)
+        return Message(value=message.value, key=message.key, partition=partition)
+
+    [bootstrap] = codec.encode(Bootstrap(table_schema=items))
+    announced = Message(value=bootstrap.value, key=bootstrap.key, partition=0)
+    messages = [row(1, 1), announced, row(2, 0), row(3, 1), row(4, 1, INITIAL_VERSION + 7)]
+    decoded = assert_same_decode(spark, messages, "simple", jvm_share=0, dead_offsets={4})
+    try:
+        changes = decoded.table("shop", "items").collect()
+        assert sorted((r["order_id"], r["_cdc_partition"], r["_cdc_offset"]) for r in changes) == [
+            (1, 1, 0), (2, 0, 2), (3, 1, 3)]  # fmt: skip
+    finally:
+        decoded.release()
+
+
 def _kitchen_sink(
     protocol: str, encoder: dict[str, object], count: int, fresh_seed: int | None = None
 ) -> list[Message]:

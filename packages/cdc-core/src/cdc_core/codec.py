@@ -126,6 +126,23 @@ class SchemaHoldingDecoder(Decoder, Protocol):
         """The messages still held, in arrival order, each with the reason."""
         ...
 
+    def awaited(self) -> list[Awaited]:
+        """The messages still held, in arrival order, each with the schema it waits for. A host that decodes
+        partitions apart may have learned that schema from another partition."""
+        ...
+
+
+@attrs.frozen
+class Awaited:
+    """A message held for its schema: the schema's table and version, and the row's commit ts (for the host's
+    clock, which an undecoded row would not move)."""
+
+    message: Message
+    database: str
+    table: str
+    version: int
+    commit_ts: int | None
+
 
 @runtime_checkable
 class Encoder(Protocol):

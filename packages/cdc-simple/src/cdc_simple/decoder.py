@@ -9,7 +9,7 @@ import attrs
 import orjson
 
 from cdc_core.claimcheck import ClaimCheckStorage
-from cdc_core.codec import Options
+from cdc_core.codec import Awaited, Options
 from cdc_core.compression import decompress, parse_compression
 from cdc_core.errors import ChecksumError, DecodeError, LimitExceededError, StorageError
 from cdc_core.events import Bootstrap, DDLEvent, Event, Op, RowChange, Source, Watermark
@@ -74,6 +74,15 @@ class SimpleDecoder:
             (row.message, f"{PROTOCOL}: no schema for {row.key[0]}.{row.key[1]} version {row.key[2]} arrived")
             for row in self.held
         ]
+
+    def awaited(self) -> list[Awaited]:
+        found = []
+        for row in self.held:
+            ts = row.document.get("commitTs")
+            commit_ts = ts if isinstance(ts, int) and not isinstance(ts, bool) else None
+            found.append(Awaited(message=row.message, database=row.key[0], table=row.key[1], version=row.key[2],
+                                 commit_ts=commit_ts))  # fmt: skip
+        return found
 
     def schema(self, database: str, table: str, version: int) -> TableSchema | None:
         return self.schemas.get((database, table, version))

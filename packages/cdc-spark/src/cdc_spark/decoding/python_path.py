@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 import attrs
 
 from cdc_core.canonical import schema_from_json, schema_to_json
-from cdc_core.codec import Decoder, SchemaHoldingDecoder
+from cdc_core.codec import Awaited, Decoder, SchemaHoldingDecoder
 from cdc_core.errors import CdcError, Fault, UnavailableError
 from cdc_core.events import Bootstrap, DDLEvent, DDLType, Event, RowChange, Watermark
 from cdc_core.message import Message
@@ -35,6 +35,7 @@ from cdc_core.registry import get_codec
 from cdc_core.schema import TableSchema
 from cdc_spark.batch_cache import persist_batch, table_rows
 from cdc_spark.decoding.coordinates import join_on_coordinates
+from cdc_spark.decoding.first_pass import FIRST_PASS, FIRST_PASS_NAMES, FirstPass, Rank
 from cdc_spark.decoding.origins import Origins
 from cdc_spark.decoding.spark_types import (
     CONTROL_SCHEMA,
@@ -48,16 +49,10 @@ from cdc_spark.partition_clock import NextTimed, PartitionClock, PartitionKey, R
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import Column, DataFrame, Row, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-Rank = tuple[int, int, int, int]  # commit ts (-1: none), partition, offset, position: the newest schema wins
 MESSAGE_COLUMNS: Final = ("key", "value", "topic", "partition", "offset", "timestamp")
-FIRST_PASS: Final = (
-    "kind string, database string, table string, commit_ts bigint, sql string, ddl_type string, schema_json string,"
-    " topic string, partition int, offset bigint, position int, error_type string, error string, last_offset bigint"
-)
-_FIRST_PASS_NAMES: Final = tuple(field.split()[0] for field in FIRST_PASS.split(","))
 COMMON: Final = (
     "__table int, _cdc_op string, _cdc_commit_ts bigint,"
     " _cdc_sequence struct<commit_ts:bigint,partition:int,offset:bigint,position:int>,"
@@ -130,12 +125,14 @@ class _Decoders:
         """Whether the decoder that read ``message`` holds rows back until their schema arrives."""
         return (message.topic, message.partition) in self._holding
 
-    def unreleased(self) -> list[tuple[Message, str]]:
-        """Rows a decoder still holds at the end of the task: their schema never came; they are dead letters."""
-        held: list[tuple[Message, str]] = []
+    def unreleased(self) -> list[tuple[str, Awaited]]:
+        """Rows a decoder still holds at the end of the task, each with the reason and the schema it waits for:
+        their partition never brought it (another may have: :meth:`FirstPass.dead_rows`)."""
+        held: list[tuple[str, Awaited]] = []
         for decoder in self.by_partition.values():
             if isinstance(decoder, SchemaHoldingDecoder):
-                held += decoder.unreleased()
+                reasons = [reason for _, reason in decoder.unreleased()]
+                held += zip(reasons, decoder.awaited(), strict=True)
         return held
 
 
@@ -226,8 +223,9 @@ def _first_pass_rows(
     for rank, table_schema, message in newest.values():
         out.append(row("schema", message, database=table_schema.database, table=table_schema.table,
                        commit_ts=rank[0], position=rank[3], schema_json=_schema_json(table_schema)))  # fmt: skip
-    for message, reason in decoders.unreleased():
-        out.append(row("dead", message, error_type="SchemaError", error=reason))
+    for reason, held in decoders.unreleased():
+        out.append(row("held", held.message, database=held.database, table=held.table, schema_version=held.version,
+                       commit_ts=held.commit_ts, error_type="SchemaError", error=reason))  # fmt: skip
     for (topic, partition), ts in clock.snapshot().items():
         out.append({"kind": "clock", "topic": topic, "partition": partition, "commit_ts": ts})
     for (topic, partition), first, last, ts in later.runs:
@@ -353,52 +351,6 @@ class _SecondPass:
         yield pa.RecordBatch.from_pylist(out, schema=self.arrow_schema)
 
 
-@attrs.frozen
-class FirstPass:
-    """The small, collected result of the first pass (or its rows as the driver made them)."""
-
-    rows: Sequence[Row | Mapping[str, Any]]
-
-    def of_kind(self, *kinds: str) -> list[Row | Mapping[str, Any]]:
-        return [r for r in self.rows if r["kind"] in kinds]
-
-    def schemas(self) -> dict[tuple[str, str], tuple[Rank, TableSchema]]:
-        """The newest schema each table's messages brought, with its rank."""
-        found: dict[tuple[str, str], tuple[Rank, TableSchema]] = {}
-        for row in self.of_kind("schema"):
-            name = (row["database"], row["table"])
-            rank = (row["commit_ts"], row["partition"] or 0, row["offset"] or 0, row["position"] or 0)
-            if name not in found or rank >= found[name][0]:
-                found[name] = (rank, schema_from_json(json.loads(row["schema_json"])))
-        return found
-
-    def messages(self) -> int:
-        """How many messages the codec decoded."""
-        return sum(r["offset"] for r in self.of_kind("seen"))
-
-    def clock(self) -> dict[PartitionKey, int]:
-        return {(r["topic"], r["partition"]): r["commit_ts"] for r in self.of_kind("clock")}
-
-    def next_runs(self) -> tuple[Run, ...]:
-        """The runs of changes without a commit ts that their next timed message orders (:class:`NextTimed`)."""
-        return tuple(((r["topic"], r["partition"]), r["offset"], r["last_offset"], r["commit_ts"])
-                     for r in self.of_kind("next"))  # fmt: skip
-
-    def changed_tables(self) -> frozenset[tuple[str, str]]:
-        """The tables the messages have changes of (each a row of the second pass, typed or a dead letter)."""
-        return frozenset((r["database"], r["table"]) for r in self.of_kind("changes"))
-
-    def dead_coordinates(self) -> frozenset[tuple[str | None, int | None, int | None]]:
-        return frozenset((r["topic"], r["partition"], r["offset"]) for r in self.of_kind("dead"))
-
-    def control_rows(self) -> list[tuple[Any, ...]]:
-        return [
-            (r["kind"], r["database"], r["table"], r["commit_ts"], r["sql"], r["ddl_type"], r["schema_json"],
-             r["partition"], r["offset"])
-            for r in self.of_kind("ddl", "watermark", "bootstrap")
-        ]  # fmt: skip
-
-
 @attrs.define
 class PythonPath:
     """The codec decode of a set of messages: the first pass on construction, typed rows on demand."""
@@ -447,7 +399,7 @@ class PythonPath:
             session = spark if spark is not None else source().sparkSession
             ordered = sorted(held, key=lambda m: (m.topic or "", m.partition or 0, m.offset or 0))
             rows_here = _first_pass_rows(ordered, protocol, codec_options, primed, clock)
-            found = [{n: r.get(n) for n in _FIRST_PASS_NAMES} for r in rows_here]
+            found = [{n: r.get(n) for n in FIRST_PASS_NAMES} for r in rows_here]
             return cls(protocol, codec_options, session, source, primed, FirstPass(found), held=tuple(ordered))
         grouped = _grouped(source())
         rows = grouped.mapInArrow(_first_pass(protocol, codec_options, primed, clock), FIRST_PASS).collect()
@@ -465,7 +417,7 @@ class PythonPath:
             to_arrow_schema(wide),
             partition_ts=dict(partition_ts),
             first_pass_dead=self.first.dead_coordinates(),
-            primed=self.primed,
+            primed=[*self.primed, *self.first.primed_later()],
             next_runs=self.first.next_runs(),
         )
 
@@ -579,9 +531,7 @@ def _grouped(messages: DataFrame) -> DataFrame:
 def _dead_letters(spark: SparkSession, python: PythonPath) -> DataFrame:
     """The first pass's dead letters with their payloads taken from the distributed messages (not the driver), or
     from the messages the driver holds."""
-    errors = [
-        (r["topic"], r["partition"], r["offset"], r["error_type"], r["error"]) for r in python.first.of_kind("dead")
-    ]
+    errors = [(r["topic"], r["partition"], r["offset"], r["error_type"], r["error"]) for r in python.first.dead_rows()]
     if not errors:
         return empty_frame(spark, DEAD_LETTER_SCHEMA)
     if python.held is not None:
@@ -635,7 +585,7 @@ def assemble(
     control = rows_frame(spark, rows, CONTROL_SCHEMA)
     dead = [_dead_letters(spark, python)]
     clock = merge_clocks(partition_ts, python.first.clock())
-    dead_count = len(python.first.of_kind("dead")) if python.held is not None else None
+    dead_count = len(python.first.dead_rows()) if python.held is not None else None
     if not present:  # no row changes (DDL, bootstrap, watermarks, dead letters): no second pass
         return PythonResult({}, control, dead, clock, (), python.first.messages(), dead_count)
     indices = {index: schema for index, schema in enumerate(tables) if (schema.database, schema.table) in present}
@@ -656,6 +606,7 @@ __all__ = [
     "FirstPass",
     "PythonPath",
     "PythonResult",
+    "Rank",
     "assemble",
     "held_messages",
     "newest",
