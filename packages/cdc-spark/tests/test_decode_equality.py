@@ -1914,7 +1914,14 @@ def test_changes_without_a_ts_before_any_timed_one_take_the_last_batchs_clock(sp
 
 
 def _canal_change(number: int, kind: str, commit_ts: int | None, table: str = "resent") -> bytes:
-    """A Canal-JSON change of row ``number``, its commit ts in TiCDC's extension (none: a change without one)."""
+    """A Canal-JSON change of row ``number``, its commit ts in TiCDC's extension (none: a change without one); kind
+    ``WATERMARK``: TiCDC's watermark of ``commit_ts``."""
+    if kind == "WATERMARK":
+        return json.dumps({
+            "id": 0, "database": "", "table": "", "pkNames": None, "isDdl": False, "type": "TIDB_WATERMARK",
+            "es": 1700000000000, "ts": 1700000000123, "sql": "", "sqlType": None, "mysqlType": None, "data": None,
+            "old": None, "_tidb": {"watermarkTs": commit_ts},
+        }).encode()  # fmt: skip
     document: dict[str, Any] = {
         "id": number, "database": "shop", "table": table, "pkNames": ["id"], "isDdl": False, "type": kind,
         "es": 1700000000000, "ts": 1700000000123, "sql": "", "old": None,
@@ -1931,8 +1938,8 @@ def test_a_tail_sent_again_orders_changes_without_a_ts_by_the_next_ts_after_them
     (150), which would put that delete after the insert that follows it and leave row 1 deleted. Both plans order it
     by the next ts after it (120) instead, so row 1's last change is that insert. The JVM plan sorts: its tasks'
     running maximum cannot know the next ts. A second batch opens with a delete whose next ts is older than where the
-    first ended (``partition_ts``): it too takes the next ts. Decoded twice by the JVM (the second typed in its
-    shapes' pass)."""
+    first ended (``partition_ts``): it too takes the next change's ts, not the lagging watermark's between them.
+    Decoded twice by the JVM (the second typed in its shapes' pass)."""
     from pyspark.sql import functions as F
 
     sent = [(1, "INSERT", 100), (2, "INSERT", 110), (1, "DELETE", None), (1, "INSERT", 120), (3, "INSERT", 150)]
@@ -1940,8 +1947,9 @@ def test_a_tail_sent_again_orders_changes_without_a_ts_by_the_next_ts_after_them
     stamp = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
     rows = [(None, _canal_change(n, kind, ts), "shop", 0, offset, stamp, 0, None)
             for offset, (n, kind, ts) in enumerate(sent + again)]  # fmt: skip
+    reopened = [(1, "DELETE", None), (0, "WATERMARK", 100), (1, "INSERT", 120)]
     opening = [(None, _canal_change(n, kind, ts), "shop", 0, 10 + offset, stamp, 0, None)
-               for offset, (n, kind, ts) in enumerate([(1, "DELETE", None), (1, "INSERT", 120)])]  # fmt: skip
+               for offset, (n, kind, ts) in enumerate(reopened)]  # fmt: skip
     batches = [(spark.createDataFrame(rows, KAFKA_COLUMNS).repartitionByRange(2, "offset").cache(), {}),
                (spark.createDataFrame(opening, KAFKA_COLUMNS).coalesce(1).cache(), {("shop", 0): 150})]  # fmt: skip
     orders: list[list[dict[int, int | None]]] = []

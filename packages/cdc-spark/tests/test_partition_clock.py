@@ -45,7 +45,8 @@ def test_a_tail_sent_again_orders_its_tombstones_by_the_next_ts_after_them() -> 
     for offset, events in sent:
         found.see(here, offset, events)
     found.see(other, 0, [_row(None, Op.DELETE)])  # seeded, then 400: older than the last batch's clock
-    found.see(other, 1, [Watermark(ts=400)])
+    found.see(other, 1, [Watermark(ts=300)])  # a resolved ts lagging the partition's changes: no bound
+    found.see(other, 2, [_row(400)])
     assert found.runs == [(here, 4, 5, 110), (other, 0, 0, 400)]
     after = next_times(found.runs)
     assert [after(here, o) for o in (1, 3, 4, 5, 7)] == [None, None, 110, 110, None]

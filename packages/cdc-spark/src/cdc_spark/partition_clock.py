@@ -11,7 +11,8 @@ After a restart TiCDC sends a partition's tail again, from its last checkpoint: 
 newest one before a tombstone there is the end of the first sending, newer than the changes of its key that follow
 it (a row deleted and inserted again would stay deleted). So the order ts is no later than the next commit ts
 after the tombstone in its partition, where the batch has one (:class:`NextTimed`): in commit order that is never
-less than the newest before, and the rule is the first one.
+less than the newest before, and the rule is the first one. A watermark is no such bound: TiCDC broadcasts the
+changefeed's resolved ts, which may lag the changes a partition already carries (it bounds what comes after it).
 """
 
 from __future__ import annotations
@@ -57,12 +58,13 @@ class PartitionClock:
         return dict(self._newest)
 
 
-def commit_times(events: Iterable[Event]) -> list[int]:
-    """The commit ts ``events`` (one message's) carry: changes', DDL's and watermarks'."""
+def commit_times(events: Iterable[Event], watermarks: bool = True) -> list[int]:
+    """The commit ts ``events`` (one message's) carry: changes', DDL's and (with ``watermarks``) watermarks'."""
     found: list[int] = []
     for event in events:
         if isinstance(event, Watermark):
-            found.append(event.ts)
+            if watermarks:
+                found.append(event.ts)
         elif isinstance(event, (RowChange, DDLEvent)) and event.commit_ts is not None:
             found.append(event.commit_ts)
     return found
@@ -83,7 +85,7 @@ class NextTimed:
 
     def see(self, where: PartitionKey, offset: int, events: Sequence[Event]) -> None:
         """One message's ``events``, in its partition's offset order."""
-        times = commit_times(events)
+        times = commit_times(events, watermarks=False)
         if times:
             waiting = self._waiting.pop(where, None)
             newest = self._clock.newest(where)
