@@ -91,6 +91,12 @@ class FirstPass:
         learned = self.learned()
         return sorted({learned[key] for key in map(_awaited, self.of_kind("held")) if key in learned})
 
+    def held_coordinates(self) -> frozenset[tuple[str | None, int | None, int | None]]:
+        """The rows held to the first pass's end whose schema another partition brought (:meth:`primed_later`)."""
+        learned = self.learned()
+        return frozenset((r["topic"], r["partition"], r["offset"]) for r in self.of_kind("held")
+                         if _awaited(r) in learned)  # fmt: skip
+
     def dead_coordinates(self) -> frozenset[tuple[str | None, int | None, int | None]]:
         return frozenset((r["topic"], r["partition"], r["offset"]) for r in self.dead_rows())
 

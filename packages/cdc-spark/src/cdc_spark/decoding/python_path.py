@@ -281,6 +281,8 @@ class _SecondPass:
     first_pass_dead: frozenset[tuple[str | None, int | None, int | None]]
     primed: list[str]
     next_runs: tuple[Run, ...] = ()  # the first pass's NextTimed runs
+    # rows the first pass held to its end, for a schema another partition brought: read here first
+    first_pass_held: frozenset[tuple[str | None, int | None, int | None]] = frozenset()
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return self.over(_messages(batches))
@@ -302,8 +304,12 @@ class _SecondPass:
             except UnavailableError:
                 raise
             except CdcError as exc:
-                if (message.topic, message.partition, message.offset) in self.first_pass_dead:
+                coordinates = (message.topic, message.partition, message.offset)
+                if coordinates in self.first_pass_dead:
                     continue  # a dead letter of the first pass
+                if coordinates in self.first_pass_held:  # its values read for the first time: bad data
+                    out.append(_message_dead(message, type(exc).__name__, str(exc)))
+                    continue
                 raise DecodeRetryError(
                     f"message {message.topic}[{message.partition}]@{message.offset} decoded in the first pass and "
                     f"failed in the second: {exc}"
@@ -348,7 +354,23 @@ class _SecondPass:
             if len(out) >= _BATCH_ROWS:
                 yield pa.RecordBatch.from_pylist(out, schema=self.arrow_schema)
                 out = []
+        # A row the first pass held for a schema another partition brought is still held here where an earlier row
+        # of its table waits for a schema nothing brought (Simple keeps a table's rows in order): never dropped
+        for reason, held in decoders.unreleased():
+            at = held.message
+            if (at.topic, at.partition, at.offset) not in self.first_pass_dead:
+                error = (
+                    f"held behind an earlier row of {held.database}.{held.table} that waits for its schema: {reason}"
+                )
+                out.append(_message_dead(at, "SchemaError", error))
         yield pa.RecordBatch.from_pylist(out, schema=self.arrow_schema)
+
+
+def _message_dead(message: Message, error_type: str, error: str) -> dict[str, Any]:
+    """A wide row that makes ``message`` a dead letter of the second pass."""
+    return {"__table": NO_SCHEMA, "_cdc_topic": message.topic, "_cdc_partition": message.partition,
+            "_cdc_offset": message.offset, "key": message.key, "value": message.value, "error_type": error_type,
+            "error": error}  # fmt: skip
 
 
 @attrs.define
@@ -419,6 +441,7 @@ class PythonPath:
             first_pass_dead=self.first.dead_coordinates(),
             primed=[*self.primed, *self.first.primed_later()],
             next_runs=self.first.next_runs(),
+            first_pass_held=self.first.held_coordinates(),
         )
 
     def typed(self, tables: Sequence[TableSchema], partition_ts: Mapping[PartitionKey, int]) -> DataFrame:
