@@ -71,8 +71,11 @@ class FirstPass:
         return frozenset((r["database"], r["table"]) for r in [*self.of_kind("changes"), *held])
 
     def learned(self) -> dict[tuple[str, str, int], str]:
-        """The schema versions the batch's BOOTSTRAP and DDL messages brought (canonical JSON), by key."""
+        """The schema versions the batch's BOOTSTRAP and DDL messages brought (canonical JSON), by key; none where no
+        row is held, as nothing else asks (a batch of a few hundred tables' BOOTSTRAPs parses none)."""
         found: dict[tuple[str, str, int], str] = {}
+        if not any(r["kind"] == "held" for r in self.rows):
+            return found
         for r in self.of_kind("bootstrap", "ddl"):
             schema = None if r["schema_json"] is None else schema_from_json(json.loads(r["schema_json"]))
             if schema is not None and schema.version is not None:
