@@ -295,8 +295,8 @@ def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[s
     (the batch's cache holds it whole: the source is not read again). A JVM shape that is ``described(database,
     table, shape)`` already needs no message (its sample has none). With ``changes``, ``prepared`` holds a row per
     typed change. With ``task_clock``, the task clock comes from the same aggregate where a change without a commit
-    ts follows a timed one (:attr:`Shapes.task`). ``plans``: where the aggregate's plan is kept; ``partition_ts``:
-    the clock each topic-partition ended the last batch on (a batch that goes back from it has no task clock)."""
+    ts follows a timed one (:attr:`Shapes.task`; none where a commit ts goes back, from ``partition_ts`` too).
+    ``plans``: where the aggregate's plan is kept."""
     from pyspark.sql import functions as F
 
     groups, ranges, clock_in_pass = _aggregated(prepared, changes, task_clock, plans)
@@ -337,9 +337,7 @@ def find_shapes(prepared: DataFrame, messages: DataFrame, described: Callable[[s
             oldest[key] = (first, row["topic"])
     untimed_after_timed = bool(untimed & clock.keys())
     topics = tuple(sorted({row["topic"] for row in groups if row["topic"] is not None}))
-    task = None
-    if untimed_after_timed and task_clock and ranges is not None:
-        task = seeded(task_clock, topics, ranges, partition_ts)
+    task = seeded(task_clock, topics, ranges, partition_ts) if untimed_after_timed and task_clock and ranges else None
     task = attrs.evolve(task, in_pass=True) if task is not None and clock_in_pass else task
     task_found = task_clock is not None
     small = python_bytes is not None and 0 < python_messages <= HELD_MESSAGES and python_bytes <= HELD_BYTES
