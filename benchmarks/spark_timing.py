@@ -47,6 +47,20 @@ def own_partition(_position: int, message: Message) -> int:
     return (message.partition or 0) % 3
 
 
+def _source_frame(spark: Any, messages: Iterable[Message], partition: Callable[[int, Message], int]) -> Any:
+    """``messages`` as the rows of Spark's Kafka source (topic ``bench``, offset the position), cached in offset
+    order: two ranges, for the two cores, as the Kafka source reads them."""
+    from cdc_spark.source.columns import KAFKA_COLUMNS
+
+    rows = [(m.key, m.value, "bench", partition(i, m), i, STAMP, 0, None) for i, m in enumerate(messages)]
+    return _in_offset_order(spark.createDataFrame(rows, KAFKA_COLUMNS))
+
+
+def _in_offset_order(frame: Any) -> Any:
+    coordinates = ("topic", "partition", "offset")
+    return frame.repartitionByRange(2, *coordinates).sortWithinPartitions(*coordinates).cache()
+
+
 def kafka_frames(
     spark: Any, messages: Iterable[Message], copies: int, partition: Callable[[int, Message], int] = own_partition
 ) -> tuple[Any, Any]:
@@ -56,17 +70,10 @@ def kafka_frames(
     topic-partition is split between them, as the source's ``minPartitions`` splits one)."""
     from pyspark.sql import functions as F
 
-    from cdc_spark.source.columns import KAFKA_COLUMNS
-
-    def in_offset_order(frame: Any) -> Any:
-        coordinates = ("topic", "partition", "offset")
-        return frame.repartitionByRange(2, *coordinates).sortWithinPartitions(*coordinates).cache()
-
-    rows = [(m.key, m.value, "bench", partition(i, m), i, STAMP, 0, None) for i, m in enumerate(messages)]
-    one = in_offset_order(spark.createDataFrame(rows, KAFKA_COLUMNS))
+    one = _source_frame(spark, messages, partition)
     copy = spark.range(copies).withColumnRenamed("id", "copy")
-    offset = F.col("copy") * len(rows) + F.col("offset")
-    many = in_offset_order(one.crossJoin(copy).withColumn("offset", offset).drop("copy"))
+    offset = F.col("copy") * one.count() + F.col("offset")
+    many = _in_offset_order(one.crossJoin(copy).withColumn("offset", offset).drop("copy"))
     return one, many
 
 
@@ -75,15 +82,7 @@ def kafka_runs(
 ) -> tuple[Any, Any]:
     """As :func:`kafka_frames`, but the copies are ``runs`` (each its own messages, in the order a producer sent
     them): ``one`` the first, ``many`` all of them one after another, offset their position among them."""
-    from cdc_spark.source.columns import KAFKA_COLUMNS
-
-    def in_offset_order(messages: Sequence[Message]) -> Any:
-        rows = [(m.key, m.value, "bench", partition(i, m), i, STAMP, 0, None) for i, m in enumerate(messages)]
-        coordinates = ("topic", "partition", "offset")
-        frame = spark.createDataFrame(rows, KAFKA_COLUMNS)
-        return frame.repartitionByRange(2, *coordinates).sortWithinPartitions(*coordinates).cache()
-
-    return in_offset_order(runs[0]), in_offset_order([m for run in runs for m in run])
+    return _source_frame(spark, runs[0], partition), _source_frame(spark, [m for run in runs for m in run], partition)
 
 
 def noop(frame: Any) -> None:
